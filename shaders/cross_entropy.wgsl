@@ -1,0 +1,35 @@
+// Softmax cross-entropy with integer targets, fused: per-row loss = logsumexp(x) - x[target].
+// A target outside the classes gives NaN, which the training loop reports.
+
+struct Params { rows: u32, cols: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> targets: array<u32>;
+@group(0) @binding(3) var<storage, read_write> loss: array<f32>;
+
+//#include rowwise
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let row = row_index(wid, nwg);
+    let valid = row < p.rows;
+    let base = row * p.cols;
+    var m = -3.4028235e38;
+    if (valid) {
+        for (var j = lid; j < p.cols; j += WG) { m = max(m, x[base + j]); }
+    }
+    m = row_max(m, lid);
+    var s = 0.0;
+    if (valid) {
+        for (var j = lid; j < p.cols; j += WG) { s += exp(x[base + j] - m); }
+    }
+    s = row_sum(s, lid);
+    if (!valid || lid != 0u) { return; }
+    let t = targets[row];
+    if (t >= p.cols) {
+        loss[row] = bitcast<f32>(0x7fc00000u);
+    } else {
+        loss[row] = m + log(s) - x[base + t];
+    }
+}

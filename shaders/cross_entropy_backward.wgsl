@@ -1,0 +1,35 @@
+// Backward of the per-row cross-entropy: dx = g[row] (softmax(x) - onehot(target)).
+
+struct Params { rows: u32, cols: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> targets: array<u32>;
+@group(0) @binding(3) var<storage, read> g: array<f32>;
+@group(0) @binding(4) var<storage, read_write> dx: array<f32>;
+
+//#include rowwise
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let row = row_index(wid, nwg);
+    let valid = row < p.rows;
+    let base = row * p.cols;
+    var m = -3.4028235e38;
+    if (valid) {
+        for (var j = lid; j < p.cols; j += WG) { m = max(m, x[base + j]); }
+    }
+    m = row_max(m, lid);
+    var s = 0.0;
+    if (valid) {
+        for (var j = lid; j < p.cols; j += WG) { s += exp(x[base + j] - m); }
+    }
+    s = row_sum(s, lid);
+    if (!valid) { return; }
+    let t = targets[row];
+    let gr = g[row];
+    for (var j = lid; j < p.cols; j += WG) {
+        let prob = exp(x[base + j] - m) / s;
+        dx[base + j] = gr * (prob - select(0.0, 1.0, j == t));
+    }
+}

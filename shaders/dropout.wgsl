@@ -1,0 +1,23 @@
+// Dropout with a seed: element i is kept when hash(seed, i) >= p and then scaled by 1/(1-p).
+// The CPU computes the same hash, so both backends drop the same elements, and backward is
+// the same mask applied to the gradient.
+
+struct Params { n: u32, seed: u32, p: f32, scale: f32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+
+// PCG hash (Jarzynski and Olano, "Hash Functions for GPU Rendering", 2020).
+fn pcg(v: u32) -> u32 {
+    let state = v * 747796405u + 2891336453u;
+    let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+    return (word >> 22u) ^ word;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * 256u;
+    if (i >= p.n) { return; }
+    let u = f32(pcg(i ^ pcg(p.seed)) >> 8u) / 16777216.0;
+    y[i] = select(0.0, x[i] * p.scale, u >= p.p);
+}

@@ -1,0 +1,41 @@
+// LayerNorm over the last axis: y = (x - mean) * rstd * w + b, one workgroup per row.
+// Saves (mean, rstd) per row for the backward pass.
+
+struct Params { rows: u32, cols: u32, eps: f32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> w: array<f32>;
+@group(0) @binding(3) var<storage, read> b: array<f32>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+@group(0) @binding(5) var<storage, read_write> stats: array<f32>;
+
+//#include rowwise
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let row = row_index(wid, nwg);
+    let valid = row < p.rows;
+    let base = row * p.cols;
+    var s = 0.0;
+    if (valid) {
+        for (var j = lid; j < p.cols; j += WG) { s += x[base + j]; }
+    }
+    let mean = row_sum(s, lid) / f32(p.cols);
+    var v = 0.0;
+    if (valid) {
+        for (var j = lid; j < p.cols; j += WG) {
+            let d = x[base + j] - mean;
+            v += d * d;
+        }
+    }
+    let rstd = inverseSqrt(row_sum(v, lid) / f32(p.cols) + p.eps);
+    if (!valid) { return; }
+    for (var j = lid; j < p.cols; j += WG) {
+        y[base + j] = (x[base + j] - mean) * rstd * w[j] + b[j];
+    }
+    if (lid == 0u) {
+        stats[2u * row] = mean;
+        stats[2u * row + 1u] = rstd;
+    }
+}

@@ -1,0 +1,31 @@
+// Shared math helpers, included by the shaders that need them.
+
+// tanh that stays finite for large |x| (the naive (e^2x - 1) / (e^2x + 1) gives inf / inf).
+fn tanh_safe(x: f32) -> f32 {
+    let e = exp(-2.0 * abs(x));
+    return sign(x) * (1.0 - e) / (1.0 + e);
+}
+
+const GELU_K: f32 = 0.7978845608028654; // sqrt(2 / pi)
+
+// GELU, tanh form (PyTorch's approximate='tanh').
+fn gelu(x: f32) -> f32 {
+    return 0.5 * x * (1.0 + tanh_safe(GELU_K * (x + 0.044715 * x * x * x)));
+}
+
+fn gelu_grad(x: f32) -> f32 {
+    let t = tanh_safe(GELU_K * (x + 0.044715 * x * x * x));
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * GELU_K * (1.0 + 3.0 * 0.044715 * x * x);
+}
+
+// x^c for real x: negative bases need an integer exponent, else NaN (as in PyTorch).
+fn pow_real(x: f32, c: f32) -> f32 {
+    if (x >= 0.0) { return pow(x, c); }
+    if (c != round(c)) { return bitcast<f32>(0x7fc00000u); }
+    let m = pow(-x, c);
+    return select(m, -m, abs(c % 2.0) == 1.0);
+}
+
+fn sigmoid(x: f32) -> f32 {
+    return 1.0 / (1.0 + exp(-x));
+}

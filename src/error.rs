@@ -1,0 +1,44 @@
+//! Typed errors: every misuse of the library is a value the caller can show as a sentence.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in webgrad.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum Error {
+    #[error("no GPU adapter was found ({0}); webgrad can still run on the CPU backend")]
+    NoAdapter(String),
+    #[error("the GPU device could not be created: {0}")]
+    DeviceRequest(String),
+    #[error("a tensor of {requested} bytes exceeds the device's {limit} of {max} bytes")]
+    TooLarge {
+        limit: &'static str,
+        requested: u64,
+        max: u64,
+    },
+    #[error("{op}: shapes {a:?} and {b:?} do not fit together ({why})")]
+    Shape {
+        op: &'static str,
+        a: Vec<usize>,
+        b: Vec<usize>,
+        why: String,
+    },
+    #[error("{op}: {why}")]
+    Invalid { op: &'static str, why: String },
+    #[error("{op}: expected a {expected} tensor, got {got}")]
+    DType {
+        op: &'static str,
+        expected: &'static str,
+        got: &'static str,
+    },
+    #[error("{0}: the tensor was freed and its data can no longer be read")]
+    Freed(&'static str),
+    #[error("{0}: the tensors live on different devices")]
+    DeviceMismatch(&'static str),
+    #[error("backward: {0}")]
+    Backward(String),
+    #[error("reading GPU data back failed: {0}")]
+    Readback(String),
+}
+
+/// Shorthand used across the crate.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,140 @@
+//! Command batching: dispatches are recorded into one encoder and one compute pass, and their
+//! parameters into one arena, all submitted together at a sync point (DESIGN.md rule 4).
+
+use super::pipelines::Pipeline;
+use super::Gpu;
+
+/// The most parameter bytes one kernel may take.
+const PARAM_BYTES: u64 = 256;
+/// Parameter slots per submit; a step that records more dispatches submits early.
+const ARENA_SLOTS: u64 = 4096;
+
+/// A storage buffer bound to a kernel, in binding order after the parameters.
+pub struct Binding<'a> {
+    pub buffer: &'a wgpu::Buffer,
+    pub writable: bool,
+}
+
+impl<'a> Binding<'a> {
+    pub fn read(buffer: &'a wgpu::Buffer) -> Self {
+        Binding {
+            buffer,
+            writable: false,
+        }
+    }
+    pub fn write(buffer: &'a wgpu::Buffer) -> Self {
+        Binding {
+            buffer,
+            writable: true,
+        }
+    }
+}
+
+pub(crate) struct Batch {
+    encoder: Option<wgpu::CommandEncoder>,
+    pass: Option<wgpu::ComputePass<'static>>,
+    params: Vec<u8>,
+    arena: wgpu::Buffer,
+    stride: u64,
+}
+
+impl Batch {
+    pub fn new(device: &wgpu::Device, limits: &wgpu::Limits) -> Batch {
+        let stride = PARAM_BYTES.max(limits.min_uniform_buffer_offset_alignment as u64);
+        let arena = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("kernel parameters"),
+            size: stride * ARENA_SLOTS,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Batch {
+            encoder: None,
+            pass: None,
+            params: Vec::new(),
+            arena,
+            stride,
+        }
+    }
+
+    /// Records one dispatch. Returns true if the arena was full and the batch was submitted
+    /// first.
+    pub fn dispatch(
+        &mut self,
+        gpu: &Gpu,
+        pipeline: &Pipeline,
+        params: &[u32],
+        bindings: &[super::Binding],
+        groups: [u32; 3],
+    ) -> bool {
+        assert!(
+            params.len() as u64 * 4 <= PARAM_BYTES,
+            "kernel parameters exceed {PARAM_BYTES} bytes"
+        );
+        let flushed = self.params.len() as u64 >= self.stride * ARENA_SLOTS && self.flush(gpu);
+        let offset = self.params.len() as u64;
+        self.params.extend_from_slice(bytemuck::cast_slice(params));
+        self.params.resize((offset + self.stride) as usize, 0);
+
+        let mut entries = vec![wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: &self.arena,
+                offset: 0,
+                size: wgpu::BufferSize::new(PARAM_BYTES),
+            }),
+        }];
+        for (i, b) in bindings.iter().enumerate() {
+            entries.push(wgpu::BindGroupEntry {
+                binding: i as u32 + 1,
+                resource: b.buffer.as_entire_binding(),
+            });
+        }
+        let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.layout,
+            entries: &entries,
+        });
+        let pass = self.pass(gpu);
+        pass.set_pipeline(&pipeline.pipeline);
+        pass.set_bind_group(0, &bind_group, &[offset as u32]);
+        pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+        flushed
+    }
+
+    /// Records a copy; copies cannot happen inside a compute pass, so the pass ends first.
+    pub fn copy(&mut self, gpu: &Gpu, src: &wgpu::Buffer, dst: &wgpu::Buffer, bytes: u64) {
+        self.pass = None;
+        self.encoder(gpu)
+            .copy_buffer_to_buffer(src, 0, dst, 0, bytes);
+    }
+
+    /// Submits what was recorded. Returns false when there was nothing to submit.
+    pub fn flush(&mut self, gpu: &Gpu) -> bool {
+        self.pass = None;
+        let Some(encoder) = self.encoder.take() else {
+            return false;
+        };
+        if !self.params.is_empty() {
+            gpu.queue.write_buffer(&self.arena, 0, &self.params);
+            self.params.clear();
+        }
+        gpu.queue.submit([encoder.finish()]);
+        true
+    }
+
+    fn encoder(&mut self, gpu: &Gpu) -> &mut wgpu::CommandEncoder {
+        self.encoder
+            .get_or_insert_with(|| gpu.device.create_command_encoder(&Default::default()))
+    }
+
+    fn pass(&mut self, gpu: &Gpu) -> &mut wgpu::ComputePass<'static> {
+        if self.pass.is_none() {
+            let pass = self
+                .encoder(gpu)
+                .begin_compute_pass(&Default::default())
+                .forget_lifetime();
+            self.pass = Some(pass);
+        }
+        self.pass.as_mut().expect("pass was just created")
+    }
+}

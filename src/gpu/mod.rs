@@ -1,0 +1,233 @@
+//! The GPU context: adapter and device set-up, limits, and the shared machinery every op uses
+//! (buffer pool, pipeline cache, command batching, readback).
+
+mod batch;
+mod pipelines;
+mod pool;
+mod readback;
+
+pub use batch::Binding;
+pub use pipelines::Kernel;
+pub(crate) use pool::{BufferKind, PooledBuffer};
+
+use crate::error::{Error, Result};
+use batch::Batch;
+use pipelines::PipelineCache;
+use pool::BufferPool;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+/// Counters of GPU work, readable by callers to check that a training step stays lean.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// GPU buffers ever created (pool misses).
+    pub buffers_created: u64,
+    /// Bytes held by live tensors.
+    pub bytes_live: u64,
+    /// Bytes of all GPU buffers the pool owns, in use or free.
+    pub bytes_allocated: u64,
+    /// Compute dispatches recorded.
+    pub dispatches: u64,
+    /// Queue submits.
+    pub submits: u64,
+}
+
+impl Counters {
+    /// The work done between `mark` and `self` (bytes are the current values, not differences).
+    pub fn since(&self, mark: &Counters) -> Counters {
+        Counters {
+            buffers_created: self.buffers_created - mark.buffers_created,
+            bytes_live: self.bytes_live,
+            bytes_allocated: self.bytes_allocated,
+            dispatches: self.dispatches - mark.dispatches,
+            submits: self.submits - mark.submits,
+        }
+    }
+}
+
+/// One GPU device with everything needed to run kernels on it.
+pub struct Gpu {
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    limits: wgpu::Limits,
+    pub(crate) pool: RefCell<BufferPool>,
+    pipelines: RefCell<PipelineCache>,
+    batch: RefCell<Batch>,
+    counters: Cell<Counters>,
+}
+
+impl Gpu {
+    /// Finds an adapter (WebGPU in the browser, Vulkan/Metal/DX12 natively) and opens a device
+    /// with the adapter's real limits, so that big models can use what the hardware offers.
+    pub async fn new() -> Result<Rc<Gpu>> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends: wgpu::Backends::VULKAN
+                | wgpu::Backends::METAL
+                | wgpu::Backends::DX12
+                | wgpu::Backends::BROWSER_WEBGPU,
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| Error::NoAdapter(e.to_string()))?;
+        let limits = adapter.limits();
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("webgrad"),
+                required_limits: limits.clone(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| Error::DeviceRequest(e.to_string()))?;
+        let info = adapter.get_info();
+        let batch = Batch::new(&device, &limits);
+        Ok(Rc::new(Gpu {
+            device,
+            queue,
+            info,
+            limits,
+            pool: RefCell::new(BufferPool::default()),
+            pipelines: RefCell::new(PipelineCache::default()),
+            batch: RefCell::new(batch),
+            counters: Cell::new(Counters::default()),
+        }))
+    }
+
+    /// The adapter's name, e.g. "NVIDIA H200" or "llvmpipe (LLVM 15.0.6, 256 bits)".
+    pub fn adapter_name(&self) -> String {
+        let name = &self.info.name;
+        if name.is_empty() {
+            format!("{:?} adapter", self.info.backend)
+        } else {
+            name.clone()
+        }
+    }
+
+    /// Everything the adapter reports about itself.
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        &self.info
+    }
+
+    /// The device limits in force (the adapter's own).
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.limits
+    }
+
+    /// True when the adapter emulates a GPU on the CPU (lavapipe, SwiftShader), which wants
+    /// kernels without workgroup memory and barriers.
+    pub fn is_cpu_emulated(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+            || self.info.name.to_lowercase().contains("swiftshader")
+    }
+
+    /// A snapshot of the work counters.
+    pub fn counters(&self) -> Counters {
+        let mut c = self.counters.get();
+        let pool = self.pool.borrow();
+        c.buffers_created = pool.created;
+        c.bytes_live = pool.bytes_live;
+        c.bytes_allocated = pool.bytes_allocated;
+        c
+    }
+
+    /// Refuses a buffer of `bytes` that the device could not bind, before anything is allocated.
+    pub fn check_size(&self, bytes: u64) -> Result<()> {
+        let checks = [
+            (
+                "maxStorageBufferBindingSize",
+                self.limits.max_storage_buffer_binding_size,
+            ),
+            ("maxBufferSize", self.limits.max_buffer_size),
+        ];
+        for (limit, max) in checks {
+            if bytes > max {
+                return Err(Error::TooLarge {
+                    limit,
+                    requested: bytes,
+                    max,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// A storage buffer of at least `bytes` from the pool. `for_upload` asks for one whose
+    /// last use has already been submitted, because queue writes run before pending commands.
+    pub(crate) fn alloc(self: &Rc<Self>, bytes: u64, for_upload: bool) -> Result<PooledBuffer> {
+        self.check_size(bytes)?;
+        let after = for_upload.then(|| self.submits());
+        Ok(self
+            .pool
+            .borrow_mut()
+            .acquire(self, bytes, BufferKind::Storage, after))
+    }
+
+    /// Records one compute dispatch into the pending command encoder.
+    pub fn dispatch(
+        &self,
+        kernel: &Kernel,
+        params: &[u32],
+        bindings: &[Binding],
+        groups: [u32; 3],
+    ) {
+        let pipeline = self
+            .pipelines
+            .borrow_mut()
+            .get(&self.device, kernel, bindings);
+        let flushed = self
+            .batch
+            .borrow_mut()
+            .dispatch(self, &pipeline, params, bindings, groups);
+        if flushed {
+            self.count_submit();
+        }
+        let mut c = self.counters.get();
+        c.dispatches += 1;
+        self.counters.set(c);
+    }
+
+    /// Submits everything recorded so far (the end of a training step).
+    pub fn flush(&self) {
+        if self.batch.borrow_mut().flush(self) {
+            self.count_submit();
+        }
+    }
+
+    /// Submits so far: the epoch that tells when a released buffer's last use was sent.
+    pub(crate) fn submits(&self) -> u64 {
+        self.counters.get().submits
+    }
+
+    fn count_submit(&self) {
+        let mut c = self.counters.get();
+        c.submits += 1;
+        self.counters.set(c);
+    }
+
+    /// Records a buffer-to-buffer copy into the pending encoder.
+    pub(crate) fn copy(&self, src: &wgpu::Buffer, dst: &wgpu::Buffer, bytes: u64) {
+        self.batch.borrow_mut().copy(self, src, dst, bytes);
+    }
+
+    /// Reads `bytes` of `buffer` back to the CPU: the only sync point, and it is async.
+    pub async fn read(self: &Rc<Self>, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+        readback::read(self, buffer, bytes).await
+    }
+
+    /// Workgroups to cover `n` invocations of a 1-D kernel with `size` threads per group,
+    /// spilling into y when x would pass the per-dimension limit.
+    pub fn groups_1d(&self, n: usize, size: u32) -> [u32; 3] {
+        let groups = (n as u64).div_ceil(size as u64).max(1);
+        let max = self.limits.max_compute_workgroups_per_dimension as u64;
+        if groups <= max {
+            [groups as u32, 1, 1]
+        } else {
+            [max as u32, groups.div_ceil(max) as u32, 1]
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! Compute pipelines, created once and cached by (shader family, entry point, specialisation).
+
+use super::Binding;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// Helpers shared by several shaders, pasted where a shader says `//#include math` or
+/// `//#include rowwise`.
+const MATH: &str = include_str!("../../shaders/math.wgsl");
+const ROWWISE: &str = include_str!("../../shaders/rowwise.wgsl");
+
+/// A kernel to run: a WGSL source, its entry point, and the values of its template slots.
+/// Slots are written `{{NAME}}` in the shader; most kernels have none.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// The shader family (its file name under shaders/), used in the cache key and labels.
+    pub family: &'static str,
+    pub source: &'static str,
+    pub entry: &'static str,
+    pub slots: Vec<(&'static str, String)>,
+}
+
+impl Kernel {
+    /// A kernel without template slots.
+    pub fn new(family: &'static str, source: &'static str, entry: &'static str) -> Kernel {
+        Kernel {
+            family,
+            source,
+            entry,
+            slots: Vec::new(),
+        }
+    }
+
+    /// The same kernel with `{{name}}` replaced by `value`.
+    pub fn slot(mut self, name: &'static str, value: impl ToString) -> Kernel {
+        self.slots.push((name, value.to_string()));
+        self
+    }
+
+    fn key(&self) -> String {
+        let mut key = format!("{}:{}", self.family, self.entry);
+        for (name, value) in &self.slots {
+            key.push_str(&format!(";{name}={value}"));
+        }
+        key
+    }
+
+    fn wgsl(&self) -> String {
+        let mut text = self
+            .source
+            .replace("//#include math", MATH)
+            .replace("//#include rowwise", ROWWISE);
+        for (name, value) in &self.slots {
+            text = text.replace(&format!("{{{{{name}}}}}"), value);
+        }
+        text
+    }
+}
+
+/// A pipeline with its bind-group layout.
+pub(crate) struct Pipeline {
+    pub pipeline: wgpu::ComputePipeline,
+    pub layout: wgpu::BindGroupLayout,
+}
+
+#[derive(Default)]
+pub(crate) struct PipelineCache {
+    pipelines: HashMap<String, Rc<Pipeline>>,
+    modules: HashMap<String, wgpu::ShaderModule>,
+}
+
+impl PipelineCache {
+    /// The pipeline for `kernel` with the binding pattern of `bindings`, built on first use.
+    pub fn get(
+        &mut self,
+        device: &wgpu::Device,
+        kernel: &Kernel,
+        bindings: &[Binding],
+    ) -> Rc<Pipeline> {
+        let pattern: String = bindings
+            .iter()
+            .map(|b| if b.writable { 'w' } else { 'r' })
+            .collect();
+        let key = format!("{}|{pattern}", kernel.key());
+        if let Some(p) = self.pipelines.get(&key) {
+            return p.clone();
+        }
+        let module_key = kernel.key();
+        let module = self.modules.entry(module_key).or_insert_with(|| {
+            device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(kernel.family),
+                source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
+            })
+        });
+        let layout = bind_group_layout(device, bindings);
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(kernel.family),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(kernel.entry),
+            layout: Some(&pipeline_layout),
+            module,
+            entry_point: Some(kernel.entry),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let p = Rc::new(Pipeline { pipeline, layout });
+        self.pipelines.insert(key, p.clone());
+        p
+    }
+}
+
+/// Binding 0 is the kernel's parameters (a uniform at a dynamic offset in the batch's
+/// parameter arena); bindings 1.. are storage buffers, read-only or read-write.
+fn bind_group_layout(device: &wgpu::Device, bindings: &[Binding]) -> wgpu::BindGroupLayout {
+    let mut entries = vec![wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: true,
+            min_binding_size: None,
+        },
+        count: None,
+    }];
+    for (i, b) in bindings.iter().enumerate() {
+        entries.push(wgpu::BindGroupLayoutEntry {
+            binding: i as u32 + 1,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage {
+                    read_only: !b.writable,
+                },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        });
+    }
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: None,
+        entries: &entries,
+    })
+}

@@ -1,0 +1,155 @@
+//! A size-class buffer pool: a dropped tensor's buffer goes back here and the next tensor of
+//! the same class reuses it, so after warm-up a training step creates no GPU buffer at all.
+
+use super::Gpu;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// What a pooled buffer is for; buffers of different kinds never mix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum BufferKind {
+    /// Tensor storage, bound to kernels and copied to and from.
+    Storage,
+    /// CPU-mappable staging for readback.
+    Readback,
+}
+
+impl BufferKind {
+    fn usage(self) -> wgpu::BufferUsages {
+        use wgpu::BufferUsages as U;
+        match self {
+            BufferKind::Storage => U::STORAGE | U::COPY_SRC | U::COPY_DST,
+            BufferKind::Readback => U::MAP_READ | U::COPY_DST,
+        }
+    }
+}
+
+/// Rounds a request up to its size class: four classes per power of two, at least 256 bytes,
+/// so at most a quarter of a buffer is ever wasted.
+pub(crate) fn size_class(bytes: u64) -> u64 {
+    let bytes = bytes.max(256);
+    let top = bytes.next_power_of_two();
+    let step = top / 8; // classes at 4/8, 5/8, 6/8, 7/8 and 8/8 of `top`
+    bytes.div_ceil(step) * step
+}
+
+struct FreeBuffer {
+    buffer: wgpu::Buffer,
+    /// The submit count when it was released: its last use is in that batch or earlier.
+    released_at: u64,
+}
+
+/// The pool of free buffers, by (kind, size class).
+#[derive(Default)]
+pub(crate) struct BufferPool {
+    free: HashMap<(BufferKind, u64), Vec<FreeBuffer>>,
+    pub created: u64,
+    pub bytes_live: u64,
+    pub bytes_allocated: u64,
+}
+
+impl BufferPool {
+    /// Takes a free buffer of the class of `bytes`, or creates one. With `uploaded_after`, only
+    /// a buffer released before that submit qualifies (see `Gpu::alloc`).
+    pub fn acquire(
+        &mut self,
+        gpu: &Rc<Gpu>,
+        bytes: u64,
+        kind: BufferKind,
+        uploaded_after: Option<u64>,
+    ) -> PooledBuffer {
+        let class = size_class(bytes);
+        let list = self.free.entry((kind, class)).or_default();
+        let found = match uploaded_after {
+            None => list.pop(),
+            Some(epoch) => list
+                .iter()
+                .rposition(|f| f.released_at < epoch)
+                .map(|i| list.swap_remove(i)),
+        };
+        let buffer = match found {
+            Some(f) => f.buffer,
+            None => {
+                self.created += 1;
+                self.bytes_allocated += class;
+                gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: None,
+                    size: class,
+                    usage: kind.usage(),
+                    mapped_at_creation: false,
+                })
+            }
+        };
+        self.bytes_live += class;
+        PooledBuffer {
+            gpu: gpu.clone(),
+            buffer: Some(buffer),
+            class,
+            kind,
+        }
+    }
+
+    fn release(&mut self, buffer: wgpu::Buffer, class: u64, kind: BufferKind, epoch: u64) {
+        self.bytes_live -= class;
+        self.free
+            .entry((kind, class))
+            .or_default()
+            .push(FreeBuffer {
+                buffer,
+                released_at: epoch,
+            });
+    }
+}
+
+/// A GPU buffer on loan from the pool; it returns there when dropped.
+pub(crate) struct PooledBuffer {
+    gpu: Rc<Gpu>,
+    buffer: Option<wgpu::Buffer>,
+    class: u64,
+    kind: BufferKind,
+}
+
+impl PooledBuffer {
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        self.buffer
+            .as_ref()
+            .expect("a pooled buffer is present until dropped")
+    }
+
+    pub fn gpu(&self) -> &Rc<Gpu> {
+        &self.gpu
+    }
+}
+
+impl Drop for PooledBuffer {
+    fn drop(&mut self) {
+        if let Some(buffer) = self.buffer.take() {
+            let epoch = self.gpu.submits();
+            self.gpu
+                .pool
+                .borrow_mut()
+                .release(buffer, self.class, self.kind, epoch);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_class;
+
+    #[test]
+    fn size_classes_round_up_by_at_most_a_quarter() {
+        assert_eq!(size_class(1), 256);
+        assert_eq!(size_class(256), 256);
+        assert_eq!(size_class(257), 320);
+        assert_eq!(size_class(1000), 1024);
+        assert_eq!(size_class(1025), 1280);
+        for bytes in [300u64, 5000, 70_001, 1 << 20, (1 << 20) + 1] {
+            let c = size_class(bytes);
+            assert!(
+                c >= bytes && (c as f64) <= bytes as f64 * 1.25 + 1.0,
+                "{bytes} -> {c}"
+            );
+        }
+    }
+}

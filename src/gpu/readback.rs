@@ -1,0 +1,40 @@
+//! Async readback through pooled staging buffers: the only point where the CPU waits for the GPU.
+
+use super::{BufferKind, Gpu};
+use crate::error::{Error, Result};
+use std::rc::Rc;
+
+pub(super) async fn read(gpu: &Rc<Gpu>, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+    let bytes = bytes.div_ceil(4) * 4;
+    let staging = gpu
+        .pool
+        .borrow_mut()
+        .acquire(gpu, bytes, BufferKind::Readback, None);
+    gpu.copy(buffer, staging.buffer(), bytes);
+    gpu.flush();
+
+    let (sender, receiver) = futures_channel::oneshot::channel();
+    staging
+        .buffer()
+        .map_async(wgpu::MapMode::Read, 0..bytes, move |result| {
+            let _ = sender.send(result);
+        });
+    // Natively nothing drives the GPU but polling; in the browser the device polls itself.
+    #[cfg(not(target_arch = "wasm32"))]
+    gpu.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Readback(e.to_string()))?;
+    receiver
+        .await
+        .map_err(|_| Error::Readback("the device was lost".into()))?
+        .map_err(|e| Error::Readback(e.to_string()))?;
+    let data = {
+        let view = staging
+            .buffer()
+            .get_mapped_range(0..bytes)
+            .map_err(|e| Error::Readback(e.to_string()))?;
+        view.to_vec()
+    };
+    staging.buffer().unmap();
+    Ok(data)
+}

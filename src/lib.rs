@@ -1,0 +1,13 @@
+//! webgrad: tensors and reverse-mode autograd whose math runs as WGSL compute shaders through
+//! wgpu (WebGPU in the browser, Vulkan/Metal/DX12 natively), with an f64 CPU reference backend.
+
+pub mod autograd;
+pub mod error;
+pub mod gpu;
+pub mod ops;
+pub mod tensor;
+
+pub use autograd::{no_grad, Gradients};
+pub use error::{Error, Result};
+pub use gpu::{Counters, Gpu};
+pub use tensor::{DType, Device, Tensor};

@@ -1,0 +1,282 @@
+//! Causal multi-head self-attention as one op: q, k, v [B, T, C] with C split into heads;
+//! future positions masked, stable softmax, backward on the GPU without materialising the
+//! T×T matrix in memory.
+
+use super::{f, gpu_of, launch};
+use crate::autograd::Op;
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, Kernel};
+use crate::tensor::{DType, Host, Storage, Tensor};
+
+/// The sizes of one attention call.
+#[derive(Clone, Copy)]
+struct Dims {
+    batch: usize,
+    t: usize,
+    c: usize,
+    heads: usize,
+    d: usize,
+}
+
+impl Dims {
+    fn scale(&self) -> f64 {
+        1.0 / (self.d as f64).sqrt()
+    }
+    fn rows(&self) -> usize {
+        self.batch * self.heads * self.t
+    }
+    fn params(&self) -> [u32; 6] {
+        let s = |v: usize| v as u32;
+        [
+            s(self.batch),
+            s(self.t),
+            s(self.c),
+            s(self.heads),
+            s(self.d),
+            f(self.scale() as f32),
+        ]
+    }
+    /// Offset of (batch b, position i, head h) in a [B, T, C] tensor.
+    fn at(&self, b: usize, i: usize, h: usize) -> usize {
+        (b * self.t + i) * self.c + h * self.d
+    }
+}
+
+fn dims(q: &Tensor, k: &Tensor, v: &Tensor, heads: usize) -> Result<Dims> {
+    let name = "attention";
+    for t in [q, k, v] {
+        t.expect_dtype(name, DType::F32)?;
+        q.same_device(name, t)?;
+        if t.shape() != q.shape() || t.rank() != 3 {
+            return Err(Error::Shape {
+                op: name,
+                a: q.shape().to_vec(),
+                b: t.shape().to_vec(),
+                why: "q, k and v must all be [batch, time, channels]".into(),
+            });
+        }
+    }
+    let (batch, t, c) = (q.shape()[0], q.shape()[1], q.shape()[2]);
+    if heads == 0 || c % heads != 0 {
+        return Err(Error::Invalid {
+            op: name,
+            why: format!("{heads} heads do not divide {c} channels"),
+        });
+    }
+    Ok(Dims {
+        batch,
+        t,
+        c,
+        heads,
+        d: c / heads,
+    })
+}
+
+/// Kernels keep a row of T scores (two in backward) in workgroup memory; sized by powers of
+/// two so that a growing context reuses pipelines.
+fn score_slots(gpu: &Gpu, t: usize) -> Result<usize> {
+    let slots = t.next_power_of_two().max(64);
+    let need = (2 * slots * 4 + 256) as u64;
+    let max = gpu.limits().max_compute_workgroup_storage_size as u64;
+    if need > max {
+        return Err(Error::TooLarge {
+            limit: "maxComputeWorkgroupStorageSize",
+            requested: need,
+            max,
+        });
+    }
+    Ok(slots)
+}
+
+/// Softmax probabilities P[b, h, i, j] (0 for j > i), in f64 on the CPU.
+fn cpu_probs(q: &[f64], k: &[f64], dm: Dims) -> Vec<f64> {
+    let t = dm.t;
+    let mut probs = vec![0.0; dm.rows() * t];
+    for b in 0..dm.batch {
+        for h in 0..dm.heads {
+            for i in 0..t {
+                let row = &mut probs[((b * dm.heads + h) * t + i) * t..][..t];
+                for j in 0..=i {
+                    row[j] = (0..dm.d)
+                        .map(|e| q[dm.at(b, i, h) + e] * k[dm.at(b, j, h) + e])
+                        .sum::<f64>()
+                        * dm.scale();
+                }
+                let m = row[..=i].iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let s: f64 = row[..=i].iter().map(|x| (x - m).exp()).sum();
+                row[..=i].iter_mut().for_each(|x| *x = (*x - m).exp() / s);
+            }
+        }
+    }
+    probs
+}
+
+/// Gradients of q, k and v.
+pub(crate) fn attention_backward(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    out: &Tensor,
+    lse: &Tensor,
+    heads: usize,
+    g: &Tensor,
+) -> Result<Vec<Tensor>> {
+    let dm = dims(q, k, v, heads)?;
+    let name = "attention backward";
+    let (dq, dk, dv) = match gpu_of(q.device()) {
+        None => {
+            let (qv, kv, vv, gv) = (
+                q.host_f64(name)?,
+                k.host_f64(name)?,
+                v.host_f64(name)?,
+                g.host_f64(name)?,
+            );
+            let probs = cpu_probs(&qv, &kv, dm);
+            let (mut dq, mut dk, mut dv) = (
+                vec![0.0; q.numel()],
+                vec![0.0; q.numel()],
+                vec![0.0; q.numel()],
+            );
+            for b in 0..dm.batch {
+                for h in 0..dm.heads {
+                    for i in 0..dm.t {
+                        let prow = &probs[((b * dm.heads + h) * dm.t + i) * dm.t..][..dm.t];
+                        let qi = dm.at(b, i, h);
+                        let dp: Vec<f64> = (0..=i)
+                            .map(|j| (0..dm.d).map(|e| gv[qi + e] * vv[dm.at(b, j, h) + e]).sum())
+                            .collect();
+                        let dot: f64 = (0..=i).map(|j| prow[j] * dp[j]).sum();
+                        for j in 0..=i {
+                            let kj = dm.at(b, j, h);
+                            let ds = prow[j] * (dp[j] - dot) * dm.scale();
+                            for e in 0..dm.d {
+                                dv[kj + e] += prow[j] * gv[qi + e];
+                                dq[qi + e] += ds * kv[kj + e];
+                                dk[kj + e] += ds * qv[qi + e];
+                            }
+                        }
+                    }
+                }
+            }
+            (
+                Storage::Host(Host::F(dq)),
+                Storage::Host(Host::F(dk)),
+                Storage::Host(Host::F(dv)),
+            )
+        }
+        Some(gpu) => {
+            let slots = score_slots(gpu, dm.t)?;
+            let groups = gpu.groups_1d(dm.rows(), 1);
+            let kdq = Kernel::new(
+                "attention_dq",
+                include_str!("../../shaders/attention_dq.wgsl"),
+                "main",
+            )
+            .slot("T", slots);
+            let mut out1 = launch(
+                gpu,
+                &kdq,
+                &dm.params(),
+                &[q, k, v, out, g, lse],
+                &[q.numel(), dm.rows()],
+                groups,
+            )?;
+            let delta = Tensor::from_storage(
+                vec![dm.rows()],
+                DType::F32,
+                q.device(),
+                Storage::Gpu(out1.pop().expect("two outputs")),
+            );
+            let dq = Storage::Gpu(out1.pop().expect("two outputs"));
+            let kdkv = Kernel::new(
+                "attention_dkv",
+                include_str!("../../shaders/attention_dkv.wgsl"),
+                "main",
+            )
+            .slot("T", slots);
+            let mut out2 = launch(
+                gpu,
+                &kdkv,
+                &dm.params(),
+                &[q, k, v, g, lse, &delta],
+                &[q.numel(), q.numel()],
+                groups,
+            )?;
+            let dv = Storage::Gpu(out2.pop().expect("two outputs"));
+            (dq, Storage::Gpu(out2.pop().expect("two outputs")), dv)
+        }
+    };
+    let make = |s| Tensor::from_storage(q.shape().to_vec(), DType::F32, q.device(), s);
+    Ok(vec![make(dq), make(dk), make(dv)])
+}
+
+impl Tensor {
+    /// Causal self-attention of queries `self`, keys `k` and values `v`, all [B, T, C], split
+    /// into `heads` heads of C / heads channels: softmax(q kᵀ / sqrt(d)) v with future
+    /// positions masked. Returns [B, T, C] with the heads side by side.
+    pub fn attention(&self, k: &Tensor, v: &Tensor, heads: usize) -> Result<Tensor> {
+        let dm = dims(self, k, v, heads)?;
+        let (out, lse) = match gpu_of(self.device()) {
+            None => {
+                let (qv, kv, vv) = (
+                    self.host_f64("attention")?,
+                    k.host_f64("attention")?,
+                    v.host_f64("attention")?,
+                );
+                let probs = cpu_probs(&qv, &kv, dm);
+                let mut out = vec![0.0; self.numel()];
+                for b in 0..dm.batch {
+                    for h in 0..dm.heads {
+                        for i in 0..dm.t {
+                            let prow = &probs[((b * dm.heads + h) * dm.t + i) * dm.t..][..dm.t];
+                            for j in 0..=i {
+                                for e in 0..dm.d {
+                                    out[dm.at(b, i, h) + e] += prow[j] * vv[dm.at(b, j, h) + e];
+                                }
+                            }
+                        }
+                    }
+                }
+                // The CPU backward recomputes probabilities, so it keeps no lse.
+                (
+                    Storage::Host(Host::F(out)),
+                    Storage::Host(Host::F(vec![0.0; dm.rows()])),
+                )
+            }
+            Some(gpu) => {
+                let slots = score_slots(gpu, dm.t)?;
+                let kernel = Kernel::new(
+                    "attention",
+                    include_str!("../../shaders/attention.wgsl"),
+                    "main",
+                )
+                .slot("T", slots);
+                let mut out = launch(
+                    gpu,
+                    &kernel,
+                    &dm.params(),
+                    &[self, k, v],
+                    &[self.numel(), dm.rows()],
+                    gpu.groups_1d(dm.rows(), 1),
+                )?;
+                let lse = Storage::Gpu(out.pop().expect("two outputs"));
+                (Storage::Gpu(out.pop().expect("two outputs")), lse)
+            }
+        };
+        let lse = Tensor::from_storage(vec![dm.rows()], DType::F32, self.device(), lse);
+        let op = Op::Attention {
+            q: self.clone(),
+            k: k.clone(),
+            v: v.clone(),
+            heads,
+            lse,
+        };
+        Ok(Tensor::from_op(
+            self.shape().to_vec(),
+            DType::F32,
+            self.device(),
+            out,
+            op,
+        ))
+    }
+}

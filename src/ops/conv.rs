@@ -1,0 +1,250 @@
+//! 2-D convolution, NCHW, with stride and zero padding.
+
+use super::{gpu_of, launch1};
+use crate::autograd::Op;
+use crate::error::{Error, Result};
+use crate::gpu::Kernel;
+use crate::tensor::{DType, Device, Host, Storage, Tensor};
+
+/// Sizes of one convolution.
+#[derive(Clone, Copy)]
+struct Conv {
+    n: usize,
+    ci: usize,
+    h: usize,
+    w: usize,
+    co: usize,
+    kh: usize,
+    kw: usize,
+    ho: usize,
+    wo: usize,
+    stride: usize,
+    pad: usize,
+}
+
+impl Conv {
+    fn params(&self) -> [u32; 11] {
+        let c = self;
+        [
+            c.n, c.ci, c.h, c.w, c.co, c.kh, c.kw, c.ho, c.wo, c.stride, c.pad,
+        ]
+        .map(|v| v as u32)
+    }
+
+    /// Calls f(x index, w index, y index) for every multiply-add of the convolution.
+    fn for_each_tap(&self, mut f: impl FnMut(usize, usize, usize)) {
+        let c = *self;
+        for b in 0..c.n {
+            for o in 0..c.co {
+                for oy in 0..c.ho {
+                    for ox in 0..c.wo {
+                        let yi = ((b * c.co + o) * c.ho + oy) * c.wo + ox;
+                        for ci in 0..c.ci {
+                            for ky in 0..c.kh {
+                                let iy = (oy * c.stride + ky) as isize - c.pad as isize;
+                                if iy < 0 || iy >= c.h as isize {
+                                    continue;
+                                }
+                                for kx in 0..c.kw {
+                                    let ix = (ox * c.stride + kx) as isize - c.pad as isize;
+                                    if ix < 0 || ix >= c.w as isize {
+                                        continue;
+                                    }
+                                    let xi =
+                                        ((b * c.ci + ci) * c.h + iy as usize) * c.w + ix as usize;
+                                    f(xi, ((o * c.ci + ci) * c.kh + ky) * c.kw + kx, yi);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn sizes(x: &Tensor, w: &Tensor, stride: usize, pad: usize) -> Result<Conv> {
+    let bad = |why: String| Error::Shape {
+        op: "conv2d",
+        a: x.shape().to_vec(),
+        b: w.shape().to_vec(),
+        why,
+    };
+    if x.rank() != 4 || w.rank() != 4 {
+        return Err(bad(
+            "input must be [N, C, H, W] and weight [out, in, kh, kw]".into(),
+        ));
+    }
+    let (n, ci, h, wd) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
+    let (co, wci, kh, kw) = (w.shape()[0], w.shape()[1], w.shape()[2], w.shape()[3]);
+    if wci != ci {
+        return Err(bad(format!(
+            "the weight expects {wci} input channels, the input has {ci}"
+        )));
+    }
+    if stride == 0 {
+        return Err(Error::Invalid {
+            op: "conv2d",
+            why: "stride must be at least 1".into(),
+        });
+    }
+    if h + 2 * pad < kh || wd + 2 * pad < kw {
+        return Err(bad("the kernel is larger than the padded input".into()));
+    }
+    let (ho, wo) = (
+        (h + 2 * pad - kh) / stride + 1,
+        (wd + 2 * pad - kw) / stride + 1,
+    );
+    Ok(Conv {
+        n,
+        ci,
+        h,
+        w: wd,
+        co,
+        kh,
+        kw,
+        ho,
+        wo,
+        stride,
+        pad,
+    })
+}
+
+/// Gradients of the input, the weight and (when there is one) the bias.
+pub(crate) fn conv2d_backward(
+    x: &Tensor,
+    w: &Tensor,
+    has_bias: bool,
+    stride: usize,
+    pad: usize,
+    g: &Tensor,
+) -> Result<Vec<Tensor>> {
+    let c = sizes(x, w, stride, pad)?;
+    let name = "conv2d backward";
+    let (dx, dw) = match gpu_of(x.device()) {
+        None => {
+            let (xv, wv, gv) = (x.host_f64(name)?, w.host_f64(name)?, g.host_f64(name)?);
+            let (mut dx, mut dw) = (vec![0.0; x.numel()], vec![0.0; w.numel()]);
+            c.for_each_tap(|xi, wi, yi| {
+                dx[xi] += gv[yi] * wv[wi];
+                dw[wi] += gv[yi] * xv[xi];
+            });
+            (Storage::Host(Host::F(dx)), Storage::Host(Host::F(dw)))
+        }
+        Some(gpu) => {
+            let kx = Kernel::new(
+                "conv2d_backward_input",
+                include_str!("../../shaders/conv2d_backward_input.wgsl"),
+                "main",
+            );
+            let dx = launch1(
+                gpu,
+                &kx,
+                &c.params(),
+                &[w, g],
+                x.numel(),
+                gpu.groups_1d(x.numel(), 256),
+            )?;
+            let kw = Kernel::new(
+                "conv2d_backward_weight",
+                include_str!("../../shaders/conv2d_backward_weight.wgsl"),
+                "main",
+            );
+            let dw = launch1(
+                gpu,
+                &kw,
+                &c.params(),
+                &[x, g],
+                w.numel(),
+                gpu.groups_1d(w.numel(), 256),
+            )?;
+            (dx, dw)
+        }
+    };
+    let mut grads = vec![
+        Tensor::from_storage(x.shape().to_vec(), DType::F32, x.device(), dx),
+        Tensor::from_storage(w.shape().to_vec(), DType::F32, x.device(), dw),
+    ];
+    if has_bias {
+        grads.push(g.sum_to_shape(&[1, c.co, 1, 1])?.reshape(&[c.co])?);
+    }
+    Ok(grads)
+}
+
+impl Tensor {
+    /// 2-D convolution of this [N, C, H, W] input with `weight` [out, C, kh, kw] and an
+    /// optional `bias` [out], moving `stride` and padding `padding` zeros on each side.
+    pub fn conv2d(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        stride: usize,
+        padding: usize,
+    ) -> Result<Tensor> {
+        let name = "conv2d";
+        self.expect_dtype(name, DType::F32)?;
+        weight.expect_dtype(name, DType::F32)?;
+        self.same_device(name, weight)?;
+        let c = sizes(self, weight, stride, padding)?;
+        if let Some(b) = bias {
+            self.same_device(name, b)?;
+            if b.shape() != [c.co] {
+                return Err(Error::Shape {
+                    op: name,
+                    a: weight.shape().to_vec(),
+                    b: b.shape().to_vec(),
+                    why: "the bias must have one value per output channel".into(),
+                });
+            }
+        }
+        let out_len = c.n * c.co * c.ho * c.wo;
+        let storage = match gpu_of(self.device()) {
+            None => {
+                let (xv, wv) = (self.host_f64(name)?, weight.host_f64(name)?);
+                let b = match bias {
+                    Some(b) => b.host_f64(name)?,
+                    None => vec![0.0; c.co],
+                };
+                let mut y: Vec<f64> = (0..out_len)
+                    .map(|i| b[(i / (c.ho * c.wo)) % c.co])
+                    .collect();
+                c.for_each_tap(|xi, wi, yi| y[yi] += xv[xi] * wv[wi]);
+                Storage::Host(Host::F(y))
+            }
+            Some(gpu) => {
+                let zeros;
+                let b = match bias {
+                    Some(b) => b,
+                    None => {
+                        zeros = Tensor::zeros(&[c.co], &Device::Gpu(gpu.clone()))?;
+                        &zeros
+                    }
+                };
+                let kernel =
+                    Kernel::new("conv2d", include_str!("../../shaders/conv2d.wgsl"), "main");
+                launch1(
+                    gpu,
+                    &kernel,
+                    &c.params(),
+                    &[self, weight, b],
+                    out_len,
+                    gpu.groups_1d(out_len, 256),
+                )?
+            }
+        };
+        let op = Op::Conv2d {
+            x: self.clone(),
+            weight: weight.clone(),
+            bias: bias.cloned(),
+            stride,
+            padding,
+        };
+        Ok(Tensor::from_op(
+            vec![c.n, c.co, c.ho, c.wo],
+            DType::F32,
+            self.device(),
+            storage,
+            op,
+        ))
+    }
+}

@@ -1,0 +1,76 @@
+//! Dropout with a seed, identical on the GPU and the CPU.
+
+use super::{f, gpu_of, launch1};
+use crate::autograd::Op;
+use crate::error::{Error, Result};
+use crate::gpu::Kernel;
+use crate::tensor::{DType, Host, Storage, Tensor};
+
+/// The PCG hash of dropout.wgsl, bit for bit.
+fn pcg(v: u32) -> u32 {
+    let state = v.wrapping_mul(747796405).wrapping_add(2891336453);
+    let word = ((state >> ((state >> 28) + 4)) ^ state).wrapping_mul(277803737);
+    (word >> 22) ^ word
+}
+
+/// Whether element `i` survives dropout with probability `p` of dropping under `seed`.
+fn kept(i: u32, seed: u32, p: f32) -> bool {
+    let u = (pcg(i ^ pcg(seed)) >> 8) as f32 / 16_777_216.0;
+    u >= p
+}
+
+impl Tensor {
+    /// Zeroes each element with probability `p` and scales the rest by 1/(1-p). The same seed
+    /// drops the same elements, on either backend.
+    pub fn dropout(&self, p: f32, seed: u32) -> Result<Tensor> {
+        self.expect_dtype("dropout", DType::F32)?;
+        if !(0.0..1.0).contains(&p) {
+            return Err(Error::Invalid {
+                op: "dropout",
+                why: format!("the drop probability must be in [0, 1), got {p}"),
+            });
+        }
+        let scale = 1.0 / (1.0 - p);
+        let storage = match gpu_of(self.device()) {
+            None => {
+                let x = self.host_f64("dropout")?;
+                let y = x.iter().enumerate().map(|(i, v)| {
+                    if kept(i as u32, seed, p) {
+                        v * scale as f64
+                    } else {
+                        0.0
+                    }
+                });
+                Storage::Host(Host::F(y.collect()))
+            }
+            Some(gpu) => {
+                let kernel = Kernel::new(
+                    "dropout",
+                    include_str!("../../shaders/dropout.wgsl"),
+                    "main",
+                );
+                let n = self.numel();
+                launch1(
+                    gpu,
+                    &kernel,
+                    &[n as u32, seed, f(p), f(scale)],
+                    &[self],
+                    n,
+                    gpu.groups_1d(n, 256),
+                )?
+            }
+        };
+        let op = Op::Dropout {
+            x: self.clone(),
+            p,
+            seed,
+        };
+        Ok(Tensor::from_op(
+            self.shape().to_vec(),
+            DType::F32,
+            self.device(),
+            storage,
+            op,
+        ))
+    }
+}

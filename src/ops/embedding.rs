@@ -1,0 +1,119 @@
+//! Embedding: gather rows of a weight matrix by u32 index; backward scatter-adds.
+
+use super::{gpu_of, launch1};
+use crate::autograd::Op;
+use crate::error::{Error, Result};
+use crate::gpu::Kernel;
+use crate::tensor::{DType, Host, Storage, Tensor};
+
+/// dweight: the gradient rows summed into the rows their indices name.
+pub(crate) fn embedding_backward(
+    weight: &Tensor,
+    indices: &Tensor,
+    g: &Tensor,
+) -> Result<Vec<Tensor>> {
+    let (vocab, dim) = (weight.shape()[0], weight.shape()[1]);
+    let n = indices.numel();
+    let storage = match gpu_of(weight.device()) {
+        None => {
+            let (idx, gv) = (
+                indices.host_u32("embedding backward")?,
+                g.host_f64("embedding backward")?,
+            );
+            let mut dw = vec![0.0; vocab * dim];
+            for (i, &row) in idx.iter().enumerate() {
+                for d in 0..dim {
+                    dw[row as usize * dim + d] += gv[i * dim + d];
+                }
+            }
+            Storage::Host(Host::F(dw))
+        }
+        Some(gpu) => {
+            let kernel = Kernel::new(
+                "embedding_backward",
+                include_str!("../../shaders/embedding_backward.wgsl"),
+                "main",
+            );
+            let params = [n as u32, dim as u32, vocab as u32];
+            launch1(
+                gpu,
+                &kernel,
+                &params,
+                &[indices, g],
+                vocab * dim,
+                gpu.groups_1d(vocab * dim, 256),
+            )?
+        }
+    };
+    Ok(vec![Tensor::from_storage(
+        weight.shape().to_vec(),
+        DType::F32,
+        weight.device(),
+        storage,
+    )])
+}
+
+impl Tensor {
+    /// Rows of this [vocab, dim] weight picked by `indices` (u32, any shape): the result has
+    /// shape indices.shape + [dim]. On the GPU an index outside the vocabulary gives NaN; on
+    /// the CPU it is an error.
+    pub fn embedding(&self, indices: &Tensor) -> Result<Tensor> {
+        let name = "embedding";
+        self.expect_dtype(name, DType::F32)?;
+        indices.expect_dtype(name, DType::U32)?;
+        self.same_device(name, indices)?;
+        if self.rank() != 2 {
+            return Err(Error::Invalid {
+                op: name,
+                why: format!("the weight must be [vocab, dim], got {:?}", self.shape()),
+            });
+        }
+        let (vocab, dim) = (self.shape()[0], self.shape()[1]);
+        let n = indices.numel();
+        let storage = match gpu_of(self.device()) {
+            None => {
+                let (w, idx) = (self.host_f64(name)?, indices.host_u32(name)?);
+                if let Some(bad) = idx.iter().find(|&&i| i as usize >= vocab) {
+                    return Err(Error::Invalid {
+                        op: name,
+                        why: format!("index {bad} is outside the vocabulary of {vocab}"),
+                    });
+                }
+                Storage::Host(Host::F(
+                    idx.iter()
+                        .flat_map(|&i| w[i as usize * dim..(i as usize + 1) * dim].to_vec())
+                        .collect(),
+                ))
+            }
+            Some(gpu) => {
+                let kernel = Kernel::new(
+                    "embedding",
+                    include_str!("../../shaders/embedding.wgsl"),
+                    "main",
+                );
+                let params = [n as u32, dim as u32, vocab as u32];
+                launch1(
+                    gpu,
+                    &kernel,
+                    &params,
+                    &[self, indices],
+                    n * dim,
+                    gpu.groups_1d(n * dim, 256),
+                )?
+            }
+        };
+        let mut shape = indices.shape().to_vec();
+        shape.push(dim);
+        let op = Op::Embedding {
+            weight: self.clone(),
+            indices: indices.clone(),
+        };
+        Ok(Tensor::from_op(
+            shape,
+            DType::F32,
+            self.device(),
+            storage,
+            op,
+        ))
+    }
+}

@@ -1,0 +1,171 @@
+//! LayerNorm over the last axis with weight and bias.
+
+use super::{f, gpu_of, launch, launch1};
+use crate::autograd::Op;
+use crate::error::{Error, Result};
+use crate::gpu::Kernel;
+use crate::tensor::{DType, Host, Storage, Tensor};
+
+fn cpu_stats(x: &[f64], cols: usize, eps: f64) -> Vec<f64> {
+    let mut stats = Vec::new();
+    for row in x.chunks(cols) {
+        let mean = row.iter().sum::<f64>() / cols as f64;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / cols as f64;
+        stats.extend([mean, 1.0 / (var + eps).sqrt()]);
+    }
+    stats
+}
+
+/// Gradients of x, weight and bias.
+pub(crate) fn layernorm_backward(
+    x: &Tensor,
+    weight: &Tensor,
+    stats: &Tensor,
+    g: &Tensor,
+) -> Result<Vec<Tensor>> {
+    let cols = weight.numel();
+    let rows = x.numel() / cols;
+    let name = "layernorm backward";
+    let (dx, dw, db) = match gpu_of(x.device()) {
+        None => {
+            let (xv, w, st, gv) = (
+                x.host_f64(name)?,
+                weight.host_f64(name)?,
+                stats.host_f64(name)?,
+                g.host_f64(name)?,
+            );
+            let (mut dx, mut dw, mut db) = (vec![0.0; xv.len()], vec![0.0; cols], vec![0.0; cols]);
+            for r in 0..rows {
+                let (mean, rstd) = (st[2 * r], st[2 * r + 1]);
+                let xh: Vec<f64> = (0..cols)
+                    .map(|j| (xv[r * cols + j] - mean) * rstd)
+                    .collect();
+                let gw: Vec<f64> = (0..cols).map(|j| gv[r * cols + j] * w[j]).collect();
+                let m1 = gw.iter().sum::<f64>() / cols as f64;
+                let m2 = gw.iter().zip(&xh).map(|(a, b)| a * b).sum::<f64>() / cols as f64;
+                for j in 0..cols {
+                    dx[r * cols + j] = rstd * (gw[j] - m1 - xh[j] * m2);
+                    dw[j] += gv[r * cols + j] * xh[j];
+                    db[j] += gv[r * cols + j];
+                }
+            }
+            (
+                Storage::Host(Host::F(dx)),
+                Storage::Host(Host::F(dw)),
+                Storage::Host(Host::F(db)),
+            )
+        }
+        Some(gpu) => {
+            let params = [rows as u32, cols as u32];
+            let k = Kernel::new(
+                "layernorm_backward",
+                include_str!("../../shaders/layernorm_backward.wgsl"),
+                "main",
+            );
+            let dx = launch1(
+                gpu,
+                &k,
+                &params,
+                &[x, weight, stats, g],
+                x.numel(),
+                gpu.groups_1d(rows, 1),
+            )?;
+            let k = Kernel::new(
+                "layernorm_params_backward",
+                include_str!("../../shaders/layernorm_params_backward.wgsl"),
+                "main",
+            );
+            let mut out = launch(
+                gpu,
+                &k,
+                &params,
+                &[x, stats, g],
+                &[cols, cols],
+                gpu.groups_1d(cols, 64),
+            )?;
+            let db = Storage::Gpu(out.pop().expect("two outputs"));
+            let dw = Storage::Gpu(out.pop().expect("two outputs"));
+            (dx, dw, db)
+        }
+    };
+    let make = |s, shape: &[usize]| Tensor::from_storage(shape.to_vec(), DType::F32, x.device(), s);
+    Ok(vec![
+        make(dx, x.shape()),
+        make(dw, weight.shape()),
+        make(db, weight.shape()),
+    ])
+}
+
+impl Tensor {
+    /// LayerNorm over the last axis: (x - mean) / sqrt(var + eps) * weight + bias, with the
+    /// biased variance as in PyTorch.
+    pub fn layernorm(&self, weight: &Tensor, bias: &Tensor, eps: f32) -> Result<Tensor> {
+        let name = "layernorm";
+        for t in [self, weight, bias] {
+            t.expect_dtype(name, DType::F32)?;
+            self.same_device(name, t)?;
+        }
+        let cols = *self.shape().last().ok_or(Error::Invalid {
+            op: name,
+            why: "needs at least one dimension".into(),
+        })?;
+        if weight.shape() != [cols] || bias.shape() != [cols] {
+            return Err(Error::Shape {
+                op: name,
+                a: self.shape().to_vec(),
+                b: weight.shape().to_vec(),
+                why: "weight and bias must match the last axis".into(),
+            });
+        }
+        let rows = self.numel() / cols.max(1);
+        let (y, stats) = match gpu_of(self.device()) {
+            None => {
+                let (x, w, b) = (
+                    self.host_f64(name)?,
+                    weight.host_f64(name)?,
+                    bias.host_f64(name)?,
+                );
+                let stats = cpu_stats(&x, cols, eps as f64);
+                let y = (0..x.len())
+                    .map(|i| {
+                        let (r, j) = (i / cols, i % cols);
+                        (x[i] - stats[2 * r]) * stats[2 * r + 1] * w[j] + b[j]
+                    })
+                    .collect();
+                (Storage::Host(Host::F(y)), Storage::Host(Host::F(stats)))
+            }
+            Some(gpu) => {
+                let k = Kernel::new(
+                    "layernorm",
+                    include_str!("../../shaders/layernorm.wgsl"),
+                    "main",
+                );
+                let params = [rows as u32, cols as u32, f(eps)];
+                let mut out = launch(
+                    gpu,
+                    &k,
+                    &params,
+                    &[self, weight, bias],
+                    &[self.numel(), 2 * rows],
+                    gpu.groups_1d(rows, 1),
+                )?;
+                let stats = Storage::Gpu(out.pop().expect("two outputs"));
+                (Storage::Gpu(out.pop().expect("two outputs")), stats)
+            }
+        };
+        let stats = Tensor::from_storage(vec![rows, 2], DType::F32, self.device(), stats);
+        let op = Op::LayerNorm {
+            x: self.clone(),
+            weight: weight.clone(),
+            bias: bias.clone(),
+            stats,
+        };
+        Ok(Tensor::from_op(
+            self.shape().to_vec(),
+            DType::F32,
+            self.device(),
+            y,
+            op,
+        ))
+    }
+}

@@ -1,0 +1,181 @@
+//! Batched matrix multiplication with operands optionally transposed in place.
+
+use super::{gpu_of, launch1};
+use crate::autograd::Op;
+use crate::error::{Error, Result};
+use crate::gpu::Kernel;
+use crate::tensor::{numel, DType, Host, Storage, Tensor};
+
+/// (rows, cols) of op(x) for the last two dimensions.
+fn op_dims(x: &Tensor, t: bool) -> (usize, usize) {
+    let (r, c) = (x.shape()[x.rank() - 2], x.shape()[x.rank() - 1]);
+    if t {
+        (c, r)
+    } else {
+        (r, c)
+    }
+}
+
+fn batch_shape(x: &Tensor) -> &[usize] {
+    &x.shape()[..x.rank() - 2]
+}
+
+fn cpu_matmul(
+    a: &[f64],
+    b: &[f64],
+    dims: (usize, usize, usize),
+    ta: bool,
+    tb: bool,
+    strides: (usize, usize),
+    batch: usize,
+) -> Vec<f64> {
+    let (m, n, k) = dims;
+    let mut c = vec![0.0; batch * m * n];
+    for z in 0..batch {
+        let (ab, bb) = (z * strides.0, z * strides.1);
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = 0.0;
+                for l in 0..k {
+                    let av = if ta {
+                        a[ab + l * m + i]
+                    } else {
+                        a[ab + i * k + l]
+                    };
+                    let bv = if tb {
+                        b[bb + j * k + l]
+                    } else {
+                        b[bb + l * n + j]
+                    };
+                    s += av * bv;
+                }
+                c[z * m * n + i * n + j] = s;
+            }
+        }
+    }
+    c
+}
+
+/// op(a) · op(b) over broadcast batch dimensions.
+fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<Tensor> {
+    let name = "matmul";
+    a.expect_dtype(name, DType::F32)?;
+    b.expect_dtype(name, DType::F32)?;
+    a.same_device(name, b)?;
+    if a.rank() < 2 || b.rank() < 2 {
+        return Err(Error::Shape {
+            op: name,
+            a: a.shape().to_vec(),
+            b: b.shape().to_vec(),
+            why: "both need 2 or more dimensions".into(),
+        });
+    }
+    let (m, k) = op_dims(a, ta);
+    let (k2, n) = op_dims(b, tb);
+    if k != k2 {
+        return Err(Error::Shape {
+            op: name,
+            a: a.shape().to_vec(),
+            b: b.shape().to_vec(),
+            why: format!("inner sizes {k} and {k2} differ"),
+        });
+    }
+    let batch = super::broadcast_shapes(name, batch_shape(a), batch_shape(b))?;
+    let nb = numel(&batch);
+    // A batch of one broadcasts for free (stride 0); other broadcasts are materialised.
+    let operand = |x: &Tensor| -> Result<(Tensor, usize)> {
+        let size = numel(&x.shape()[x.rank() - 2..]);
+        if numel(batch_shape(x)) == 1 {
+            return Ok((x.clone(), 0));
+        }
+        let mut full = batch.clone();
+        full.extend_from_slice(&x.shape()[x.rank() - 2..]);
+        Ok((x.expand(&full)?, size))
+    };
+    let (a_full, sa) = operand(a)?;
+    let (b_full, sb) = operand(b)?;
+    let storage = match gpu_of(a.device()) {
+        None => {
+            let c = cpu_matmul(
+                &a_full.host_f64(name)?,
+                &b_full.host_f64(name)?,
+                (m, n, k),
+                ta,
+                tb,
+                (sa, sb),
+                nb,
+            );
+            Storage::Host(Host::F(c))
+        }
+        Some(gpu) => {
+            let kernel = Kernel::new("matmul", include_str!("../../shaders/matmul.wgsl"), "main")
+                .slot("TA", ta)
+                .slot("TB", tb);
+            let params = [m as u32, n as u32, k as u32, sa as u32, sb as u32];
+            let groups = [n.div_ceil(64) as u32, m.div_ceil(64) as u32, nb as u32];
+            launch1(
+                gpu,
+                &kernel,
+                &params,
+                &[&a_full, &b_full],
+                nb * m * n,
+                groups,
+            )?
+        }
+    };
+    let mut shape = batch;
+    shape.extend([m, n]);
+    let op = Op::MatMul {
+        a: a.clone(),
+        b: b.clone(),
+        ta,
+        tb,
+    };
+    Ok(Tensor::from_op(shape, DType::F32, a.device(), storage, op))
+}
+
+/// Gradients of op(a) · op(b) with respect to a and b.
+pub(crate) fn matmul_backward(
+    a: &Tensor,
+    b: &Tensor,
+    ta: bool,
+    tb: bool,
+    g: &Tensor,
+) -> Result<Vec<Tensor>> {
+    let da = if ta {
+        matmul_raw(b, g, tb, true)?
+    } else {
+        matmul_raw(g, b, false, !tb)?
+    };
+    let db = if tb {
+        matmul_raw(g, a, true, ta)?
+    } else {
+        matmul_raw(a, g, !ta, false)?
+    };
+    Ok(vec![
+        da.sum_to_shape(a.shape())?,
+        db.sum_to_shape(b.shape())?,
+    ])
+}
+
+impl Tensor {
+    /// Matrix product over the last two dimensions, batched over the others.
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        self.matmul_t(other, false, false)
+    }
+
+    /// op(self) · op(other), where op transposes the last two dimensions when its flag is set;
+    /// the transposed operand is read in place.
+    pub fn matmul_t(&self, other: &Tensor, ta: bool, tb: bool) -> Result<Tensor> {
+        // [.., M, K] · [K, N]: fold the batch into M for one large product.
+        if self.rank() > 2 && other.rank() == 2 && !ta {
+            let k = self.shape()[self.rank() - 1];
+            let rows = self.numel() / k.max(1);
+            let flat = matmul_raw(&self.reshape(&[rows, k])?, other, false, tb)?;
+            let mut shape = self.shape().to_vec();
+            *shape.last_mut().expect("rank > 2") = flat.shape()[1];
+            return flat.reshape(&shape);
+        }
+        matmul_raw(self, other, ta, tb)
+    }
+}

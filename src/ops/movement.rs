@@ -1,0 +1,309 @@
+//! Movement: reshape (no copy), permute/transpose, slice, concat and expand. Everything that
+//! moves data is one strided-copy kernel with different strides and offsets.
+
+use super::shape::{
+    broadcast_shapes, broadcast_strides, check_rank, pack, strided_offsets, strides,
+};
+use super::{f, gpu_of};
+use crate::autograd::Op;
+use crate::error::{Error, Result};
+use crate::gpu::{Binding, Kernel};
+use crate::tensor::{gpu_output, numel, DType, Device, Host, Storage, Tensor};
+
+/// One strided copy of the index space `shape` from `src` into `dst`.
+struct Copy<'a> {
+    src: &'a Tensor,
+    src_off: usize,
+    src_strides: Vec<usize>,
+    shape: Vec<usize>,
+    dst_off: usize,
+    dst_strides: Vec<usize>,
+}
+
+/// Runs the copies into a new f32 buffer of `len` elements that starts filled with zeros.
+fn copy_into(device: &Device, len: usize, copies: &[Copy]) -> Result<Storage> {
+    for c in copies {
+        c.src.expect_dtype("copy", DType::F32)?;
+        check_rank("copy", &c.shape)?;
+    }
+    match gpu_of(device) {
+        None => {
+            let mut out = vec![0.0; len];
+            for c in copies {
+                let v = c.src.host_f64("copy")?;
+                let from = strided_offsets(&c.shape, &c.src_strides);
+                let to = strided_offsets(&c.shape, &c.dst_strides);
+                for (s, d) in from.iter().zip(&to) {
+                    out[c.dst_off + d] = v[c.src_off + s];
+                }
+            }
+            Ok(Storage::Host(Host::F(out)))
+        }
+        Some(gpu) => {
+            let out = gpu_output(gpu, len)?;
+            let covered: usize = copies.iter().map(|c| numel(&c.shape)).sum();
+            if covered < len {
+                let fill = Kernel::new("fill", include_str!("../../shaders/fill.wgsl"), "main");
+                gpu.dispatch(
+                    &fill,
+                    &[len as u32, f(0.0)],
+                    &[Binding::write(out.buffer())],
+                    gpu.groups_1d(len, 256),
+                );
+            }
+            let kernel = Kernel::new("copy", include_str!("../../shaders/copy.wgsl"), "copy");
+            for c in copies {
+                let n = numel(&c.shape);
+                if n == 0 {
+                    continue;
+                }
+                let src = c.src.buffer("copy")?;
+                let mut params = vec![
+                    n as u32,
+                    c.shape.len() as u32,
+                    c.src_off as u32,
+                    c.dst_off as u32,
+                ];
+                params.extend(pack(&c.shape));
+                params.extend(pack(&c.src_strides));
+                params.extend(pack(&c.dst_strides));
+                let bindings = [Binding::read(&src), Binding::write(out.buffer())];
+                gpu.dispatch(&kernel, &params, &bindings, gpu.groups_1d(n, 256));
+            }
+            Ok(Storage::Gpu(out))
+        }
+    }
+}
+
+/// A contiguous copy of `src` read through `src_strides` (and an offset) as `shape`.
+fn gather(
+    src: &Tensor,
+    src_off: usize,
+    src_strides: Vec<usize>,
+    shape: &[usize],
+    op: Op,
+) -> Result<Tensor> {
+    let copy = Copy {
+        src,
+        src_off,
+        src_strides,
+        shape: shape.to_vec(),
+        dst_off: 0,
+        dst_strides: strides(shape),
+    };
+    let storage = copy_into(src.device(), numel(shape), &[copy])?;
+    Ok(Tensor::from_op(
+        shape.to_vec(),
+        DType::F32,
+        src.device(),
+        storage,
+        op,
+    ))
+}
+
+/// The permutation that undoes `perm`.
+pub(crate) fn inverse_permutation(perm: &[usize]) -> Vec<usize> {
+    let mut inv = vec![0; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p] = i;
+    }
+    inv
+}
+
+/// dx of a slice: the gradient placed back into zeros of the input's shape.
+pub(crate) fn slice_backward(
+    shape: &[usize],
+    axis: usize,
+    start: usize,
+    g: &Tensor,
+) -> Result<Tensor> {
+    let st = strides(shape);
+    let copy = Copy {
+        src: g,
+        src_off: 0,
+        src_strides: strides(g.shape()),
+        shape: g.shape().to_vec(),
+        dst_off: start * st[axis],
+        dst_strides: st,
+    };
+    let storage = copy_into(g.device(), numel(shape), &[copy])?;
+    Ok(Tensor::from_storage(
+        shape.to_vec(),
+        DType::F32,
+        g.device(),
+        storage,
+    ))
+}
+
+/// dxs of a concat: the slices of the gradient.
+pub(crate) fn concat_backward(xs: &[Tensor], axis: usize, g: &Tensor) -> Result<Vec<Tensor>> {
+    let mut start = 0;
+    let mut out = Vec::new();
+    for x in xs {
+        let len = x.shape()[axis];
+        out.push(g.slice(axis as isize, start, len)?);
+        start += len;
+    }
+    Ok(out)
+}
+
+impl Tensor {
+    /// The same data with a new shape of the same size; never copies.
+    pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
+        if numel(shape) != self.numel() {
+            return Err(Error::Shape {
+                op: "reshape",
+                a: self.shape().to_vec(),
+                b: shape.to_vec(),
+                why: format!("{} elements cannot become {}", self.numel(), numel(shape)),
+            });
+        }
+        Ok(self.view(shape, Some(Op::Reshape(self.clone()))))
+    }
+
+    /// Reorders the dimensions: output dimension i is input dimension perm[i].
+    pub fn permute(&self, perm: &[usize]) -> Result<Tensor> {
+        let mut seen = vec![false; self.rank()];
+        for &p in perm {
+            if p >= self.rank() || std::mem::replace(&mut seen[p], true) {
+                return Err(Error::Invalid {
+                    op: "permute",
+                    why: format!("{perm:?} is not a permutation of {} axes", self.rank()),
+                });
+            }
+        }
+        if perm.len() != self.rank() {
+            return Err(Error::Invalid {
+                op: "permute",
+                why: format!("{perm:?} is not a permutation of {} axes", self.rank()),
+            });
+        }
+        let own = strides(self.shape());
+        let shape: Vec<usize> = perm.iter().map(|&p| self.shape()[p]).collect();
+        let src_strides = perm.iter().map(|&p| own[p]).collect();
+        gather(
+            self,
+            0,
+            src_strides,
+            &shape,
+            Op::Permute {
+                x: self.clone(),
+                perm: perm.to_vec(),
+            },
+        )
+    }
+
+    /// Swaps two dimensions.
+    pub fn transpose(&self, a: isize, b: isize) -> Result<Tensor> {
+        let a = super::shape::axis_index("transpose", a, self.rank())?;
+        let b = super::shape::axis_index("transpose", b, self.rank())?;
+        let mut perm: Vec<usize> = (0..self.rank()).collect();
+        perm.swap(a, b);
+        self.permute(&perm)
+    }
+
+    /// Elements start..start+len along `axis`.
+    pub fn slice(&self, axis: isize, start: usize, len: usize) -> Result<Tensor> {
+        let a = super::shape::axis_index("slice", axis, self.rank())?;
+        if start + len > self.shape()[a] {
+            return Err(Error::Invalid {
+                op: "slice",
+                why: format!(
+                    "{start}..{} is outside axis {a} of size {}",
+                    start + len,
+                    self.shape()[a]
+                ),
+            });
+        }
+        let mut shape = self.shape().to_vec();
+        shape[a] = len;
+        let st = strides(self.shape());
+        gather(
+            self,
+            start * st[a],
+            st,
+            &shape,
+            Op::Slice {
+                x: self.clone(),
+                axis: a,
+                start,
+            },
+        )
+    }
+
+    /// Joins tensors along `axis`; all other dimensions must match.
+    pub fn concat(xs: &[Tensor], axis: isize) -> Result<Tensor> {
+        let first = xs.first().ok_or(Error::Invalid {
+            op: "concat",
+            why: "no tensors to join".into(),
+        })?;
+        let a = super::shape::axis_index("concat", axis, first.rank())?;
+        let mut shape = first.shape().to_vec();
+        shape[a] = 0;
+        for x in xs {
+            x.same_device("concat", first)?;
+            let fits = x.rank() == first.rank()
+                && (0..x.rank()).all(|d| d == a || x.shape()[d] == first.shape()[d]);
+            if !fits {
+                return Err(Error::Shape {
+                    op: "concat",
+                    a: first.shape().to_vec(),
+                    b: x.shape().to_vec(),
+                    why: format!("they differ off axis {a}"),
+                });
+            }
+            shape[a] += x.shape()[a];
+        }
+        let out_strides = strides(&shape);
+        let mut offset = 0;
+        let copies: Vec<Copy> = xs
+            .iter()
+            .map(|x| {
+                let c = Copy {
+                    src: x,
+                    src_off: 0,
+                    src_strides: strides(x.shape()),
+                    shape: x.shape().to_vec(),
+                    dst_off: offset * out_strides[a],
+                    dst_strides: out_strides.clone(),
+                };
+                offset += x.shape()[a];
+                c
+            })
+            .collect();
+        let storage = copy_into(first.device(), numel(&shape), &copies)?;
+        Ok(Tensor::from_op(
+            shape,
+            DType::F32,
+            first.device(),
+            storage,
+            Op::Concat {
+                xs: xs.to_vec(),
+                axis: a,
+            },
+        ))
+    }
+
+    /// Broadcasts to `shape` (NumPy rules), materialised.
+    pub fn expand(&self, shape: &[usize]) -> Result<Tensor> {
+        let full = broadcast_shapes("expand", self.shape(), shape)?;
+        if full != shape {
+            return Err(Error::Shape {
+                op: "expand",
+                a: self.shape().to_vec(),
+                b: shape.to_vec(),
+                why: "cannot broadcast".into(),
+            });
+        }
+        if self.shape() == shape {
+            return Ok(self.clone());
+        }
+        gather(
+            self,
+            0,
+            broadcast_strides(self.shape(), shape),
+            shape,
+            Op::Expand(self.clone()),
+        )
+    }
+}

@@ -1,0 +1,151 @@
+//! 2-D max pooling (NCHW, no padding), backward through the arg-max of each window.
+
+use super::{gpu_of, launch, launch1};
+use crate::autograd::Op;
+use crate::error::{Error, Result};
+use crate::gpu::Kernel;
+use crate::tensor::{DType, Host, Storage, Tensor};
+
+/// (planes, h, w, ho, wo, k, stride) of a pooling.
+fn sizes(x: &Tensor, k: usize, stride: usize) -> Result<[usize; 7]> {
+    if x.rank() != 4 {
+        return Err(Error::Invalid {
+            op: "maxpool2d",
+            why: format!("the input must be [N, C, H, W], got {:?}", x.shape()),
+        });
+    }
+    let (h, w) = (x.shape()[2], x.shape()[3]);
+    if k == 0 || stride == 0 || k > h || k > w {
+        return Err(Error::Invalid {
+            op: "maxpool2d",
+            why: format!("a {k}×{k} window with stride {stride} does not fit {h}×{w}"),
+        });
+    }
+    Ok([
+        x.shape()[0] * x.shape()[1],
+        h,
+        w,
+        (h - k) / stride + 1,
+        (w - k) / stride + 1,
+        k,
+        stride,
+    ])
+}
+
+fn params(s: &[usize; 7]) -> [u32; 7] {
+    s.map(|v| v as u32)
+}
+
+/// dx of max pooling: each window's gradient goes to the element it picked.
+pub(crate) fn maxpool2d_backward(
+    x: &Tensor,
+    argmax: &Tensor,
+    k: usize,
+    stride: usize,
+    g: &Tensor,
+) -> Result<Tensor> {
+    let (ho, wo) = (g.shape()[2], g.shape()[3]);
+    let (h, w) = (x.shape()[2], x.shape()[3]);
+    let planes = x.shape()[0] * x.shape()[1];
+    let storage = match gpu_of(x.device()) {
+        None => {
+            let (idx, gv) = (
+                argmax.host_u32("maxpool2d backward")?,
+                g.host_f64("maxpool2d backward")?,
+            );
+            let mut dx = vec![0.0; x.numel()];
+            for (o, (&at, &gr)) in idx.iter().zip(&gv).enumerate() {
+                dx[(o / (ho * wo)) * h * w + at as usize] += gr;
+            }
+            Storage::Host(Host::F(dx))
+        }
+        Some(gpu) => {
+            let kernel = Kernel::new(
+                "maxpool2d_backward",
+                include_str!("../../shaders/maxpool2d_backward.wgsl"),
+                "main",
+            );
+            let p = [planes, h, w, ho, wo, k, stride].map(|v| v as u32);
+            launch1(
+                gpu,
+                &kernel,
+                &p,
+                &[argmax, g],
+                x.numel(),
+                gpu.groups_1d(x.numel(), 256),
+            )?
+        }
+    };
+    Ok(Tensor::from_storage(
+        x.shape().to_vec(),
+        DType::F32,
+        x.device(),
+        storage,
+    ))
+}
+
+impl Tensor {
+    /// Max over k×k windows moving by `stride`, on a [N, C, H, W] input.
+    pub fn maxpool2d(&self, k: usize, stride: usize) -> Result<Tensor> {
+        self.expect_dtype("maxpool2d", DType::F32)?;
+        let s = sizes(self, k, stride)?;
+        let [planes, h, w, ho, wo, _, _] = s;
+        let (y, argmax) = match gpu_of(self.device()) {
+            None => {
+                let x = self.host_f64("maxpool2d")?;
+                let (mut y, mut idx) = (Vec::new(), Vec::new());
+                for p in 0..planes {
+                    for oy in 0..ho {
+                        for ox in 0..wo {
+                            let at =
+                                |ky: usize, kx: usize| (oy * stride + ky) * w + ox * stride + kx;
+                            let mut best = at(0, 0);
+                            for ky in 0..k {
+                                for kx in 0..k {
+                                    if x[p * h * w + at(ky, kx)] > x[p * h * w + best] {
+                                        best = at(ky, kx);
+                                    }
+                                }
+                            }
+                            y.push(x[p * h * w + best]);
+                            idx.push(best as u32);
+                        }
+                    }
+                }
+                (Storage::Host(Host::F(y)), Storage::Host(Host::U(idx)))
+            }
+            Some(gpu) => {
+                let kernel = Kernel::new(
+                    "maxpool2d",
+                    include_str!("../../shaders/maxpool2d.wgsl"),
+                    "main",
+                );
+                let n = planes * ho * wo;
+                let mut out = launch(
+                    gpu,
+                    &kernel,
+                    &params(&s),
+                    &[self],
+                    &[n, n],
+                    gpu.groups_1d(n, 256),
+                )?;
+                let idx = Storage::Gpu(out.pop().expect("two outputs"));
+                (Storage::Gpu(out.pop().expect("two outputs")), idx)
+            }
+        };
+        let shape = vec![self.shape()[0], self.shape()[1], ho, wo];
+        let argmax = Tensor::from_storage(shape.clone(), DType::U32, self.device(), argmax);
+        Ok(Tensor::from_op(
+            shape,
+            DType::F32,
+            self.device(),
+            y,
+            Op::MaxPool2d {
+                x: self.clone(),
+                argmax,
+                k,
+                stride,
+            },
+        ))
+    }
+}

@@ -1,0 +1,250 @@
+//! Reductions along an axis and over everything: sum, mean, max (backward through the arg-max),
+//! and `sum_to_shape`, which undoes broadcasting in backward passes.
+
+use super::shape::{axis_index, broadcast_shapes};
+use super::{gpu_of, launch, launch1};
+use crate::autograd::Op;
+use crate::error::{Error, Result};
+use crate::gpu::Kernel;
+use crate::tensor::{numel, DType, Host, Storage, Tensor};
+
+const SOURCE: &str = include_str!("../../shaders/reduce.wgsl");
+
+/// [outer, n, inner] around `axis`.
+fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {
+    (
+        numel(&shape[..axis]),
+        shape[axis],
+        numel(&shape[axis + 1..]),
+    )
+}
+
+fn keepdim_shape(shape: &[usize], axis: usize) -> Vec<usize> {
+    let mut s = shape.to_vec();
+    s[axis] = 1;
+    s
+}
+
+fn drop_axis(shape: &[usize], axis: usize) -> Vec<usize> {
+    let mut s = shape.to_vec();
+    s.remove(axis);
+    s
+}
+
+/// Sum along `axis`, keeping it with size 1.
+fn sum_keepdim(x: &Tensor, axis: usize) -> Result<Tensor> {
+    let (outer, n, inner) = split(x.shape(), axis);
+    let storage = match gpu_of(x.device()) {
+        None => {
+            let v = x.host_f64("sum")?;
+            let mut out = vec![0.0; outer * inner];
+            for o in 0..outer {
+                for j in 0..n {
+                    for i in 0..inner {
+                        out[o * inner + i] += v[(o * n + j) * inner + i];
+                    }
+                }
+            }
+            Storage::Host(Host::F(out))
+        }
+        Some(gpu) => {
+            let kernel = Kernel::new("reduce", SOURCE, "sum_axis");
+            let cols = outer * inner;
+            let params = [outer as u32, n as u32, inner as u32];
+            launch1(gpu, &kernel, &params, &[x], cols, gpu.groups_1d(cols, 1))?
+        }
+    };
+    Ok(Tensor::from_op(
+        keepdim_shape(x.shape(), axis),
+        DType::F32,
+        x.device(),
+        storage,
+        Op::SumAxis { x: x.clone() },
+    ))
+}
+
+/// Max along `axis` (kept with size 1) and the index of the first maximum.
+fn max_keepdim(x: &Tensor, axis: usize) -> Result<(Tensor, Tensor)> {
+    let (outer, n, inner) = split(x.shape(), axis);
+    if n == 0 {
+        return Err(Error::Invalid {
+            op: "max",
+            why: "cannot take the max of an empty axis".into(),
+        });
+    }
+    let (values, index) = match gpu_of(x.device()) {
+        None => {
+            let v = x.host_f64("max")?;
+            let mut values = vec![0.0; outer * inner];
+            let mut index = vec![0u32; outer * inner];
+            for o in 0..outer {
+                for i in 0..inner {
+                    let at = |j: usize| v[(o * n + j) * inner + i];
+                    let best = (1..n).fold(0, |b, j| {
+                        if at(j) > at(b) || (at(j).is_nan() && !at(b).is_nan()) {
+                            j
+                        } else {
+                            b
+                        }
+                    });
+                    values[o * inner + i] = at(best);
+                    index[o * inner + i] = best as u32;
+                }
+            }
+            (
+                Storage::Host(Host::F(values)),
+                Storage::Host(Host::U(index)),
+            )
+        }
+        Some(gpu) => {
+            let kernel = Kernel::new("reduce", SOURCE, "max_axis");
+            let cols = outer * inner;
+            let params = [outer as u32, n as u32, inner as u32];
+            let mut out = launch(
+                gpu,
+                &kernel,
+                &params,
+                &[x],
+                &[cols, cols],
+                gpu.groups_1d(cols, 1),
+            )?;
+            let index = out.pop().expect("two outputs");
+            let values = out.pop().expect("two outputs");
+            (Storage::Gpu(values), Storage::Gpu(index))
+        }
+    };
+    let shape = keepdim_shape(x.shape(), axis);
+    let argmax = Tensor::from_storage(shape.clone(), DType::U32, x.device(), index);
+    let op = Op::MaxAxis {
+        x: x.clone(),
+        axis,
+        argmax: argmax.clone(),
+    };
+    Ok((
+        Tensor::from_op(shape, DType::F32, x.device(), values, op),
+        argmax,
+    ))
+}
+
+/// dx of max: the gradient goes to the arg-max of each column.
+pub(crate) fn max_backward(x: &Tensor, axis: usize, argmax: &Tensor, g: &Tensor) -> Result<Tensor> {
+    let (outer, n, inner) = split(x.shape(), axis);
+    let storage = match gpu_of(x.device()) {
+        None => {
+            let (index, gv) = (
+                argmax.host_u32("max backward")?,
+                g.host_f64("max backward")?,
+            );
+            let mut dx = vec![0.0; x.numel()];
+            for col in 0..outer * inner {
+                let (o, i) = (col / inner, col % inner);
+                dx[(o * n + index[col] as usize) * inner + i] = gv[col];
+            }
+            Storage::Host(Host::F(dx))
+        }
+        Some(gpu) => {
+            let kernel = Kernel::new(
+                "scatter_axis",
+                include_str!("../../shaders/scatter_axis.wgsl"),
+                "main",
+            );
+            let params = [outer as u32, n as u32, inner as u32];
+            launch1(
+                gpu,
+                &kernel,
+                &params,
+                &[argmax, g],
+                x.numel(),
+                gpu.groups_1d(x.numel(), 256),
+            )?
+        }
+    };
+    Ok(Tensor::from_storage(
+        x.shape().to_vec(),
+        DType::F32,
+        x.device(),
+        storage,
+    ))
+}
+
+impl Tensor {
+    /// Sum along `axis` (negative counts from the end).
+    pub fn sum(&self, axis: isize, keepdim: bool) -> Result<Tensor> {
+        self.expect_dtype("sum", DType::F32)?;
+        let a = axis_index("sum", axis, self.rank())?;
+        let s = sum_keepdim(self, a)?;
+        if keepdim {
+            Ok(s)
+        } else {
+            s.reshape(&drop_axis(self.shape(), a))
+        }
+    }
+
+    /// Sum of all elements, as a scalar (shape []).
+    pub fn sum_all(&self) -> Result<Tensor> {
+        self.reshape(&[self.numel()])?.sum(0, false)
+    }
+
+    /// Mean along `axis`.
+    pub fn mean(&self, axis: isize, keepdim: bool) -> Result<Tensor> {
+        let a = axis_index("mean", axis, self.rank())?;
+        let n = self.shape()[a];
+        self.sum(axis, keepdim)?.scale(1.0 / n as f32)
+    }
+
+    /// Mean of all elements, as a scalar.
+    pub fn mean_all(&self) -> Result<Tensor> {
+        let n = self.numel();
+        self.sum_all()?.scale(1.0 / n as f32)
+    }
+
+    /// Max along `axis`; the gradient flows to the first arg-max.
+    pub fn max(&self, axis: isize, keepdim: bool) -> Result<Tensor> {
+        self.expect_dtype("max", DType::F32)?;
+        let a = axis_index("max", axis, self.rank())?;
+        let (m, _) = max_keepdim(self, a)?;
+        if keepdim {
+            Ok(m)
+        } else {
+            m.reshape(&drop_axis(self.shape(), a))
+        }
+    }
+
+    /// Index of the first maximum along `axis` (u32, the axis removed).
+    pub fn argmax(&self, axis: isize) -> Result<Tensor> {
+        self.expect_dtype("argmax", DType::F32)?;
+        let a = axis_index("argmax", axis, self.rank())?;
+        let (_, index) = crate::autograd::no_grad(|| max_keepdim(self, a))?;
+        index.reshape(&drop_axis(self.shape(), a))
+    }
+
+    /// Max of all elements, as a scalar.
+    pub fn max_all(&self) -> Result<Tensor> {
+        self.reshape(&[self.numel()])?.max(0, false)
+    }
+
+    /// Sums a broadcast gradient back down to `shape` (the inverse of broadcasting).
+    pub fn sum_to_shape(&self, shape: &[usize]) -> Result<Tensor> {
+        if self.shape() == shape {
+            return Ok(self.clone());
+        }
+        let full = broadcast_shapes("sum_to_shape", shape, self.shape())?;
+        if full != self.shape() {
+            return Err(Error::Shape {
+                op: "sum_to_shape",
+                a: self.shape().to_vec(),
+                b: shape.to_vec(),
+                why: "the target does not broadcast to the source".into(),
+            });
+        }
+        let pad = self.rank() - shape.len();
+        let mut t = self.clone();
+        for axis in 0..self.rank() {
+            let target = if axis < pad { 1 } else { shape[axis - pad] };
+            if target == 1 && self.shape()[axis] != 1 {
+                t = sum_keepdim(&t, axis)?;
+            }
+        }
+        t.reshape(shape)
+    }
+}

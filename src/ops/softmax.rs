@@ -1,0 +1,238 @@
+//! Softmax and log-softmax over the last axis, and the fused softmax cross-entropy with
+//! integer targets.
+
+use super::{gpu_of, launch1};
+use crate::autograd::Op;
+use crate::error::{Error, Result};
+use crate::gpu::Kernel;
+use crate::tensor::{DType, Host, Storage, Tensor};
+
+/// (rows, cols) of a tensor seen as rows of its last axis.
+fn rows_cols(x: &Tensor, op: &'static str) -> Result<(usize, usize)> {
+    let cols = *x.shape().last().ok_or(Error::Invalid {
+        op,
+        why: "needs at least one dimension".into(),
+    })?;
+    Ok((x.numel() / cols.max(1), cols))
+}
+
+fn cpu_softmax(v: &[f64], cols: usize, log: bool) -> Vec<f64> {
+    let mut out = Vec::with_capacity(v.len());
+    for row in v.chunks(cols) {
+        let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let s: f64 = row.iter().map(|x| (x - m).exp()).sum();
+        out.extend(row.iter().map(|x| {
+            if log {
+                x - m - s.ln()
+            } else {
+                (x - m).exp() / s
+            }
+        }));
+    }
+    out
+}
+
+fn softmax_any(x: &Tensor, log: bool) -> Result<Tensor> {
+    let name = if log { "log_softmax" } else { "softmax" };
+    x.expect_dtype(name, DType::F32)?;
+    let (rows, cols) = rows_cols(x, name)?;
+    let storage = match gpu_of(x.device()) {
+        None => Storage::Host(Host::F(cpu_softmax(&x.host_f64(name)?, cols, log))),
+        Some(gpu) => {
+            let out = if log { "z - log_s" } else { "exp(z) / s" };
+            let kernel = Kernel::new(
+                "softmax",
+                include_str!("../../shaders/softmax.wgsl"),
+                "main",
+            )
+            .slot("OUT", out);
+            launch1(
+                gpu,
+                &kernel,
+                &[rows as u32, cols as u32],
+                &[x],
+                x.numel(),
+                gpu.groups_1d(rows, 1),
+            )?
+        }
+    };
+    let op = if log {
+        Op::LogSoftmax(x.clone())
+    } else {
+        Op::Softmax(x.clone())
+    };
+    Ok(Tensor::from_op(
+        x.shape().to_vec(),
+        DType::F32,
+        x.device(),
+        storage,
+        op,
+    ))
+}
+
+/// dx of softmax (or log-softmax) from its output `y` and gradient `g`.
+pub(crate) fn softmax_backward(y: &Tensor, g: &Tensor, log: bool) -> Result<Tensor> {
+    let (rows, cols) = rows_cols(y, "softmax backward")?;
+    let storage = match gpu_of(y.device()) {
+        None => {
+            let (yv, gv) = (
+                y.host_f64("softmax backward")?,
+                g.host_f64("softmax backward")?,
+            );
+            let mut dx = Vec::with_capacity(yv.len());
+            for (yr, gr) in yv.chunks(cols).zip(gv.chunks(cols)) {
+                if log {
+                    let s: f64 = gr.iter().sum();
+                    dx.extend(yr.iter().zip(gr).map(|(y, g)| g - y.exp() * s));
+                } else {
+                    let s: f64 = yr.iter().zip(gr).map(|(y, g)| y * g).sum();
+                    dx.extend(yr.iter().zip(gr).map(|(y, g)| y * (g - s)));
+                }
+            }
+            Storage::Host(Host::F(dx))
+        }
+        Some(gpu) => {
+            let kernel = Kernel::new(
+                "softmax_backward",
+                include_str!("../../shaders/softmax_backward.wgsl"),
+                "main",
+            )
+            .slot("LOG", log);
+            launch1(
+                gpu,
+                &kernel,
+                &[rows as u32, cols as u32],
+                &[y, g],
+                y.numel(),
+                gpu.groups_1d(rows, 1),
+            )?
+        }
+    };
+    Ok(Tensor::from_storage(
+        y.shape().to_vec(),
+        DType::F32,
+        y.device(),
+        storage,
+    ))
+}
+
+/// Per-row loss logsumexp(x) - x[target] for logits [rows, classes] and u32 targets [rows].
+fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
+    let name = "cross_entropy";
+    logits.expect_dtype(name, DType::F32)?;
+    targets.expect_dtype(name, DType::U32)?;
+    logits.same_device(name, targets)?;
+    if logits.rank() != 2 || targets.shape() != [logits.shape()[0]] {
+        return Err(Error::Shape {
+            op: name,
+            a: logits.shape().to_vec(),
+            b: targets.shape().to_vec(),
+            why: "logits must be [rows, classes] and targets [rows]".into(),
+        });
+    }
+    let (rows, cols) = (logits.shape()[0], logits.shape()[1]);
+    let storage = match gpu_of(logits.device()) {
+        None => {
+            let t = targets.host_u32(name)?;
+            if let Some(bad) = t.iter().find(|&&t| t as usize >= cols) {
+                return Err(Error::Invalid {
+                    op: name,
+                    why: format!("target {bad} is not below the {cols} classes"),
+                });
+            }
+            let logp = cpu_softmax(&logits.host_f64(name)?, cols, true);
+            Storage::Host(Host::F(
+                (0..rows).map(|r| -logp[r * cols + t[r] as usize]).collect(),
+            ))
+        }
+        Some(gpu) => {
+            let kernel = Kernel::new(
+                "cross_entropy",
+                include_str!("../../shaders/cross_entropy.wgsl"),
+                "main",
+            );
+            launch1(
+                gpu,
+                &kernel,
+                &[rows as u32, cols as u32],
+                &[logits, targets],
+                rows,
+                gpu.groups_1d(rows, 1),
+            )?
+        }
+    };
+    let op = Op::CrossEntropy {
+        logits: logits.clone(),
+        targets: targets.clone(),
+    };
+    Ok(Tensor::from_op(
+        vec![rows],
+        DType::F32,
+        logits.device(),
+        storage,
+        op,
+    ))
+}
+
+/// dx of the per-row cross-entropy: g[row] (softmax - onehot).
+pub(crate) fn cross_entropy_backward(
+    logits: &Tensor,
+    targets: &Tensor,
+    g: &Tensor,
+) -> Result<Tensor> {
+    let (rows, cols) = (logits.shape()[0], logits.shape()[1]);
+    let storage = match gpu_of(logits.device()) {
+        None => {
+            let t = targets.host_u32("cross_entropy backward")?;
+            let gv = g.host_f64("cross_entropy backward")?;
+            let mut dx = cpu_softmax(&logits.host_f64("cross_entropy backward")?, cols, false);
+            for r in 0..rows {
+                dx[r * cols + t[r] as usize] -= 1.0;
+                dx[r * cols..(r + 1) * cols]
+                    .iter_mut()
+                    .for_each(|d| *d *= gv[r]);
+            }
+            Storage::Host(Host::F(dx))
+        }
+        Some(gpu) => {
+            let kernel = Kernel::new(
+                "cross_entropy_backward",
+                include_str!("../../shaders/cross_entropy_backward.wgsl"),
+                "main",
+            );
+            let params = [rows as u32, cols as u32];
+            launch1(
+                gpu,
+                &kernel,
+                &params,
+                &[logits, targets, g],
+                logits.numel(),
+                gpu.groups_1d(rows, 1),
+            )?
+        }
+    };
+    Ok(Tensor::from_storage(
+        logits.shape().to_vec(),
+        DType::F32,
+        logits.device(),
+        storage,
+    ))
+}
+
+impl Tensor {
+    /// Softmax over the last axis.
+    pub fn softmax(&self) -> Result<Tensor> {
+        softmax_any(self, false)
+    }
+
+    /// Log-softmax over the last axis.
+    pub fn log_softmax(&self) -> Result<Tensor> {
+        softmax_any(self, true)
+    }
+
+    /// Mean softmax cross-entropy of logits [rows, classes] against u32 targets [rows]. On the
+    /// GPU a target outside the classes makes the loss NaN; on the CPU it is an error.
+    pub fn cross_entropy(&self, targets: &Tensor) -> Result<Tensor> {
+        cross_entropy_rows(self, targets)?.mean_all()
+    }
+}

@@ -1,0 +1,244 @@
+//! Elementwise unary ops, one row of data each: WGSL forward and gradient expressions, and the
+//! same two functions on the CPU. Adding an op is adding a row.
+
+use super::{f, gpu_of, launch1};
+use crate::autograd::Op;
+use crate::error::Result;
+use crate::gpu::Kernel;
+use crate::tensor::{DType, Host, Storage, Tensor};
+
+/// An elementwise unary op; the scalar ones carry their constant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Unary {
+    Neg,
+    Exp,
+    Log,
+    Sqrt,
+    Relu,
+    Gelu,
+    Tanh,
+    Sigmoid,
+    Scale(f32),
+    AddScalar(f32),
+    Pow(f32),
+}
+
+/// One op: its forward and gradient, in WGSL (x, c; x, y, g, c) and on the CPU.
+struct Row {
+    wgsl: &'static str,
+    wgsl_grad: &'static str,
+    cpu: fn(f64, f64) -> f64,
+    cpu_grad: fn(f64, f64, f64, f64) -> f64,
+}
+
+const GELU_K: f64 = 0.797_884_560_802_865_4;
+
+fn gelu(x: f64) -> f64 {
+    0.5 * x * (1.0 + (GELU_K * (x + 0.044715 * x * x * x)).tanh())
+}
+
+fn gelu_grad(x: f64) -> f64 {
+    let t = (GELU_K * (x + 0.044715 * x * x * x)).tanh();
+    0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * GELU_K * (1.0 + 3.0 * 0.044715 * x * x)
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+impl Unary {
+    fn row(self) -> Row {
+        use Unary::*;
+        match self {
+            Neg => Row {
+                wgsl: "-x",
+                wgsl_grad: "-g",
+                cpu: |x, _| -x,
+                cpu_grad: |_, _, g, _| -g,
+            },
+            Exp => Row {
+                wgsl: "exp(x)",
+                wgsl_grad: "g * y",
+                cpu: |x, _| x.exp(),
+                cpu_grad: |_, y, g, _| g * y,
+            },
+            Log => Row {
+                wgsl: "log(x)",
+                wgsl_grad: "g / x",
+                cpu: |x, _| x.ln(),
+                cpu_grad: |x, _, g, _| g / x,
+            },
+            Sqrt => Row {
+                wgsl: "sqrt(x)",
+                wgsl_grad: "g * 0.5 / y",
+                cpu: |x, _| x.sqrt(),
+                cpu_grad: |_, y, g, _| g * 0.5 / y,
+            },
+            Relu => Row {
+                wgsl: "max(x, 0.0)",
+                wgsl_grad: "select(0.0, g, x > 0.0)",
+                cpu: |x, _| x.max(0.0),
+                cpu_grad: |x, _, g, _| if x > 0.0 { g } else { 0.0 },
+            },
+            Gelu => Row {
+                wgsl: "gelu(x)",
+                wgsl_grad: "g * gelu_grad(x)",
+                cpu: |x, _| gelu(x),
+                cpu_grad: |x, _, g, _| g * gelu_grad(x),
+            },
+            Tanh => Row {
+                wgsl: "tanh_safe(x)",
+                wgsl_grad: "g * (1.0 - y * y)",
+                cpu: |x, _| x.tanh(),
+                cpu_grad: |_, y, g, _| g * (1.0 - y * y),
+            },
+            Sigmoid => Row {
+                wgsl: "sigmoid(x)",
+                wgsl_grad: "g * y * (1.0 - y)",
+                cpu: |x, _| sigmoid(x),
+                cpu_grad: |_, y, g, _| g * y * (1.0 - y),
+            },
+            Scale(_) => Row {
+                wgsl: "x * c",
+                wgsl_grad: "g * c",
+                cpu: |x, c| x * c,
+                cpu_grad: |_, _, g, c| g * c,
+            },
+            AddScalar(_) => Row {
+                wgsl: "x + c",
+                wgsl_grad: "g",
+                cpu: |x, c| x + c,
+                cpu_grad: |_, _, g, _| g,
+            },
+            Pow(_) => Row {
+                wgsl: "pow_real(x, c)",
+                wgsl_grad: "g * c * pow_real(x, c - 1.0)",
+                cpu: |x, c| x.powf(c),
+                cpu_grad: |x, _, g, c| g * c * x.powf(c - 1.0),
+            },
+        }
+    }
+
+    fn scalar(self) -> f32 {
+        match self {
+            Unary::Scale(c) | Unary::AddScalar(c) | Unary::Pow(c) => c,
+            _ => 0.0,
+        }
+    }
+}
+
+fn unary(x: &Tensor, kind: Unary) -> Result<Tensor> {
+    x.expect_dtype("unary op", DType::F32)?;
+    let row = kind.row();
+    let c = kind.scalar();
+    let storage = match gpu_of(x.device()) {
+        None => {
+            let v = x.host_f64("unary op")?;
+            Storage::Host(Host::F(
+                v.into_iter().map(|x| (row.cpu)(x, c as f64)).collect(),
+            ))
+        }
+        Some(gpu) => {
+            let kernel = Kernel::new("unary", include_str!("../../shaders/unary.wgsl"), "main")
+                .slot("EXPR", row.wgsl);
+            let n = x.numel();
+            launch1(
+                gpu,
+                &kernel,
+                &[n as u32, f(c)],
+                &[x],
+                n,
+                gpu.groups_1d(n, 256),
+            )?
+        }
+    };
+    Ok(Tensor::from_op(
+        x.shape().to_vec(),
+        DType::F32,
+        x.device(),
+        storage,
+        Op::Unary(kind, x.clone()),
+    ))
+}
+
+/// dx for a unary op from its input, output and the output's gradient.
+pub(crate) fn unary_backward(kind: Unary, x: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor> {
+    let row = kind.row();
+    let c = kind.scalar();
+    let storage = match gpu_of(x.device()) {
+        None => {
+            let (xv, yv, gv) = (
+                x.host_f64("backward")?,
+                y.host_f64("backward")?,
+                g.host_f64("backward")?,
+            );
+            let dx = (0..xv.len())
+                .map(|i| (row.cpu_grad)(xv[i], yv[i], gv[i], c as f64))
+                .collect();
+            Storage::Host(Host::F(dx))
+        }
+        Some(gpu) => {
+            let kernel = Kernel::new(
+                "unary_backward",
+                include_str!("../../shaders/unary_backward.wgsl"),
+                "main",
+            )
+            .slot("GRAD", row.wgsl_grad);
+            let n = x.numel();
+            launch1(
+                gpu,
+                &kernel,
+                &[n as u32, f(c)],
+                &[x, y, g],
+                n,
+                gpu.groups_1d(n, 256),
+            )?
+        }
+    };
+    Ok(Tensor::from_storage(
+        x.shape().to_vec(),
+        DType::F32,
+        x.device(),
+        storage,
+    ))
+}
+
+impl Tensor {
+    pub fn neg(&self) -> Result<Tensor> {
+        unary(self, Unary::Neg)
+    }
+    pub fn exp(&self) -> Result<Tensor> {
+        unary(self, Unary::Exp)
+    }
+    pub fn log(&self) -> Result<Tensor> {
+        unary(self, Unary::Log)
+    }
+    pub fn sqrt(&self) -> Result<Tensor> {
+        unary(self, Unary::Sqrt)
+    }
+    pub fn relu(&self) -> Result<Tensor> {
+        unary(self, Unary::Relu)
+    }
+    /// GELU, tanh form.
+    pub fn gelu(&self) -> Result<Tensor> {
+        unary(self, Unary::Gelu)
+    }
+    pub fn tanh(&self) -> Result<Tensor> {
+        unary(self, Unary::Tanh)
+    }
+    pub fn sigmoid(&self) -> Result<Tensor> {
+        unary(self, Unary::Sigmoid)
+    }
+    /// Multiplies every element by `c`.
+    pub fn scale(&self, c: f32) -> Result<Tensor> {
+        unary(self, Unary::Scale(c))
+    }
+    /// Adds `c` to every element.
+    pub fn add_scalar(&self, c: f32) -> Result<Tensor> {
+        unary(self, Unary::AddScalar(c))
+    }
+    /// Raises every element to the power `c`.
+    pub fn powf(&self, c: f32) -> Result<Tensor> {
+        unary(self, Unary::Pow(c))
+    }
+}

@@ -1,0 +1,417 @@
+//! The Tensor handle: a cheap `Rc` to shape, storage (a pooled GPU buffer or a CPU vector) and
+//! the op that made it.
+
+use crate::autograd::{self, Op};
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, PooledBuffer};
+use std::cell::RefCell;
+use std::fmt;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Element type. Floats are f32 on the GPU; the CPU backend keeps them in f64, which makes it
+/// an exact reference for tests and finite differences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DType {
+    F32,
+    U32,
+}
+
+impl DType {
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::U32 => "u32",
+        }
+    }
+}
+
+/// Where a tensor lives and where its ops run.
+#[derive(Clone)]
+pub enum Device {
+    Cpu,
+    Gpu(Rc<Gpu>),
+}
+
+impl Device {
+    /// Same device (the same GPU context, or both CPU).
+    pub fn same(&self, other: &Device) -> bool {
+        match (self, other) {
+            (Device::Cpu, Device::Cpu) => true,
+            (Device::Gpu(a), Device::Gpu(b)) => Rc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// A short description: the adapter's name, or "CPU".
+    pub fn name(&self) -> String {
+        match self {
+            Device::Cpu => "CPU".into(),
+            Device::Gpu(g) => g.adapter_name(),
+        }
+    }
+}
+
+/// Element data held on the CPU.
+#[derive(Clone, Debug)]
+pub(crate) enum Host {
+    F(Vec<f64>),
+    U(Vec<u32>),
+}
+
+pub(crate) enum Storage {
+    Host(Host),
+    Gpu(PooledBuffer),
+    Freed,
+}
+
+struct Node {
+    id: u64,
+    shape: Vec<usize>,
+    dtype: DType,
+    device: Device,
+    storage: Rc<RefCell<Storage>>,
+    op: Option<Op>,
+    requires_grad: bool,
+}
+
+/// A tensor: shape, data on a device, and (when it needs a gradient) the op that made it.
+#[derive(Clone)]
+pub struct Tensor(Rc<Node>);
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// Number of elements of a shape.
+pub fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+impl Tensor {
+    fn make(
+        shape: Vec<usize>,
+        dtype: DType,
+        device: Device,
+        storage: Rc<RefCell<Storage>>,
+        op: Option<Op>,
+        requires_grad: bool,
+    ) -> Tensor {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        Tensor(Rc::new(Node {
+            id,
+            shape,
+            dtype,
+            device,
+            storage,
+            op,
+            requires_grad,
+        }))
+    }
+
+    /// The result of an op: records `op` for backward when gradients are on and any input
+    /// needs one, and drops it (with what it saved) otherwise.
+    pub(crate) fn from_op(
+        shape: Vec<usize>,
+        dtype: DType,
+        device: &Device,
+        storage: Storage,
+        op: Op,
+    ) -> Tensor {
+        let needs = autograd::is_enabled() && op.inputs().iter().any(|t| t.requires_grad());
+        let op = needs.then_some(op);
+        Tensor::make(
+            shape,
+            dtype,
+            device.clone(),
+            Rc::new(RefCell::new(storage)),
+            op,
+            needs,
+        )
+    }
+
+    /// A tensor from raw storage, with no history.
+    pub(crate) fn from_storage(
+        shape: Vec<usize>,
+        dtype: DType,
+        device: &Device,
+        storage: Storage,
+    ) -> Tensor {
+        Tensor::make(
+            shape,
+            dtype,
+            device.clone(),
+            Rc::new(RefCell::new(storage)),
+            None,
+            false,
+        )
+    }
+
+    /// An f32 tensor from `data` on `device`.
+    pub fn from_vec(data: Vec<f32>, shape: &[usize], device: &Device) -> Result<Tensor> {
+        check_len("from_vec", data.len(), shape)?;
+        let storage = match device {
+            Device::Cpu => Storage::Host(Host::F(data.iter().map(|&v| v as f64).collect())),
+            Device::Gpu(g) => upload(g, bytemuck::cast_slice(&data))?,
+        };
+        Ok(Tensor::from_storage(
+            shape.to_vec(),
+            DType::F32,
+            device,
+            storage,
+        ))
+    }
+
+    /// A u32 tensor (indices, labels) from `data` on `device`.
+    pub fn from_u32(data: Vec<u32>, shape: &[usize], device: &Device) -> Result<Tensor> {
+        check_len("from_u32", data.len(), shape)?;
+        let storage = match device {
+            Device::Cpu => Storage::Host(Host::U(data)),
+            Device::Gpu(g) => upload(g, bytemuck::cast_slice(&data))?,
+        };
+        Ok(Tensor::from_storage(
+            shape.to_vec(),
+            DType::U32,
+            device,
+            storage,
+        ))
+    }
+
+    /// An f32 tensor from f64 data: exact on the CPU, rounded to f32 on the GPU.
+    pub fn from_f64(data: Vec<f64>, shape: &[usize], device: &Device) -> Result<Tensor> {
+        check_len("from_f64", data.len(), shape)?;
+        match device {
+            Device::Cpu => Ok(Tensor::from_storage(
+                shape.to_vec(),
+                DType::F32,
+                device,
+                Storage::Host(Host::F(data)),
+            )),
+            Device::Gpu(_) => {
+                Tensor::from_vec(data.iter().map(|&v| v as f32).collect(), shape, device)
+            }
+        }
+    }
+
+    /// A tensor of `shape` filled with `value`.
+    pub fn full(shape: &[usize], value: f32, device: &Device) -> Result<Tensor> {
+        Tensor::from_vec(vec![value; numel(shape)], shape, device)
+    }
+
+    /// A tensor of zeros.
+    pub fn zeros(shape: &[usize], device: &Device) -> Result<Tensor> {
+        Tensor::full(shape, 0.0, device)
+    }
+
+    /// The same data marked as needing a gradient (a leaf of the graph).
+    pub fn requires_grad(&self) -> bool {
+        self.0.requires_grad
+    }
+
+    /// A leaf sharing this data that needs a gradient.
+    pub fn with_grad(&self) -> Tensor {
+        Tensor::make(
+            self.shape().to_vec(),
+            self.dtype(),
+            self.device().clone(),
+            self.0.storage.clone(),
+            None,
+            true,
+        )
+    }
+
+    /// The same data without history: gradients stop here.
+    pub fn detach(&self) -> Tensor {
+        Tensor::make(
+            self.shape().to_vec(),
+            self.dtype(),
+            self.device().clone(),
+            self.0.storage.clone(),
+            None,
+            false,
+        )
+    }
+
+    /// The same data seen with another shape of the same size: no copy (tensors are contiguous).
+    pub(crate) fn view(&self, shape: &[usize], op: Option<Op>) -> Tensor {
+        let needs = op.is_some() && autograd::is_enabled() && self.requires_grad();
+        let op = if needs { op } else { None };
+        Tensor::make(
+            shape.to_vec(),
+            self.dtype(),
+            self.device().clone(),
+            self.0.storage.clone(),
+            op,
+            needs,
+        )
+    }
+
+    /// A unique id, stable for the life of the tensor.
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+    pub fn shape(&self) -> &[usize] {
+        &self.0.shape
+    }
+    pub fn rank(&self) -> usize {
+        self.0.shape.len()
+    }
+    pub fn numel(&self) -> usize {
+        numel(&self.0.shape)
+    }
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+    pub fn device(&self) -> &Device {
+        &self.0.device
+    }
+    pub(crate) fn op(&self) -> Option<&Op> {
+        self.0.op.as_ref()
+    }
+
+    /// Releases the data now (the GPU buffer goes back to the pool); later reads are errors.
+    pub fn free(&self) {
+        *self.0.storage.borrow_mut() = Storage::Freed;
+    }
+
+    /// The GPU buffer behind this tensor (a cheap handle).
+    pub(crate) fn buffer(&self, op: &'static str) -> Result<wgpu::Buffer> {
+        match &*self.0.storage.borrow() {
+            Storage::Gpu(b) => Ok(b.buffer().clone()),
+            Storage::Freed => Err(Error::Freed(op)),
+            Storage::Host(_) => Err(Error::DeviceMismatch(op)),
+        }
+    }
+
+    /// The CPU data of an f32 tensor, in f64.
+    pub(crate) fn host_f64(&self, op: &'static str) -> Result<Vec<f64>> {
+        match &*self.0.storage.borrow() {
+            Storage::Host(Host::F(v)) => Ok(v.clone()),
+            Storage::Host(Host::U(_)) => Err(Error::DType {
+                op,
+                expected: "f32",
+                got: "u32",
+            }),
+            Storage::Freed => Err(Error::Freed(op)),
+            Storage::Gpu(_) => Err(Error::DeviceMismatch(op)),
+        }
+    }
+
+    /// The CPU data of a u32 tensor.
+    pub(crate) fn host_u32(&self, op: &'static str) -> Result<Vec<u32>> {
+        match &*self.0.storage.borrow() {
+            Storage::Host(Host::U(v)) => Ok(v.clone()),
+            Storage::Host(Host::F(_)) => Err(Error::DType {
+                op,
+                expected: "u32",
+                got: "f32",
+            }),
+            Storage::Freed => Err(Error::Freed(op)),
+            Storage::Gpu(_) => Err(Error::DeviceMismatch(op)),
+        }
+    }
+
+    async fn read_bytes(&self) -> Result<Vec<u8>> {
+        let (gpu, buffer) = match &*self.0.storage.borrow() {
+            Storage::Gpu(b) => (b.gpu().clone(), b.buffer().clone()),
+            Storage::Freed => return Err(Error::Freed("read")),
+            Storage::Host(_) => unreachable!("read_bytes is only called on GPU tensors"),
+        };
+        gpu.read(&buffer, self.numel() as u64 * 4).await
+    }
+
+    /// Reads an f32 tensor back (async: it waits for the GPU).
+    pub async fn to_vec(&self) -> Result<Vec<f32>> {
+        Ok(self
+            .to_vec_f64()
+            .await?
+            .into_iter()
+            .map(|v| v as f32)
+            .collect())
+    }
+
+    /// Reads an f32 tensor back in f64 (exact for CPU tensors).
+    pub async fn to_vec_f64(&self) -> Result<Vec<f64>> {
+        self.expect_dtype("to_vec", DType::F32)?;
+        if let Device::Cpu = self.device() {
+            return self.host_f64("to_vec");
+        }
+        let bytes = self.read_bytes().await?;
+        let floats: &[f32] = bytemuck::cast_slice(&bytes);
+        Ok(floats[..self.numel()].iter().map(|&v| v as f64).collect())
+    }
+
+    /// Reads a u32 tensor back.
+    pub async fn to_vec_u32(&self) -> Result<Vec<u32>> {
+        self.expect_dtype("to_vec_u32", DType::U32)?;
+        if let Device::Cpu = self.device() {
+            return self.host_u32("to_vec_u32");
+        }
+        let bytes = self.read_bytes().await?;
+        Ok(bytemuck::cast_slice::<u8, u32>(&bytes)[..self.numel()].to_vec())
+    }
+
+    /// A copy of this tensor on `device` (reads back when leaving the GPU).
+    pub async fn to_device(&self, device: &Device) -> Result<Tensor> {
+        match self.dtype() {
+            DType::F32 => Tensor::from_f64(self.to_vec_f64().await?, self.shape(), device),
+            DType::U32 => Tensor::from_u32(self.to_vec_u32().await?, self.shape(), device),
+        }
+    }
+
+    pub(crate) fn expect_dtype(&self, op: &'static str, dtype: DType) -> Result<()> {
+        if self.dtype() == dtype {
+            Ok(())
+        } else {
+            Err(Error::DType {
+                op,
+                expected: dtype.name(),
+                got: self.dtype().name(),
+            })
+        }
+    }
+
+    /// Checks that `other` lives on this tensor's device.
+    pub(crate) fn same_device(&self, op: &'static str, other: &Tensor) -> Result<()> {
+        if self.device().same(other.device()) {
+            Ok(())
+        } else {
+            Err(Error::DeviceMismatch(op))
+        }
+    }
+}
+
+impl fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Tensor(#{} {:?} {} on {})",
+            self.id(),
+            self.shape(),
+            self.dtype().name(),
+            self.device().name()
+        )
+    }
+}
+
+fn check_len(op: &'static str, len: usize, shape: &[usize]) -> Result<()> {
+    if len == numel(shape) {
+        Ok(())
+    } else {
+        Err(Error::Invalid {
+            op,
+            why: format!("{len} values cannot fill shape {shape:?}"),
+        })
+    }
+}
+
+fn upload(gpu: &Rc<Gpu>, bytes: &[u8]) -> Result<Storage> {
+    let buffer = gpu.alloc(bytes.len() as u64, true)?;
+    if !bytes.is_empty() {
+        gpu.queue.write_buffer(buffer.buffer(), 0, bytes);
+    }
+    Ok(Storage::Gpu(buffer))
+}
+
+/// A fresh GPU buffer for an op's output of `len` 4-byte elements.
+pub(crate) fn gpu_output(gpu: &Rc<Gpu>, len: usize) -> Result<PooledBuffer> {
+    gpu.alloc(len as u64 * 4, false)
+}

@@ -1,0 +1,223 @@
+//! The autograd engine and the performance rules: summed gradients, no-grad, one submit and no
+//! new buffers per step after warm-up, and the typed errors of misuse.
+
+mod common;
+use common::{indices, run, uniform};
+use webgrad::{no_grad, Device, Error, Tensor};
+
+#[test]
+fn a_tensor_used_twice_gets_the_sum_of_its_gradients() {
+    run(async {
+        for device in [Device::Cpu, common::gpu().await] {
+            let xs = vec![-1.5f32, 0.0, 2.0, 3.25];
+            let x = Tensor::from_vec(xs.clone(), &[4], &device)
+                .unwrap()
+                .with_grad();
+            let loss = x.mul(&x).unwrap().add(&x).unwrap().sum_all().unwrap();
+            let grads = loss.backward().unwrap();
+            let g = grads.get(&x).unwrap().to_vec().await.unwrap();
+            let want: Vec<f32> = xs.iter().map(|v| 2.0 * v + 1.0).collect();
+            assert_eq!(g, want, "on {}", device.name());
+        }
+    });
+}
+
+#[test]
+fn a_diamond_graph_sums_each_path_once() {
+    run(async {
+        let gpu = common::gpu().await;
+        let x = Tensor::from_vec(vec![0.5, -2.0], &[2], &gpu)
+            .unwrap()
+            .with_grad();
+        let y = x.scale(3.0).unwrap();
+        // loss = Σ y·y + y·x + exp(y) = Σ 9x² + 3x² + e^{3x}; dloss/dx = 24x + 3e^{3x}
+        let loss = y
+            .mul(&y)
+            .unwrap()
+            .add(&y.mul(&x).unwrap())
+            .unwrap()
+            .add(&y.exp().unwrap())
+            .unwrap()
+            .sum_all()
+            .unwrap();
+        let g = loss
+            .backward()
+            .unwrap()
+            .get(&x)
+            .unwrap()
+            .to_vec()
+            .await
+            .unwrap();
+        for (gv, xv) in g.iter().zip([0.5f32, -2.0]) {
+            let want = 24.0 * xv + 3.0 * (3.0 * xv).exp();
+            assert!(
+                (gv - want).abs() < 1e-4 * want.abs().max(1.0),
+                "{gv} vs {want}"
+            );
+        }
+    });
+}
+
+#[test]
+fn no_grad_records_nothing() {
+    run(async {
+        let gpu = common::gpu().await;
+        let x = Tensor::from_vec(vec![1.0, 2.0], &[2], &gpu)
+            .unwrap()
+            .with_grad();
+        let y = no_grad(|| x.mul(&x).unwrap().sum_all().unwrap());
+        assert!(!y.requires_grad());
+        assert!(matches!(y.backward(), Err(Error::Backward(_))));
+        // Recording resumes afterwards, and a detached tensor stops gradients.
+        let z = x.mul(&x.detach()).unwrap().sum_all().unwrap();
+        assert_eq!(
+            z.backward()
+                .unwrap()
+                .get(&x)
+                .unwrap()
+                .to_vec()
+                .await
+                .unwrap(),
+            vec![1.0, 2.0]
+        );
+    });
+}
+
+/// One MLP training step (forward, backward, SGD update) on fresh data; returns new params.
+fn mlp_step(device: &Device, params: &[Tensor], step: u64) -> Vec<Tensor> {
+    let (batch, inputs, classes) = (64, 20, 10);
+    let x = Tensor::from_f64(
+        uniform(batch * inputs, -1.0, 1.0, step),
+        &[batch, inputs],
+        device,
+    )
+    .unwrap();
+    let y = Tensor::from_u32(indices(batch, classes as u32, step), &[batch], device).unwrap();
+    let h = x
+        .matmul(&params[0])
+        .unwrap()
+        .add(&params[1])
+        .unwrap()
+        .relu()
+        .unwrap();
+    let logits = h.matmul(&params[2]).unwrap().add(&params[3]).unwrap();
+    let loss = logits.cross_entropy(&y).unwrap();
+    let grads = loss.backward().unwrap();
+    no_grad(|| {
+        params
+            .iter()
+            .map(|p| {
+                p.sub(&grads.get(p).unwrap().scale(0.1).unwrap())
+                    .unwrap()
+                    .with_grad()
+            })
+            .collect()
+    })
+}
+
+#[test]
+fn after_warm_up_a_training_step_creates_no_buffer_and_submits_once() {
+    run(async {
+        let device = common::gpu().await;
+        let Device::Gpu(gpu) = &device else {
+            unreachable!()
+        };
+        let shapes: [&[usize]; 4] = [&[20, 48], &[48], &[48, 10], &[10]];
+        let mut params: Vec<Tensor> = shapes
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                Tensor::from_f64(uniform(s.iter().product(), -0.3, 0.3, i as u64), s, &device)
+                    .unwrap()
+                    .with_grad()
+            })
+            .collect();
+        for step in 0..3 {
+            params = mlp_step(&device, &params, step);
+            gpu.flush();
+        }
+        let mark = gpu.counters();
+        params = mlp_step(&device, &params, 3);
+        gpu.flush();
+        let step = gpu.counters().since(&mark);
+        println!("one MLP step after warm-up: {step:?}");
+        assert_eq!(step.buffers_created, 0, "{step:?}");
+        assert_eq!(step.submits, 1, "{step:?}");
+        assert!(step.dispatches > 10, "{step:?}");
+        // The step really trained: the parameters are finite and were updated.
+        assert!(params[0]
+            .to_vec()
+            .await
+            .unwrap()
+            .iter()
+            .all(|v| v.is_finite()));
+    });
+}
+
+#[test]
+fn a_tensor_over_the_binding_limit_is_refused_before_allocating() {
+    run(async {
+        let device = common::gpu().await;
+        let Device::Gpu(gpu) = &device else {
+            unreachable!()
+        };
+        let max = gpu.limits().max_storage_buffer_binding_size;
+        let side = ((max / 4) as f64).sqrt() as usize + 16;
+        let a = Tensor::zeros(&[side, 1], &device).unwrap();
+        let b = Tensor::zeros(&[1, side], &device).unwrap();
+        let created = gpu.counters().buffers_created;
+        let err = a.add(&b).unwrap_err();
+        match &err {
+            Error::TooLarge {
+                limit,
+                requested,
+                max: m,
+            } => {
+                assert_eq!(*limit, "maxStorageBufferBindingSize");
+                assert_eq!(*requested, (side * side * 4) as u64);
+                assert_eq!(*m, max);
+            }
+            other => panic!("expected TooLarge, got {other}"),
+        }
+        assert!(err.to_string().contains("maxStorageBufferBindingSize"));
+        assert_eq!(gpu.counters().buffers_created, created);
+    });
+}
+
+#[test]
+fn misuse_gives_typed_errors() {
+    run(async {
+        let gpu = common::gpu().await;
+        let x = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3], &gpu).unwrap();
+        // Reading a freed tensor.
+        let y = x.exp().unwrap();
+        y.free();
+        assert_eq!(y.to_vec().await.unwrap_err(), Error::Freed("read"));
+        assert!(matches!(y.add(&x), Err(Error::Freed(_))));
+        // Wrong length, wrong dtype, mixed devices, non-scalar backward, bad axis.
+        assert!(matches!(
+            Tensor::from_vec(vec![1.0; 5], &[2, 3], &gpu),
+            Err(Error::Invalid { .. })
+        ));
+        let idx = Tensor::from_u32(vec![0, 1, 2], &[3], &gpu).unwrap();
+        assert!(matches!(x.add(&idx), Err(Error::DType { .. })));
+        let cpu = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3], &Device::Cpu).unwrap();
+        assert!(matches!(x.add(&cpu), Err(Error::DeviceMismatch(_))));
+        assert!(matches!(
+            x.with_grad().exp().unwrap().backward(),
+            Err(Error::Backward(_))
+        ));
+        assert!(matches!(x.sum(3, false), Err(Error::Invalid { .. })));
+        assert!(matches!(x.permute(&[0, 0]), Err(Error::Invalid { .. })));
+        // Bad targets: an error on the CPU, NaN (never a panic) on the GPU.
+        let logits = Tensor::zeros(&[2, 3], &Device::Cpu).unwrap();
+        let bad = Tensor::from_u32(vec![0, 3], &[2], &Device::Cpu).unwrap();
+        assert!(matches!(
+            logits.cross_entropy(&bad),
+            Err(Error::Invalid { .. })
+        ));
+        let logits = Tensor::zeros(&[2, 3], &gpu).unwrap();
+        let bad = Tensor::from_u32(vec![0, 3], &[2], &gpu).unwrap();
+        assert!(logits.cross_entropy(&bad).unwrap().to_vec().await.unwrap()[0].is_nan());
+    });
+}

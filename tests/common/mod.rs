@@ -1,0 +1,173 @@
+//! Shared test helpers: the GPU for this thread, seeded random data, and the op checker that
+//! compares the GPU against the f64 CPU reference and the CPU gradient against central finite
+//! differences. Async so that the browser tests use it too.
+#![allow(dead_code)]
+
+use rand::{rngs::SmallRng, Rng, SeedableRng};
+use std::rc::Rc;
+use webgrad::{Device, Gpu, Result, Tensor};
+
+thread_local! {
+    static GPU: std::cell::RefCell<Option<Rc<Gpu>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The GPU device of this test thread, created once.
+pub async fn gpu() -> Device {
+    if let Some(g) = GPU.with(|g| g.borrow().clone()) {
+        return Device::Gpu(g);
+    }
+    let g = Gpu::new()
+        .await
+        .expect("a GPU adapter (lavapipe natively, SwiftShader in the browser)");
+    GPU.with(|cell| *cell.borrow_mut() = Some(g.clone()));
+    // Never dropped: wgpu cannot release buffers while thread-locals are being torn down.
+    std::mem::forget(g.clone());
+    Device::Gpu(g)
+}
+
+/// Natively, runs a future to completion.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn run<T>(f: impl std::future::Future<Output = T>) -> T {
+    pollster::block_on(f)
+}
+
+/// `n` values uniform in [lo, hi), from `seed`.
+pub fn uniform(n: usize, lo: f64, hi: f64, seed: u64) -> Vec<f64> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    (0..n).map(|_| rng.random_range(lo..hi)).collect()
+}
+
+/// `n` integers below `max`, from `seed`.
+pub fn indices(n: usize, max: u32, seed: u64) -> Vec<u32> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    (0..n).map(|_| rng.random_range(0..max)).collect()
+}
+
+/// Asserts |got - want| <= tol (|want| + mean |want|) elementwise: a relative tolerance scaled
+/// by the magnitude of the reference.
+pub fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths differ");
+    let scale = want.iter().map(|v| v.abs()).sum::<f64>() / want.len().max(1) as f64;
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let bound = tol * (w.abs() + scale + 1e-12);
+        assert!(
+            (g - w).abs() <= bound,
+            "{what}[{i}]: got {g}, want {w} (bound {bound:e})"
+        );
+    }
+}
+
+/// An input of an op under test: values and shape.
+pub struct Input {
+    pub values: Vec<f64>,
+    pub shape: Vec<usize>,
+}
+
+pub fn input(shape: &[usize], seed: u64) -> Input {
+    let n = shape.iter().product();
+    Input {
+        values: uniform(n, -1.0, 1.0, seed),
+        shape: shape.to_vec(),
+    }
+}
+
+/// How many elements of each input the finite-difference check perturbs (spread evenly).
+const FD_SAMPLES: usize = 24;
+
+/// Checks one op, given as a function of its f32 inputs on a device:
+/// 1. the GPU forward equals the f64 CPU reference (tolerance `tol`);
+/// 2. with loss = Σ out · w for fixed random w, the GPU gradients equal the CPU ones;
+/// 3. the CPU gradients equal central finite differences of the CPU loss in f64.
+pub async fn check_op<F>(name: &str, inputs: &[Input], tol: f64, op: F)
+where
+    F: Fn(&Device, &[Tensor]) -> Result<Tensor>,
+{
+    let gpu = gpu().await;
+    let leaves = |device: &Device| -> Vec<Tensor> {
+        inputs
+            .iter()
+            .map(|i| {
+                Tensor::from_f64(i.values.clone(), &i.shape, device)
+                    .unwrap()
+                    .with_grad()
+            })
+            .collect()
+    };
+    let (cpu_in, gpu_in) = (leaves(&Device::Cpu), leaves(&gpu));
+    let cpu_out = op(&Device::Cpu, &cpu_in).unwrap();
+    let gpu_out = op(&gpu, &gpu_in).unwrap();
+    assert_eq!(cpu_out.shape(), gpu_out.shape(), "{name}: output shapes");
+    let want = cpu_out.to_vec_f64().await.unwrap();
+    assert_close(
+        &format!("{name} forward"),
+        &gpu_out.to_vec_f64().await.unwrap(),
+        &want,
+        tol,
+    );
+
+    let weights = uniform(want.len(), -1.0, 1.0, 99);
+    let loss = |device: &Device, out: &Tensor| -> Tensor {
+        let w = Tensor::from_f64(weights.clone(), out.shape(), device).unwrap();
+        out.mul(&w).unwrap().sum_all().unwrap()
+    };
+    let cpu_grads = loss(&Device::Cpu, &cpu_out).backward().unwrap();
+    let gpu_grads = loss(&gpu, &gpu_out).backward().unwrap();
+    for (k, (c, g)) in cpu_in.iter().zip(&gpu_in).enumerate() {
+        let cg = cpu_grads
+            .get(c)
+            .unwrap_or_else(|| panic!("{name}: no CPU gradient for input {k}"));
+        let gg = gpu_grads
+            .get(g)
+            .unwrap_or_else(|| panic!("{name}: no GPU gradient for input {k}"));
+        let cg = cg.to_vec_f64().await.unwrap();
+        assert_close(
+            &format!("{name} grad {k} (GPU vs CPU)"),
+            &gg.to_vec_f64().await.unwrap(),
+            &cg,
+            tol * 10.0,
+        );
+
+        // Central differences in f64 on the CPU.
+        let n = inputs[k].values.len();
+        let step = (n / FD_SAMPLES).max(1);
+        let (mut fd, mut analytic) = (Vec::new(), Vec::new());
+        for e in (0..n).step_by(step) {
+            let h = 1e-6;
+            let eval = |delta: f64| -> f64 {
+                let ins: Vec<Tensor> = inputs
+                    .iter()
+                    .enumerate()
+                    .map(|(j, inp)| {
+                        let mut v = inp.values.clone();
+                        if j == k {
+                            v[e] += delta;
+                        }
+                        Tensor::from_f64(v, &inp.shape, &Device::Cpu).unwrap()
+                    })
+                    .collect();
+                let out = webgrad::no_grad(|| op(&Device::Cpu, &ins)).unwrap();
+                let l = webgrad::no_grad(|| loss(&Device::Cpu, &out));
+                run_now(l.to_vec_f64())[0]
+            };
+            fd.push((eval(h) - eval(-h)) / (2.0 * h));
+            analytic.push(cg[e]);
+        }
+        assert_close(
+            &format!("{name} grad {k} (CPU vs finite differences)"),
+            &analytic,
+            &fd,
+            1e-5,
+        );
+    }
+}
+
+/// CPU tensors read back without waiting on anything; their futures are ready at once.
+fn run_now<T>(f: impl std::future::Future<Output = Result<T>>) -> T {
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    let mut f = std::pin::pin!(f);
+    match f.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(v) => v.unwrap(),
+        std::task::Poll::Pending => panic!("a CPU readback should be ready at once"),
+    }
+}

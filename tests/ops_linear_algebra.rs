@@ -1,0 +1,157 @@
+//! Matmul (batched, transposed in place), reductions and movement ops.
+
+mod common;
+use common::{check_op, input, run};
+use webgrad::Tensor;
+
+/// The stored shape of an operand that is used transposed.
+fn stored(rows: usize, cols: usize, t: bool, batch: &[usize]) -> Vec<usize> {
+    let mut s = batch.to_vec();
+    s.extend(if t { [cols, rows] } else { [rows, cols] });
+    s
+}
+
+#[test]
+fn matmul_matches_cpu_for_every_transpose_and_batch() {
+    run(async {
+        let (m, k, n) = (67, 45, 71);
+        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+            for batch in [&[][..], &[3][..]] {
+                let a = input(&stored(m, k, ta, batch), 1);
+                let b = input(&stored(k, n, tb, batch), 2);
+                let name = format!("matmul ta={ta} tb={tb} batch={batch:?}");
+                check_op(&name, &[a, b], 1e-4, |_, t| t[0].matmul_t(&t[1], ta, tb)).await;
+            }
+        }
+    });
+}
+
+#[test]
+fn matmul_broadcasts_batches() {
+    run(async {
+        // A 2-D right operand is folded into one big product; a batch of one broadcasts.
+        check_op(
+            "matmul fold",
+            &[input(&[2, 35, 29], 3), input(&[29, 70], 4)],
+            1e-4,
+            |_, t| t[0].matmul(&t[1]),
+        )
+        .await;
+        check_op(
+            "matmul batch 1",
+            &[input(&[1, 19, 23], 5), input(&[4, 23, 17], 6)],
+            1e-4,
+            |_, t| t[0].matmul(&t[1]),
+        )
+        .await;
+        check_op(
+            "matmul 2-D left",
+            &[input(&[19, 23], 7), input(&[2, 3, 23, 17], 8)],
+            1e-4,
+            |_, t| t[0].matmul(&t[1]),
+        )
+        .await;
+    });
+}
+
+#[test]
+fn matmul_rejects_mismatched_inner_sizes() {
+    run(async {
+        let gpu = common::gpu().await;
+        let a = Tensor::zeros(&[3, 4], &gpu).unwrap();
+        let err = a
+            .matmul(&Tensor::zeros(&[5, 2], &gpu).unwrap())
+            .unwrap_err();
+        assert!(err.to_string().contains("inner sizes 4 and 5"), "{err}");
+    });
+}
+
+#[test]
+fn reductions_match_cpu() {
+    run(async {
+        let shape = [5, 67, 9];
+        for axis in 0..3 {
+            check_op(&format!("sum {axis}"), &[input(&shape, 1)], 1e-4, |_, t| {
+                t[0].sum(axis, false)
+            })
+            .await;
+            check_op(
+                &format!("mean {axis}"),
+                &[input(&shape, 2)],
+                1e-4,
+                |_, t| t[0].mean(axis, true),
+            )
+            .await;
+            check_op(&format!("max {axis}"), &[input(&shape, 3)], 1e-4, |_, t| {
+                t[0].max(axis, false)
+            })
+            .await;
+        }
+        check_op("sum_all", &[input(&[1031], 4)], 1e-4, |_, t| t[0].sum_all()).await;
+        check_op("mean_all", &[input(&[3, 343], 5)], 1e-4, |_, t| {
+            t[0].mean_all()
+        })
+        .await;
+        check_op("max_all", &[input(&[7, 149], 6)], 1e-4, |_, t| {
+            t[0].max_all()
+        })
+        .await;
+    });
+}
+
+#[test]
+fn argmax_picks_the_first_maximum() {
+    run(async {
+        let gpu = common::gpu().await;
+        let x =
+            Tensor::from_vec(vec![1.0, 3.0, 3.0, -1.0, 0.0, 5.0, 2.0, 5.0], &[2, 4], &gpu).unwrap();
+        assert_eq!(x.argmax(1).unwrap().to_vec_u32().await.unwrap(), vec![1, 1]);
+        assert_eq!(
+            x.argmax(0).unwrap().to_vec_u32().await.unwrap(),
+            vec![0, 1, 0, 1]
+        );
+    });
+}
+
+#[test]
+fn movement_ops_match_cpu() {
+    run(async {
+        let x = || input(&[3, 5, 7], 1);
+        check_op("reshape", &[x()], 1e-6, |_, t| {
+            t[0].reshape(&[15, 7])?.exp()
+        })
+        .await;
+        check_op("permute", &[x()], 1e-6, |_, t| t[0].permute(&[2, 0, 1])).await;
+        check_op("transpose", &[x()], 1e-6, |_, t| t[0].transpose(-1, 0)).await;
+        check_op("slice", &[x()], 1e-6, |_, t| t[0].slice(1, 1, 3)).await;
+        check_op("concat", &[x(), input(&[3, 2, 7], 2)], 1e-6, |_, t| {
+            Tensor::concat(&[t[0].clone(), t[1].clone()], 1)
+        })
+        .await;
+        check_op("expand", &[input(&[5, 1], 3)], 1e-6, |_, t| {
+            t[0].expand(&[4, 5, 67])
+        })
+        .await;
+        check_op("slice of permute", &[input(&[40, 9], 4)], 1e-6, |_, t| {
+            t[0].transpose(0, 1)?.slice(1, 3, 33)
+        })
+        .await;
+    });
+}
+
+#[test]
+fn reshape_shares_data_without_copying() {
+    run(async {
+        let gpu = common::gpu().await;
+        let webgrad::Device::Gpu(g) = &gpu else {
+            unreachable!()
+        };
+        let x = Tensor::from_vec((0..12).map(|v| v as f32).collect(), &[3, 4], &gpu).unwrap();
+        let before = g.counters();
+        let y = x.reshape(&[2, 6]).unwrap();
+        let after = g.counters().since(&before);
+        assert_eq!((after.dispatches, after.buffers_created), (0, 0));
+        assert_eq!(y.to_vec().await.unwrap(), x.to_vec().await.unwrap());
+        assert!(x.reshape(&[5, 2]).is_err());
+    });
+}

@@ -1,0 +1,197 @@
+//! The neural-network ops: softmax, cross-entropy, embedding, layernorm, attention, conv2d,
+//! max pooling and dropout.
+
+mod common;
+use common::{check_op, indices, input, run};
+use webgrad::{Device, Tensor};
+
+#[test]
+fn softmax_and_log_softmax_match_cpu() {
+    run(async {
+        check_op("softmax", &[input(&[13, 130], 1)], 1e-4, |_, t| {
+            t[0].softmax()
+        })
+        .await;
+        check_op("log_softmax", &[input(&[13, 130], 2)], 1e-4, |_, t| {
+            t[0].log_softmax()
+        })
+        .await;
+    });
+}
+
+#[test]
+fn softmax_is_stable_for_large_logits() {
+    run(async {
+        let gpu = common::gpu().await;
+        let x = Tensor::from_vec(vec![1000.0, 1001.0, 999.0, -1000.0], &[1, 4], &gpu).unwrap();
+        let p = x.softmax().unwrap().to_vec().await.unwrap();
+        assert!(p.iter().all(|v| v.is_finite()), "{p:?}");
+        assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        let targets = Tensor::from_u32(vec![1], &[1], &gpu).unwrap();
+        let loss = x.cross_entropy(&targets).unwrap().to_vec().await.unwrap()[0];
+        assert!((loss - 0.407_606).abs() < 1e-4, "{loss}");
+    });
+}
+
+#[test]
+fn cross_entropy_matches_cpu() {
+    run(async {
+        let targets = indices(37, 11, 5);
+        check_op("cross_entropy", &[input(&[37, 11], 1)], 1e-4, |d, t| {
+            t[0].scale(3.0)?
+                .cross_entropy(&Tensor::from_u32(targets.clone(), &[37], d)?)
+        })
+        .await;
+        check_op(
+            "cross_entropy wide",
+            &[input(&[5, 300], 2)],
+            1e-4,
+            |d, t| t[0].cross_entropy(&Tensor::from_u32(vec![0, 299, 17, 150, 64], &[5], d)?),
+        )
+        .await;
+    });
+}
+
+#[test]
+fn embedding_gathers_and_scatter_adds() {
+    run(async {
+        let idx = indices(65, 11, 7);
+        check_op("embedding", &[input(&[11, 19], 1)], 1e-5, |d, t| {
+            t[0].embedding(&Tensor::from_u32(idx.clone(), &[5, 13], d)?)
+        })
+        .await;
+    });
+}
+
+#[test]
+fn layernorm_matches_cpu() {
+    run(async {
+        let x = input(&[3, 13, 70], 1);
+        let (w, b) = (input(&[70], 2), input(&[70], 3));
+        check_op("layernorm", &[x, w, b], 1e-4, |_, t| {
+            t[0].layernorm(&t[1], &t[2], 1e-5)
+        })
+        .await;
+    });
+}
+
+#[test]
+fn causal_attention_matches_cpu() {
+    run(async {
+        // Two heads of 8 with 37 positions, and 70 positions (more than a workgroup's threads).
+        for (b, t, c, h) in [(2, 37, 24, 3), (1, 70, 16, 2)] {
+            let ins = [
+                input(&[b, t, c], 1),
+                input(&[b, t, c], 2),
+                input(&[b, t, c], 3),
+            ];
+            check_op(&format!("attention t={t}"), &ins, 1e-4, |_, x| {
+                x[0].attention(&x[1], &x[2], h)
+            })
+            .await;
+        }
+    });
+}
+
+#[test]
+fn attention_masks_the_future() {
+    run(async {
+        let gpu = common::gpu().await;
+        let (b, t, c) = (1, 5, 4);
+        let q = common::uniform(b * t * c, -1.0, 1.0, 1);
+        let k = common::uniform(b * t * c, -1.0, 1.0, 2);
+        let mut v = common::uniform(b * t * c, -1.0, 1.0, 3);
+        let make = |d: &Vec<f64>| Tensor::from_f64(d.clone(), &[b, t, c], &gpu).unwrap();
+        let before = make(&q)
+            .attention(&make(&k), &make(&v), 2)
+            .unwrap()
+            .to_vec()
+            .await
+            .unwrap();
+        // Changing the last value must not change any earlier position's output.
+        v[(t - 1) * c..].iter_mut().for_each(|x| *x += 10.0);
+        let after = make(&q)
+            .attention(&make(&k), &make(&v), 2)
+            .unwrap()
+            .to_vec()
+            .await
+            .unwrap();
+        assert_eq!(before[..(t - 1) * c], after[..(t - 1) * c]);
+        assert_ne!(before[(t - 1) * c..], after[(t - 1) * c..]);
+        let err = make(&q).attention(&make(&k), &make(&v), 3).unwrap_err();
+        assert!(
+            err.to_string().contains("3 heads do not divide 4 channels"),
+            "{err}"
+        );
+    });
+}
+
+#[test]
+fn conv2d_matches_cpu() {
+    run(async {
+        let x = || input(&[2, 3, 9, 11], 1);
+        let w = || input(&[5, 3, 3, 3], 2);
+        check_op("conv2d pad 1", &[x(), w(), input(&[5], 3)], 1e-4, |_, t| {
+            t[0].conv2d(&t[1], Some(&t[2]), 1, 1)
+        })
+        .await;
+        check_op("conv2d stride 2", &[x(), w()], 1e-4, |_, t| {
+            t[0].conv2d(&t[1], None, 2, 0)
+        })
+        .await;
+        check_op(
+            "conv2d 5x5 stride 2 pad 2",
+            &[x(), input(&[4, 3, 5, 5], 4)],
+            1e-4,
+            |_, t| t[0].conv2d(&t[1], None, 2, 2),
+        )
+        .await;
+    });
+}
+
+#[test]
+fn maxpool2d_matches_cpu() {
+    run(async {
+        check_op("maxpool 2/2", &[input(&[2, 3, 9, 11], 1)], 1e-6, |_, t| {
+            t[0].maxpool2d(2, 2)
+        })
+        .await;
+        check_op(
+            "maxpool 3/2 overlapping",
+            &[input(&[2, 3, 9, 11], 2)],
+            1e-6,
+            |_, t| t[0].maxpool2d(3, 2),
+        )
+        .await;
+    });
+}
+
+#[test]
+fn dropout_is_the_same_on_both_backends_and_repeats_with_its_seed() {
+    run(async {
+        check_op("dropout", &[input(&[9, 131], 1)], 1e-6, |_, t| {
+            t[0].dropout(0.3, 42)
+        })
+        .await;
+        let gpu = common::gpu().await;
+        let x = Tensor::full(&[4000], 1.0, &gpu).unwrap();
+        let a = x.dropout(0.25, 7).unwrap().to_vec().await.unwrap();
+        let b = x.dropout(0.25, 7).unwrap().to_vec().await.unwrap();
+        let c = x.dropout(0.25, 8).unwrap().to_vec().await.unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        let dropped = a.iter().filter(|v| **v == 0.0).count() as f64 / 4000.0;
+        assert!((dropped - 0.25).abs() < 0.03, "dropped {dropped}");
+        assert!(a
+            .iter()
+            .all(|v| *v == 0.0 || (*v - 1.0 / 0.75).abs() < 1e-6));
+        let cpu = Tensor::full(&[4000], 1.0, &Device::Cpu)
+            .unwrap()
+            .dropout(0.25, 7)
+            .unwrap()
+            .to_vec()
+            .await
+            .unwrap();
+        assert_eq!(a, cpu);
+    });
+}
