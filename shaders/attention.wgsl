@@ -24,7 +24,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let h = (row / p.t) % p.heads;
     let b = row / (p.t * p.heads);
     let q_at = (b * p.t + i) * p.c + h * p.d;
-    var m = -3.4028235e38;
+    var m = -3.402823e38;
     if (valid) {
         for (var j = lid; j <= i; j += WG) {
             let k_at = (b * p.t + j) * p.c + h * p.d;

@@ -7,6 +7,8 @@ struct Params { rows: u32, cols: u32 }
 @group(0) @binding(2) var<storage, read> targets: array<u32>;
 @group(0) @binding(3) var<storage, read_write> loss: array<f32>;
 
+//#include math
+
 //#include rowwise
 
 @compute @workgroup_size(64)
@@ -15,7 +17,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let row = row_index(wid, nwg);
     let valid = row < p.rows;
     let base = row * p.cols;
-    var m = -3.4028235e38;
+    var m = -3.402823e38;
     if (valid) {
         for (var j = lid; j < p.cols; j += WG) { m = max(m, x[base + j]); }
     }
@@ -28,7 +30,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (!valid || lid != 0u) { return; }
     let t = targets[row];
     if (t >= p.cols) {
-        loss[row] = bitcast<f32>(0x7fc00000u);
+        loss[row] = nan();
     } else {
         loss[row] = m + log(s) - x[base + t];
     }

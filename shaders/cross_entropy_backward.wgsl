@@ -15,7 +15,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let row = row_index(wid, nwg);
     let valid = row < p.rows;
     let base = row * p.cols;
-    var m = -3.4028235e38;
+    var m = -3.402823e38;
     if (valid) {
         for (var j = lid; j < p.cols; j += WG) { m = max(m, x[base + j]); }
     }

@@ -1,5 +1,11 @@
 // Shared math helpers, included by the shaders that need them.
 
+// A quiet NaN. Built at run time: browsers reject NaN in constant expressions.
+fn nan() -> f32 {
+    var bits = 0x7fc00000u;
+    return bitcast<f32>(bits);
+}
+
 // tanh that stays finite for large |x| (the naive (e^2x - 1) / (e^2x + 1) gives inf / inf).
 fn tanh_safe(x: f32) -> f32 {
     let e = exp(-2.0 * abs(x));
@@ -21,7 +27,7 @@ fn gelu_grad(x: f32) -> f32 {
 // x^c for real x: negative bases need an integer exponent, else NaN (as in PyTorch).
 fn pow_real(x: f32, c: f32) -> f32 {
     if (x >= 0.0) { return pow(x, c); }
-    if (c != round(c)) { return bitcast<f32>(0x7fc00000u); }
+    if (c != round(c)) { return nan(); }
     let m = pow(-x, c);
     return select(m, -m, abs(c % 2.0) == 1.0);
 }

@@ -15,7 +15,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let oy = (e / p.wo) % p.ho;
     let plane = e / (p.wo * p.ho);
     let base = plane * p.h * p.w;
-    var best = -3.4028235e38;
+    var best = -3.402823e38;
     var best_at = (oy * p.stride) * p.w + ox * p.stride;
     for (var ky = 0u; ky < p.k; ky++) {
         for (var kx = 0u; kx < p.k; kx++) {

@@ -51,7 +51,7 @@ fn max_axis(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let valid = col < p.outer * p.inner;
     let o = col / p.inner;
     let i = col % p.inner;
-    var best = -3.4028235e38;
+    var best = -3.402823e38;
     var best_j = 0xffffffffu;
     if (valid) {
         for (var j = lid; j < p.n; j += WG) {

@@ -36,6 +36,8 @@ pub enum Error {
     DeviceMismatch(&'static str),
     #[error("backward: {0}")]
     Backward(String),
+    #[error("the GPU reported an error: {0}")]
+    Gpu(String),
     #[error("reading GPU data back failed: {0}")]
     Readback(String),
 }

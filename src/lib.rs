@@ -11,3 +11,6 @@ pub use autograd::{no_grad, Gradients};
 pub use error::{Error, Result};
 pub use gpu::{Counters, Gpu};
 pub use tensor::{DType, Device, Tensor};
+
+#[cfg(target_arch = "wasm32")]
+mod app;

@@ -1,5 +1,6 @@
 //! The autograd engine and the performance rules: summed gradients, no-grad, one submit and no
 //! new buffers per step after warm-up, and the typed errors of misuse.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 use common::{indices, run, uniform};

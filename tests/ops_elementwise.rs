@@ -1,4 +1,5 @@
 //! Unary and broadcasting binary ops: GPU vs CPU forward, gradients vs finite differences.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 use common::{check_op, input, run, Input};

@@ -1,4 +1,5 @@
 //! Matmul (batched, transposed in place), reductions and movement ops.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 use common::{check_op, input, run};

@@ -1,5 +1,6 @@
 //! The neural-network ops: softmax, cross-entropy, embedding, layernorm, attention, conv2d,
 //! max pooling and dropout.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 use common::{check_op, indices, input, run};

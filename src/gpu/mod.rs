@@ -16,6 +16,7 @@ use pipelines::PipelineCache;
 use pool::BufferPool;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 /// Counters of GPU work, readable by callers to check that a training step stays lean.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -55,6 +56,8 @@ pub struct Gpu {
     pipelines: RefCell<PipelineCache>,
     batch: RefCell<Batch>,
     counters: Cell<Counters>,
+    /// Errors the device reported on its own (validation, out of memory), oldest first.
+    errors: Arc<Mutex<Vec<String>>>,
 }
 
 impl Gpu {
@@ -85,6 +88,13 @@ impl Gpu {
             .await
             .map_err(|e| Error::DeviceRequest(e.to_string()))?;
         let info = adapter.get_info();
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let sink = errors.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            if let Ok(mut list) = sink.lock() {
+                list.push(e.to_string());
+            }
+        }));
         let batch = Batch::new(&device, &limits);
         Ok(Rc::new(Gpu {
             device,
@@ -95,16 +105,17 @@ impl Gpu {
             pipelines: RefCell::new(PipelineCache::default()),
             batch: RefCell::new(batch),
             counters: Cell::new(Counters::default()),
+            errors,
         }))
     }
 
     /// The adapter's name, e.g. "NVIDIA H200" or "llvmpipe (LLVM 15.0.6, 256 bits)".
     pub fn adapter_name(&self) -> String {
-        let name = &self.info.name;
-        if name.is_empty() {
-            format!("{:?} adapter", self.info.backend)
-        } else {
-            name.clone()
+        // Browsers often keep the adapter's description private.
+        match (self.info.name.is_empty(), self.info.device_type) {
+            (false, _) => self.info.name.clone(),
+            (true, wgpu::DeviceType::Cpu) => "WebGPU software adapter (runs on the CPU)".into(),
+            (true, _) => "WebGPU adapter".into(),
         }
     }
 
@@ -123,6 +134,15 @@ impl Gpu {
     pub fn is_cpu_emulated(&self) -> bool {
         self.info.device_type == wgpu::DeviceType::Cpu
             || self.info.name.to_lowercase().contains("swiftshader")
+    }
+
+    /// Takes the errors the device reported since the last call (a kernel that failed to
+    /// compile, memory exhausted, ...). Empty when all went well.
+    pub fn take_errors(&self) -> Vec<String> {
+        self.errors
+            .lock()
+            .map(|mut e| std::mem::take(&mut *e))
+            .unwrap_or_default()
     }
 
     /// A snapshot of the work counters.

@@ -36,5 +36,10 @@ pub(super) async fn read(gpu: &Rc<Gpu>, buffer: &wgpu::Buffer, bytes: u64) -> Re
         view.to_vec()
     };
     staging.buffer().unmap();
+    // A kernel that failed validation leaves its output untouched: never return such data.
+    let errors = gpu.take_errors();
+    if !errors.is_empty() {
+        return Err(Error::Gpu(errors.join("; ")));
+    }
     Ok(data)
 }

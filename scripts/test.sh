@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every test: native (wgpu on Vulkan; lavapipe where there is no GPU) and in headless
+# Chromium (WebGPU on SwiftShader). Installs what is missing first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+
+# Software Vulkan wants a runtime dir; without one it only complains, but loudly.
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+
+echo "== native tests (wgpu on Vulkan)"
+cargo test --locked
+
+echo "== browser tests (WebGPU in headless Chromium)"
+export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
+wasm-pack test --headless --chrome --locked
