@@ -2,10 +2,14 @@
 //! wgpu (WebGPU in the browser, Vulkan/Metal/DX12 natively), with an f64 CPU reference backend.
 
 pub mod autograd;
+pub mod data;
 pub mod error;
 pub mod gpu;
+pub mod nn;
 pub mod ops;
+pub mod optim;
 pub mod tensor;
+pub mod train;
 
 pub use autograd::{no_grad, Gradients};
 pub use error::{Error, Result};

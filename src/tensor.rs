@@ -309,6 +309,69 @@ impl Tensor {
         }
     }
 
+    /// Changes the CPU data of an f32 tensor in place (optimizer updates on the CPU backend).
+    pub(crate) fn update_host(&self, op: &'static str, f: impl FnOnce(&mut [f64])) -> Result<()> {
+        match &mut *self.0.storage.borrow_mut() {
+            Storage::Host(Host::F(v)) => {
+                f(v);
+                Ok(())
+            }
+            Storage::Host(Host::U(_)) => Err(Error::DType {
+                op,
+                expected: "f32",
+                got: "u32",
+            }),
+            Storage::Freed => Err(Error::Freed(op)),
+            Storage::Gpu(_) => Err(Error::DeviceMismatch(op)),
+        }
+    }
+
+    /// Overwrites this f32 tensor's values in place, keeping its identity (loading weights).
+    pub fn assign(&self, values: &[f32]) -> Result<()> {
+        self.expect_dtype("assign", DType::F32)?;
+        check_len("assign", values.len(), self.shape())?;
+        match self.device() {
+            Device::Cpu => self.update_host("assign", |v| {
+                v.iter_mut().zip(values).for_each(|(d, s)| *d = *s as f64)
+            }),
+            Device::Gpu(gpu) => {
+                let buffer = self.buffer("assign")?;
+                // Queue writes run before unsubmitted commands: send those first.
+                gpu.flush();
+                gpu.queue
+                    .write_buffer(&buffer, 0, bytemuck::cast_slice(values));
+                Ok(())
+            }
+        }
+    }
+
+    /// Copies `src` (same shape) into this tensor's storage, in stream order on the GPU.
+    pub fn copy_from(&self, src: &Tensor) -> Result<()> {
+        if src.shape() != self.shape() || src.dtype() != self.dtype() {
+            return Err(Error::Shape {
+                op: "copy_from",
+                a: self.shape().to_vec(),
+                b: src.shape().to_vec(),
+                why: "shapes must match".into(),
+            });
+        }
+        self.same_device("copy_from", src)?;
+        match self.device() {
+            Device::Cpu => {
+                let v = src.host_f64("copy_from")?;
+                self.update_host("copy_from", |d| d.copy_from_slice(&v))
+            }
+            Device::Gpu(gpu) => {
+                gpu.copy(
+                    &src.buffer("copy_from")?,
+                    &self.buffer("copy_from")?,
+                    self.numel() as u64 * 4,
+                );
+                Ok(())
+            }
+        }
+    }
+
     async fn read_bytes(&self) -> Result<Vec<u8>> {
         let (gpu, buffer) = match &*self.0.storage.borrow() {
             Storage::Gpu(b) => (b.gpu().clone(), b.buffer().clone()),

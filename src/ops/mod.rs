@@ -79,7 +79,7 @@ pub(crate) fn f(v: f32) -> u32 {
 }
 
 /// The GPU of a device, if it is one.
-pub(crate) fn gpu_of(device: &Device) -> Option<&Rc<Gpu>> {
+pub fn gpu_of(device: &Device) -> Option<&Rc<Gpu>> {
     match device {
         Device::Gpu(g) => Some(g),
         Device::Cpu => None,

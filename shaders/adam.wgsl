@@ -1,0 +1,42 @@
+// One fused Adam / AdamW step over a parameter, in place, as torch.optim.Adam(W) computes it.
+// The gradient is first scaled by the clipping factor min(1, max_norm / (‖g‖ + 1e-6)), where
+// ‖g‖² over all parameters was summed on the GPU into `norm_sq`.
+
+struct Params {
+    n: u32,
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    weight_decay: f32,
+    bias_correction1: f32,
+    bias_correction2: f32,
+    decoupled: u32,
+    max_norm: f32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> grad: array<f32>;
+@group(0) @binding(2) var<storage, read> norm_sq: array<f32>;
+@group(0) @binding(3) var<storage, read_write> param: array<f32>;
+@group(0) @binding(4) var<storage, read_write> m: array<f32>;
+@group(0) @binding(5) var<storage, read_write> v: array<f32>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * 256u;
+    if (i >= p.n) { return; }
+    let clip = min(1.0, p.max_norm / (sqrt(norm_sq[0]) + 1e-6));
+    var g = grad[i] * clip;
+    var w = param[i];
+    if (p.decoupled != 0u) {
+        w = w * (1.0 - p.lr * p.weight_decay);
+    } else {
+        g = g + p.weight_decay * w;
+    }
+    let mi = p.beta1 * m[i] + (1.0 - p.beta1) * g;
+    let vi = p.beta2 * v[i] + (1.0 - p.beta2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    let denom = sqrt(vi) / sqrt(p.bias_correction2) + p.eps;
+    param[i] = w - (p.lr / p.bias_correction1) * mi / denom;
+}

@@ -1,0 +1,32 @@
+// One fused SGD step over a parameter, in place, as torch.optim.SGD computes it: weight decay,
+// momentum (the buffer starts as the first gradient), optionally Nesterov, and clipping as in
+// adam.wgsl.
+
+struct Params {
+    n: u32,
+    lr: f32,
+    momentum: f32,
+    weight_decay: f32,
+    nesterov: u32,
+    first_step: u32,
+    max_norm: f32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> grad: array<f32>;
+@group(0) @binding(2) var<storage, read> norm_sq: array<f32>;
+@group(0) @binding(3) var<storage, read_write> param: array<f32>;
+@group(0) @binding(4) var<storage, read_write> buf: array<f32>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * 256u;
+    if (i >= p.n) { return; }
+    let clip = min(1.0, p.max_norm / (sqrt(norm_sq[0]) + 1e-6));
+    var g = grad[i] * clip + p.weight_decay * param[i];
+    if (p.momentum != 0.0) {
+        let b = select(p.momentum * buf[i] + g, g, p.first_step != 0u);
+        buf[i] = b;
+        g = select(b, g + p.momentum * b, p.nesterov != 0u);
+    }
+    param[i] = param[i] - p.lr * g;
+}

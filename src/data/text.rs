@@ -1,0 +1,114 @@
+//! Character-level text: a vocabulary built from the text, and random windows for training.
+
+use crate::{Error, Result};
+use rand::{rngs::SmallRng, Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use std::io::Read;
+
+/// The characters of a text, sorted; a token is an index into them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Vocab {
+    pub chars: Vec<char>,
+}
+
+impl Vocab {
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        text.chars()
+            .map(|c| {
+                self.chars
+                    .binary_search(&c)
+                    .map(|i| i as u32)
+                    .map_err(|_| Error::Invalid {
+                        op: "text",
+                        why: format!("the character {c:?} is not in the vocabulary"),
+                    })
+            })
+            .collect()
+    }
+
+    pub fn decode(&self, tokens: &[u32]) -> String {
+        tokens
+            .iter()
+            .filter_map(|&t| self.chars.get(t as usize))
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.chars.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.chars.is_empty()
+    }
+}
+
+/// A tokenised text split 90/10 into training and validation.
+#[derive(Debug, Clone)]
+pub struct Text {
+    pub vocab: Vocab,
+    pub train: Vec<u32>,
+    pub val: Vec<u32>,
+}
+
+impl Text {
+    /// Any text with at least a few hundred characters.
+    pub fn new(text: &str) -> Result<Text> {
+        let mut chars: Vec<char> = text.chars().collect();
+        if chars.len() < 256 {
+            return Err(Error::Invalid {
+                op: "text",
+                why: format!(
+                    "{} characters are too few to train on (at least 256)",
+                    chars.len()
+                ),
+            });
+        }
+        chars.sort_unstable();
+        chars.dedup();
+        let vocab = Vocab { chars };
+        let tokens = vocab.encode(text)?;
+        let cut = tokens.len() * 9 / 10;
+        Ok(Text {
+            vocab,
+            train: tokens[..cut].to_vec(),
+            val: tokens[cut..].to_vec(),
+        })
+    }
+
+    /// The built-in Shakespeare from web/data/shakespeare.txt.gz.
+    pub fn from_gzip(bytes: &[u8]) -> Result<Text> {
+        let mut s = String::new();
+        flate2::read::GzDecoder::new(bytes)
+            .read_to_string(&mut s)
+            .map_err(|e| Error::Invalid {
+                op: "text",
+                why: format!("not a gzip UTF-8 file: {e}"),
+            })?;
+        Text::new(&s)
+    }
+}
+
+/// Random windows of `context + 1` tokens: inputs and next-token targets.
+pub struct Windows {
+    rng: SmallRng,
+}
+
+impl Windows {
+    pub fn new(seed: u64) -> Windows {
+        Windows {
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+
+    /// (inputs, targets), each batch × context, from `tokens`.
+    pub fn sample(&mut self, tokens: &[u32], batch: usize, context: usize) -> (Vec<u32>, Vec<u32>) {
+        let span = tokens.len().saturating_sub(context + 1).max(1);
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for _ in 0..batch {
+            let s = self.rng.random_range(0..span);
+            x.extend_from_slice(&tokens[s..s + context]);
+            y.extend_from_slice(&tokens[s + 1..s + context + 1]);
+        }
+        (x, y)
+    }
+}

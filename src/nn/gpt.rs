@@ -1,0 +1,167 @@
+//! The character-level GPT: learned positions, pre-LayerNorm blocks of causal self-attention
+//! and a GELU MLP, and an output layer tied to the token embedding.
+
+use super::{prefixed, Embedding, Init, LayerNorm, Linear, Model, Module};
+use crate::{Error, Result, Tensor};
+use serde::{Deserialize, Serialize};
+
+/// Sizes of a GPT.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GptConfig {
+    pub vocab: usize,
+    pub context: usize,
+    pub layers: usize,
+    pub heads: usize,
+    pub width: usize,
+}
+
+impl GptConfig {
+    /// A named preset: tiny (trains in CI), small (gpt_small_b32), nanochar (gpt_nanochar_b64).
+    pub fn preset(name: &str, vocab: usize) -> Option<GptConfig> {
+        let (context, layers, heads, width) = match name {
+            "tiny" => (32, 2, 2, 32),
+            "small" => (128, 4, 4, 128),
+            "nanochar" => (256, 6, 6, 384),
+            _ => return None,
+        };
+        Some(GptConfig {
+            vocab,
+            context,
+            layers,
+            heads,
+            width,
+        })
+    }
+
+    fn check(&self) -> Result<()> {
+        let bad = |why: String| Err(Error::Invalid { op: "gpt", why });
+        if self.vocab == 0 || self.context == 0 || self.width == 0 || self.heads == 0 {
+            return bad("vocabulary, context, width and heads must be at least 1".into());
+        }
+        if self.width % self.heads != 0 {
+            return bad(format!(
+                "{} heads do not divide the width {}",
+                self.heads, self.width
+            ));
+        }
+        Ok(())
+    }
+}
+
+struct Block {
+    ln1: LayerNorm,
+    qkv: Linear,
+    proj: Linear,
+    ln2: LayerNorm,
+    fc: Linear,
+    fc_proj: Linear,
+}
+
+impl Block {
+    fn new(init: &mut Init, c: usize, layers: usize) -> Result<Block> {
+        let linear = |i: &mut Init, inputs, outputs, std: f64| -> Result<Linear> {
+            Ok(Linear {
+                weight: i.normal(&[outputs, inputs], std)?,
+                bias: Some(i.constant(&[outputs], 0.0)?),
+            })
+        };
+        // GPT-2's scaled init for the projections that add into the residual stream.
+        let residual_std = 0.02 / (2.0 * layers as f64).sqrt();
+        Ok(Block {
+            ln1: LayerNorm::new(init, c)?,
+            qkv: linear(init, c, 3 * c, 0.02)?,
+            proj: linear(init, c, c, residual_std)?,
+            ln2: LayerNorm::new(init, c)?,
+            fc: linear(init, c, 4 * c, 0.02)?,
+            fc_proj: linear(init, 4 * c, c, residual_std)?,
+        })
+    }
+
+    fn forward(&self, x: &Tensor, heads: usize) -> Result<Tensor> {
+        let c = x.shape()[2];
+        let qkv = self.qkv.forward(&self.ln1.forward(x)?)?;
+        let (q, k, v) = (
+            qkv.slice(2, 0, c)?,
+            qkv.slice(2, c, c)?,
+            qkv.slice(2, 2 * c, c)?,
+        );
+        let x = x.add(&self.proj.forward(&q.attention(&k, &v, heads)?)?)?;
+        let h = self.fc.forward(&self.ln2.forward(&x)?)?.gelu()?;
+        x.add(&self.fc_proj.forward(&h)?)
+    }
+}
+
+impl Module for Block {
+    fn parameters(&self) -> Vec<(String, Tensor)> {
+        let mut p = prefixed("ln1", self.ln1.parameters());
+        p.extend(prefixed("attn.qkv", self.qkv.parameters()));
+        p.extend(prefixed("attn.proj", self.proj.parameters()));
+        p.extend(prefixed("ln2", self.ln2.parameters()));
+        p.extend(prefixed("mlp.fc", self.fc.parameters()));
+        p.extend(prefixed("mlp.proj", self.fc_proj.parameters()));
+        p
+    }
+}
+
+/// torch: tok_emb, pos_emb, blocks.N.{ln1, attn.qkv, attn.proj, ln2, mlp.fc, mlp.proj}, ln_f.
+pub struct Gpt {
+    pub config: GptConfig,
+    tok_emb: Embedding,
+    pos_emb: Embedding,
+    blocks: Vec<Block>,
+    ln_f: LayerNorm,
+}
+
+impl Gpt {
+    pub fn new(config: &GptConfig, init: &mut Init) -> Result<Gpt> {
+        config.check()?;
+        let c = config.width;
+        Ok(Gpt {
+            config: config.clone(),
+            tok_emb: Embedding::new(init, config.vocab, c, 0.02)?,
+            pos_emb: Embedding::new(init, config.context, c, 0.02)?,
+            blocks: (0..config.layers)
+                .map(|_| Block::new(init, c, config.layers))
+                .collect::<Result<_>>()?,
+            ln_f: LayerNorm::new(init, c)?,
+        })
+    }
+}
+
+impl Module for Gpt {
+    fn parameters(&self) -> Vec<(String, Tensor)> {
+        let mut p = prefixed("tok_emb", self.tok_emb.parameters());
+        p.extend(prefixed("pos_emb", self.pos_emb.parameters()));
+        for (i, b) in self.blocks.iter().enumerate() {
+            p.extend(prefixed(&format!("blocks.{i}"), b.parameters()));
+        }
+        p.extend(prefixed("ln_f", self.ln_f.parameters()));
+        p
+    }
+}
+
+impl Model for Gpt {
+    /// Token ids [batch, T] (u32, T <= context) -> logits [batch * T, vocab].
+    fn forward(&self, tokens: &Tensor) -> Result<Tensor> {
+        let (batch, t) = (tokens.shape()[0], tokens.shape()[1]);
+        if t > self.config.context {
+            return Err(Error::Invalid {
+                op: "gpt",
+                why: format!("{t} tokens exceed the context of {}", self.config.context),
+            });
+        }
+        let positions = Tensor::from_u32((0..t as u32).collect(), &[t], tokens.device())?;
+        let mut x = self
+            .tok_emb
+            .forward(tokens)?
+            .add(&self.pos_emb.forward(&positions)?)?;
+        for block in &self.blocks {
+            x = block.forward(&x, self.config.heads)?;
+        }
+        let x = self
+            .ln_f
+            .forward(&x)?
+            .reshape(&[batch * t, self.config.width])?;
+        x.matmul_t(&self.tok_emb.weight, false, true)
+    }
+}

@@ -1,0 +1,172 @@
+//! The basic layers: Linear, Conv2d, LayerNorm, Embedding and the activations.
+
+use super::{Init, Module};
+use crate::{Result, Tensor};
+
+/// y = x Wᵀ + b, with W [out, in] as in torch.nn.Linear.
+pub struct Linear {
+    pub weight: Tensor,
+    pub bias: Option<Tensor>,
+}
+
+impl Linear {
+    /// PyTorch's default init: U(±1/sqrt(in)) for weight and bias.
+    pub fn new(init: &mut Init, inputs: usize, outputs: usize, bias: bool) -> Result<Linear> {
+        let bound = 1.0 / (inputs as f64).sqrt();
+        let weight = init.uniform(&[outputs, inputs], bound)?;
+        let bias = if bias {
+            Some(init.uniform(&[outputs], bound)?)
+        } else {
+            None
+        };
+        Ok(Linear { weight, bias })
+    }
+
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let y = x.matmul_t(&self.weight, false, true)?;
+        match &self.bias {
+            Some(b) => y.add(b),
+            None => Ok(y),
+        }
+    }
+}
+
+impl Module for Linear {
+    fn parameters(&self) -> Vec<(String, Tensor)> {
+        let mut p = vec![("weight".to_string(), self.weight.clone())];
+        p.extend(self.bias.iter().map(|b| ("bias".to_string(), b.clone())));
+        p
+    }
+}
+
+/// torch.nn.Conv2d with square kernel, stride and padding.
+pub struct Conv2d {
+    pub weight: Tensor,
+    pub bias: Tensor,
+    pub stride: usize,
+    pub padding: usize,
+}
+
+impl Conv2d {
+    pub fn new(
+        init: &mut Init,
+        inputs: usize,
+        outputs: usize,
+        kernel: usize,
+        stride: usize,
+        padding: usize,
+    ) -> Result<Conv2d> {
+        let bound = 1.0 / ((inputs * kernel * kernel) as f64).sqrt();
+        Ok(Conv2d {
+            weight: init.uniform(&[outputs, inputs, kernel, kernel], bound)?,
+            bias: init.uniform(&[outputs], bound)?,
+            stride,
+            padding,
+        })
+    }
+
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.conv2d(&self.weight, Some(&self.bias), self.stride, self.padding)
+    }
+}
+
+impl Module for Conv2d {
+    fn parameters(&self) -> Vec<(String, Tensor)> {
+        vec![
+            ("weight".into(), self.weight.clone()),
+            ("bias".into(), self.bias.clone()),
+        ]
+    }
+}
+
+/// torch.nn.LayerNorm over the last axis (eps 1e-5).
+pub struct LayerNorm {
+    pub weight: Tensor,
+    pub bias: Tensor,
+}
+
+impl LayerNorm {
+    pub fn new(init: &mut Init, size: usize) -> Result<LayerNorm> {
+        Ok(LayerNorm {
+            weight: init.constant(&[size], 1.0)?,
+            bias: init.constant(&[size], 0.0)?,
+        })
+    }
+
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.layernorm(&self.weight, &self.bias, 1e-5)
+    }
+}
+
+impl Module for LayerNorm {
+    fn parameters(&self) -> Vec<(String, Tensor)> {
+        vec![
+            ("weight".into(), self.weight.clone()),
+            ("bias".into(), self.bias.clone()),
+        ]
+    }
+}
+
+/// torch.nn.Embedding.
+pub struct Embedding {
+    pub weight: Tensor,
+}
+
+impl Embedding {
+    pub fn new(init: &mut Init, count: usize, size: usize, std: f64) -> Result<Embedding> {
+        Ok(Embedding {
+            weight: init.normal(&[count, size], std)?,
+        })
+    }
+
+    pub fn forward(&self, indices: &Tensor) -> Result<Tensor> {
+        self.weight.embedding(indices)
+    }
+}
+
+impl Module for Embedding {
+    fn parameters(&self) -> Vec<(String, Tensor)> {
+        vec![("weight".into(), self.weight.clone())]
+    }
+}
+
+/// An elementwise activation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activation {
+    Relu,
+    Gelu,
+    Tanh,
+    Sigmoid,
+}
+
+impl Activation {
+    pub fn apply(self, x: &Tensor) -> Result<Tensor> {
+        match self {
+            Activation::Relu => x.relu(),
+            Activation::Gelu => x.gelu(),
+            Activation::Tanh => x.tanh(),
+            Activation::Sigmoid => x.sigmoid(),
+        }
+    }
+
+    /// The lower-case name used in settings and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Activation::Relu => "relu",
+            Activation::Gelu => "gelu",
+            Activation::Tanh => "tanh",
+            Activation::Sigmoid => "sigmoid",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Activation> {
+        [
+            Activation::Relu,
+            Activation::Gelu,
+            Activation::Tanh,
+            Activation::Sigmoid,
+        ]
+        .into_iter()
+        .find(|a| a.name() == name)
+    }
+}

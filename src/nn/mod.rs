@@ -1,0 +1,35 @@
+//! Layers and the three model families. Parameter names are those of the equivalent PyTorch
+//! modules (see tools/torch_models.py), so checkpoints load into PyTorch as they are.
+
+mod cnn;
+mod gpt;
+mod init;
+mod layers;
+mod mlp;
+
+pub use cnn::{Cnn, CnnConfig};
+pub use gpt::{Gpt, GptConfig};
+pub use init::Init;
+pub use layers::{Activation, Conv2d, Embedding, LayerNorm, Linear};
+pub use mlp::{Mlp, MlpConfig};
+
+use crate::{Result, Tensor};
+
+/// Something with named parameters.
+pub trait Module {
+    /// The parameters with their PyTorch names, in a stable order.
+    fn parameters(&self) -> Vec<(String, Tensor)>;
+}
+
+/// Prefixes the names of a sub-module's parameters.
+pub(crate) fn prefixed(prefix: &str, params: Vec<(String, Tensor)>) -> Vec<(String, Tensor)> {
+    params
+        .into_iter()
+        .map(|(n, t)| (format!("{prefix}.{n}"), t))
+        .collect()
+}
+
+/// A model that maps a batch of inputs to logits.
+pub trait Model: Module {
+    fn forward(&self, x: &Tensor) -> Result<Tensor>;
+}

@@ -1,0 +1,297 @@
+//! Optimizers that run on the GPU: SGD (momentum, Nesterov), Adam and AdamW, with weight decay,
+//! clipping by global gradient norm and a learning-rate schedule. Each update is one fused
+//! kernel per parameter, in place; the state lives beside the parameters; nothing is read back.
+
+mod schedule;
+
+pub use schedule::Schedule;
+
+use crate::gpu::{Binding, Kernel};
+use crate::ops::gpu_of;
+use crate::{no_grad, Device, Error, Gradients, Result, Tensor};
+use serde::{Deserialize, Serialize};
+
+/// Which update rule, with its own settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Rule {
+    Sgd {
+        momentum: f32,
+        nesterov: bool,
+    },
+    Adam {
+        beta1: f32,
+        beta2: f32,
+        eps: f32,
+    },
+    /// Adam with decoupled weight decay.
+    AdamW {
+        beta1: f32,
+        beta2: f32,
+        eps: f32,
+    },
+}
+
+impl Rule {
+    /// The rule by its command-line name, with PyTorch's default settings.
+    pub fn parse(name: &str) -> Option<Rule> {
+        match name {
+            "sgd" => Some(Rule::Sgd {
+                momentum: 0.9,
+                nesterov: false,
+            }),
+            "adam" => Some(Rule::Adam {
+                beta1: 0.9,
+                beta2: 0.999,
+                eps: 1e-8,
+            }),
+            "adamw" => Some(Rule::AdamW {
+                beta1: 0.9,
+                beta2: 0.999,
+                eps: 1e-8,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Everything that defines an optimizer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OptimizerConfig {
+    pub rule: Rule,
+    pub lr: f32,
+    pub weight_decay: f32,
+    /// Clip the global gradient norm to this, if set.
+    pub clip: Option<f32>,
+    pub schedule: Schedule,
+}
+
+impl OptimizerConfig {
+    pub fn check(&self) -> Result<()> {
+        let bad = |why: &str| {
+            Err(Error::Invalid {
+                op: "optimizer",
+                why: why.into(),
+            })
+        };
+        if !(self.lr > 0.0 && self.lr.is_finite()) {
+            return bad("the learning rate must be a positive number");
+        }
+        if !(self.weight_decay >= 0.0) {
+            return bad("the weight decay must not be negative");
+        }
+        if matches!(self.clip, Some(c) if !(c > 0.0)) {
+            return bad("the clipping norm must be positive");
+        }
+        Ok(())
+    }
+}
+
+/// Optimizer state: the step count and, per parameter, its moment buffers.
+pub struct Optimizer {
+    pub config: OptimizerConfig,
+    pub step: u64,
+    /// Per parameter: momentum buffer (SGD) or first and second moments (Adam).
+    pub state: Vec<Vec<Tensor>>,
+}
+
+impl Optimizer {
+    pub fn new(config: OptimizerConfig, params: &[(String, Tensor)]) -> Result<Optimizer> {
+        config.check()?;
+        let slots = if matches!(config.rule, Rule::Sgd { .. }) {
+            1
+        } else {
+            2
+        };
+        let state = params
+            .iter()
+            .map(|(_, p)| {
+                (0..slots)
+                    .map(|_| Tensor::zeros(p.shape(), p.device()))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<_>>()?;
+        Ok(Optimizer {
+            config,
+            step: 0,
+            state,
+        })
+    }
+
+    /// The learning rate of the next step.
+    pub fn lr(&self) -> f32 {
+        self.config.lr * self.config.schedule.factor(self.step)
+    }
+
+    /// Names of the state tensors, for checkpoints: "{param}.momentum", "{param}.exp_avg", ...
+    pub fn state_names(&self, params: &[(String, Tensor)]) -> Vec<(String, Tensor)> {
+        let slots: &[&str] = if matches!(self.config.rule, Rule::Sgd { .. }) {
+            &["momentum_buffer"]
+        } else {
+            &["exp_avg", "exp_avg_sq"]
+        };
+        params
+            .iter()
+            .zip(&self.state)
+            .flat_map(|((name, _), st)| {
+                slots
+                    .iter()
+                    .zip(st)
+                    .map(move |(s, t)| (format!("{name}.{s}"), t.clone()))
+            })
+            .collect()
+    }
+
+    /// Updates every parameter in place from its gradient.
+    pub fn step(&mut self, params: &[(String, Tensor)], grads: &Gradients) -> Result<()> {
+        no_grad(|| {
+            let grads: Vec<Tensor> = params
+                .iter()
+                .map(|(name, p)| {
+                    grads.get(p).cloned().ok_or_else(|| Error::Invalid {
+                        op: "optimizer",
+                        why: format!("{name} has no gradient"),
+                    })
+                })
+                .collect::<Result<_>>()?;
+            let device = params
+                .first()
+                .map(|(_, p)| p.device().clone())
+                .unwrap_or(Device::Cpu);
+            let norm_sq = match self.config.clip {
+                Some(_) => grads
+                    .iter()
+                    .try_fold(Tensor::zeros(&[1], &device)?, |acc, g| {
+                        acc.add(&g.mul(g)?.sum_all()?)
+                    })?,
+                None => Tensor::zeros(&[1], &device)?,
+            };
+            let lr = self.lr();
+            self.step += 1;
+            for (((_, p), g), st) in params.iter().zip(&grads).zip(&self.state) {
+                self.update(p, g, st, &norm_sq, lr)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn update(
+        &self,
+        p: &Tensor,
+        g: &Tensor,
+        st: &[Tensor],
+        norm_sq: &Tensor,
+        lr: f32,
+    ) -> Result<()> {
+        let c = &self.config;
+        let max_norm = c.clip.unwrap_or(f32::INFINITY);
+        let t = self.step as i32;
+        let n = p.numel();
+        let Some(gpu) = gpu_of(p.device()) else {
+            return self.update_cpu(p, g, st, norm_sq, lr);
+        };
+        let f = |v: f32| v.to_bits();
+        let (kernel, params) = match c.rule {
+            Rule::Sgd { momentum, nesterov } => (
+                Kernel::new("sgd", include_str!("../../shaders/sgd.wgsl"), "main"),
+                vec![
+                    n as u32,
+                    f(lr),
+                    f(momentum),
+                    f(c.weight_decay),
+                    nesterov as u32,
+                    (t == 1) as u32,
+                    f(max_norm),
+                ],
+            ),
+            Rule::Adam { beta1, beta2, eps } | Rule::AdamW { beta1, beta2, eps } => {
+                let decoupled = matches!(c.rule, Rule::AdamW { .. });
+                let (bc1, bc2) = (1.0 - beta1.powi(t), 1.0 - beta2.powi(t));
+                let p = vec![
+                    n as u32,
+                    f(lr),
+                    f(beta1),
+                    f(beta2),
+                    f(eps),
+                    f(c.weight_decay),
+                    f(bc1),
+                    f(bc2),
+                    decoupled as u32,
+                    f(max_norm),
+                ];
+                (
+                    Kernel::new("adam", include_str!("../../shaders/adam.wgsl"), "main"),
+                    p,
+                )
+            }
+        };
+        let (gb, nb, pb) = (
+            g.buffer("optimizer")?,
+            norm_sq.buffer("optimizer")?,
+            p.buffer("optimizer")?,
+        );
+        let state: Vec<wgpu::Buffer> = st
+            .iter()
+            .map(|s| s.buffer("optimizer"))
+            .collect::<Result<_>>()?;
+        let mut bindings = vec![Binding::read(&gb), Binding::read(&nb), Binding::write(&pb)];
+        bindings.extend(state.iter().map(Binding::write));
+        gpu.dispatch(&kernel, &params, &bindings, gpu.groups_1d(n, 256));
+        Ok(())
+    }
+
+    /// The same update on the CPU backend, in f64.
+    fn update_cpu(
+        &self,
+        p: &Tensor,
+        g: &Tensor,
+        st: &[Tensor],
+        norm_sq: &Tensor,
+        lr: f32,
+    ) -> Result<()> {
+        let c = &self.config;
+        let clip = match c.clip {
+            Some(m) => (m as f64 / (norm_sq.host_f64("optimizer")?[0].sqrt() + 1e-6)).min(1.0),
+            None => 1.0,
+        };
+        let g: Vec<f64> = g.host_f64("optimizer")?.iter().map(|v| v * clip).collect();
+        let (lr, wd, t) = (lr as f64, c.weight_decay as f64, self.step as i32);
+        match c.rule {
+            Rule::Sgd { momentum, nesterov } => {
+                let mom = momentum as f64;
+                let mut buf = st[0].host_f64("optimizer")?;
+                p.update_host("optimizer", |w| {
+                    for i in 0..w.len() {
+                        let mut gi = g[i] + wd * w[i];
+                        if mom != 0.0 {
+                            buf[i] = if t == 1 { gi } else { mom * buf[i] + gi };
+                            gi = if nesterov { gi + mom * buf[i] } else { buf[i] };
+                        }
+                        w[i] -= lr * gi;
+                    }
+                })?;
+                st[0].update_host("optimizer", |b| b.copy_from_slice(&buf))
+            }
+            Rule::Adam { beta1, beta2, eps } | Rule::AdamW { beta1, beta2, eps } => {
+                let decoupled = matches!(c.rule, Rule::AdamW { .. });
+                let (b1, b2, eps) = (beta1 as f64, beta2 as f64, eps as f64);
+                let (mut m, mut v) = (st[0].host_f64("optimizer")?, st[1].host_f64("optimizer")?);
+                let (bc1, bc2) = (1.0 - b1.powi(t), 1.0 - b2.powi(t));
+                p.update_host("optimizer", |w| {
+                    for i in 0..w.len() {
+                        let mut gi = g[i];
+                        if decoupled {
+                            w[i] *= 1.0 - lr * wd;
+                        } else {
+                            gi += wd * w[i];
+                        }
+                        m[i] = b1 * m[i] + (1.0 - b1) * gi;
+                        v[i] = b2 * v[i] + (1.0 - b2) * gi * gi;
+                        w[i] -= lr / bc1 * m[i] / (v[i].sqrt() / bc2.sqrt() + eps);
+                    }
+                })?;
+                st[0].update_host("optimizer", |b| b.copy_from_slice(&m))?;
+                st[1].update_host("optimizer", |b| b.copy_from_slice(&v))
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! Learning-rate schedules.
+
+use serde::{Deserialize, Serialize};
+
+/// How the learning rate moves over training.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Schedule {
+    Constant,
+    /// Linear warm-up from 0 over `warmup` steps, then cosine decay to `min_ratio` × lr at
+    /// step `total`, constant after.
+    WarmupCosine {
+        warmup: u64,
+        total: u64,
+        min_ratio: f32,
+    },
+}
+
+impl Schedule {
+    /// The factor on the base learning rate at `step` (counted from 0).
+    pub fn factor(&self, step: u64) -> f32 {
+        match *self {
+            Schedule::Constant => 1.0,
+            Schedule::WarmupCosine {
+                warmup,
+                total,
+                min_ratio,
+            } => {
+                if step < warmup {
+                    return (step + 1) as f32 / warmup as f32;
+                }
+                let span = total.saturating_sub(warmup).max(1);
+                let t = ((step - warmup) as f32 / span as f32).min(1.0);
+                min_ratio + (1.0 - min_ratio) * 0.5 * (1.0 + (std::f32::consts::PI * t).cos())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Schedule;
+
+    #[test]
+    fn warmup_then_cosine() {
+        let s = Schedule::WarmupCosine {
+            warmup: 10,
+            total: 110,
+            min_ratio: 0.1,
+        };
+        assert!((s.factor(0) - 0.1).abs() < 1e-6);
+        assert!((s.factor(9) - 1.0).abs() < 1e-6);
+        assert!((s.factor(10) - 1.0).abs() < 1e-6);
+        assert!((s.factor(60) - 0.55).abs() < 1e-6);
+        assert!((s.factor(110) - 0.1).abs() < 1e-6);
+        assert!((s.factor(500) - 0.1).abs() < 1e-6);
+        assert_eq!(Schedule::Constant.factor(1234), 1.0);
+    }
+}

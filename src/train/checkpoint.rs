@@ -1,0 +1,216 @@
+//! Checkpoints as safetensors: weights under their PyTorch names, optimizer state under
+//! "optimizer.{name}.{slot}", and the config, step and vocabulary in the metadata. Files are
+//! untrusted: everything is checked before anything is changed.
+
+use super::{Config, ModelConfig, Session, TaskData};
+use crate::data::Vocab;
+use crate::{Error, Result, Tensor};
+use safetensors::{tensor::TensorView, Dtype, SafeTensors};
+use std::collections::HashMap;
+
+/// The value of the "format" metadata key.
+pub const CHECKPOINT_FORMAT: &str = "webgrad-1";
+/// Headers larger than this are refused (they hold only names, shapes and settings).
+pub const MAX_HEADER_BYTES: u64 = 1 << 20;
+
+fn bad(why: impl Into<String>) -> Error {
+    Error::Invalid {
+        op: "checkpoint",
+        why: why.into(),
+    }
+}
+
+/// A parsed, validated checkpoint.
+pub struct Checkpoint {
+    pub config: Config,
+    pub step: u64,
+    /// Updates the optimizer has made (its bias corrections depend on it).
+    pub optimizer_step: u64,
+    pub vocab: Option<Vocab>,
+    pub tensors: HashMap<String, (Vec<usize>, Vec<f32>)>,
+}
+
+impl Checkpoint {
+    /// Parses and checks a file's bytes.
+    pub fn parse(bytes: &[u8]) -> Result<Checkpoint> {
+        if bytes.len() < 8 {
+            return Err(bad("the file is too short to be a safetensors checkpoint"));
+        }
+        let header = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+        if header > MAX_HEADER_BYTES {
+            return Err(bad(format!(
+                "the header claims {header} bytes, more than the {MAX_HEADER_BYTES} allowed"
+            )));
+        }
+        let st = SafeTensors::deserialize(bytes)
+            .map_err(|e| bad(format!("not a valid safetensors file ({e})")))?;
+        let (_, meta) = SafeTensors::read_metadata(bytes).map_err(|e| bad(e.to_string()))?;
+        let meta = meta.metadata().clone().unwrap_or_default();
+        if meta.get("format").map(String::as_str) != Some(CHECKPOINT_FORMAT) {
+            return Err(bad(
+                "this safetensors file is not a webgrad checkpoint (no format metadata)",
+            ));
+        }
+        let field = |k: &str| {
+            meta.get(k)
+                .ok_or_else(|| bad(format!("the metadata has no {k:?}")))
+        };
+        let config: Config = serde_json::from_str(field("config")?)
+            .map_err(|e| bad(format!("unreadable config: {e}")))?;
+        let step = field("step")?.parse().map_err(|_| bad("unreadable step"))?;
+        let optimizer_step = match meta.get("optimizer_step") {
+            Some(s) => s.parse().map_err(|_| bad("unreadable optimizer step"))?,
+            None => step,
+        };
+        let vocab = match meta.get("vocab") {
+            Some(v) => Some(Vocab {
+                chars: serde_json::from_str(v)
+                    .map_err(|e| bad(format!("unreadable vocabulary: {e}")))?,
+            }),
+            None => None,
+        };
+        let mut tensors = HashMap::new();
+        for (name, view) in st.tensors() {
+            if view.dtype() != Dtype::F32 {
+                return Err(bad(format!("{name} is {:?}, not F32", view.dtype())));
+            }
+            let values = view
+                .data()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+                .collect();
+            tensors.insert(name, (view.shape().to_vec(), values));
+        }
+        Ok(Checkpoint {
+            config,
+            step,
+            optimizer_step,
+            vocab,
+            tensors,
+        })
+    }
+
+    /// Checks that every one of `targets` is present with its shape; returns the values in order.
+    pub fn values_for(&self, targets: &[(String, Tensor)]) -> Result<Vec<&[f32]>> {
+        targets
+            .iter()
+            .map(|(name, t)| match self.tensors.get(name) {
+                None => Err(bad(format!("{name} is missing"))),
+                Some((shape, _)) if shape != t.shape() => Err(bad(format!(
+                    "{name} has shape {shape:?}, the model needs {:?}",
+                    t.shape()
+                ))),
+                Some((_, v)) => Ok(v.as_slice()),
+            })
+            .collect()
+    }
+}
+
+/// Loads `values` into `targets` (all checked beforehand).
+pub fn assign_all(targets: &[(String, Tensor)], values: &[&[f32]]) -> Result<()> {
+    targets
+        .iter()
+        .zip(values)
+        .try_for_each(|((_, t), v)| t.assign(v))
+}
+
+impl Session {
+    fn optimizer_state(&self) -> Vec<(String, Tensor)> {
+        self.optimizer
+            .state_names(&self.params)
+            .into_iter()
+            .map(|(n, t)| (format!("optimizer.{n}"), t))
+            .collect()
+    }
+
+    /// The whole session as a safetensors file.
+    pub async fn save(&self) -> Result<Vec<u8>> {
+        let mut data = Vec::new();
+        for (name, t) in self.params.iter().chain(self.optimizer_state().iter()) {
+            let bytes: Vec<u8> = t
+                .to_vec()
+                .await?
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect();
+            data.push((name.clone(), t.shape().to_vec(), bytes));
+        }
+        let views = data
+            .iter()
+            .map(|(n, s, b)| TensorView::new(Dtype::F32, s.clone(), b).map(|v| (n.clone(), v)))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| bad(e.to_string()))?;
+        let mut meta = HashMap::new();
+        meta.insert("format".to_string(), CHECKPOINT_FORMAT.to_string());
+        meta.insert(
+            "config".to_string(),
+            serde_json::to_string(&self.config).map_err(|e| bad(e.to_string()))?,
+        );
+        meta.insert("step".to_string(), self.step.to_string());
+        meta.insert(
+            "optimizer_step".to_string(),
+            self.optimizer.step.to_string(),
+        );
+        if let TaskData::Text(t) = &self.data {
+            meta.insert(
+                "vocab".to_string(),
+                serde_json::to_string(&t.vocab.chars).map_err(|e| bad(e.to_string()))?,
+            );
+        }
+        safetensors::serialize(views, Some(meta)).map_err(|e| bad(e.to_string()))
+    }
+
+    /// Replaces the weights and optimizer state with a checkpoint's. The checkpoint must be of
+    /// the same model; on any error nothing changes.
+    pub fn load(&mut self, bytes: &[u8]) -> Result<()> {
+        let ck = Checkpoint::parse(bytes)?;
+        if ck.config.model != self.config.model {
+            return Err(bad(format!(
+                "it holds a different model ({}) than this one ({})",
+                describe(&ck.config.model),
+                describe(&self.config.model)
+            )));
+        }
+        if let (Some(v), TaskData::Text(t)) = (&ck.vocab, &self.data) {
+            if *v != t.vocab {
+                return Err(bad("it was trained on a text with other characters"));
+            }
+        }
+        let state = self.optimizer_state();
+        let weights = ck.values_for(&self.params)?;
+        // Optimizer state is optional (a file exported from PyTorch has none) but must fit.
+        let same_rule = ck.config.optimizer.rule == self.config.optimizer.rule;
+        let moments = if same_rule && state.iter().all(|(n, _)| ck.tensors.contains_key(n)) {
+            Some(ck.values_for(&state)?)
+        } else {
+            None
+        };
+        assign_all(&self.params, &weights)?;
+        for ((_, p), g) in self.params.iter().zip(&self.good) {
+            g.copy_from(p)?;
+        }
+        match moments {
+            Some(m) => {
+                assign_all(&state, &m)?;
+                self.optimizer.step = ck.optimizer_step;
+            }
+            None => {
+                for (_, t) in &state {
+                    t.assign(&vec![0.0; t.numel()])?;
+                }
+                self.optimizer.step = 0;
+            }
+        }
+        self.step = ck.step;
+        self.last_loss = None;
+        Ok(())
+    }
+}
+
+fn describe(m: &ModelConfig) -> String {
+    match m {
+        ModelConfig::Mlp(c) => format!("an MLP of {} layers of {}", c.depth, c.width),
+        ModelConfig::Cnn(c) => format!("a CNN with channels {:?}", c.channels),
+        ModelConfig::Gpt(c) => format!("a GPT of {} layers, width {}", c.layers, c.width),
+    }
+}

@@ -1,0 +1,310 @@
+//! A training session: one model, its optimizer and data; steps, evaluation, sampling and
+//! checkpoints. The CLI and the page both drive exactly this.
+
+mod checkpoint;
+mod config;
+mod sample;
+
+pub use checkpoint::{assign_all, Checkpoint, CHECKPOINT_FORMAT, MAX_HEADER_BYTES};
+pub use config::{Config, ModelConfig, TASKS};
+
+use crate::data::{Batches, Labelled, Text, Windows};
+use crate::nn::{Cnn, Gpt, Init, Mlp, Model};
+use crate::optim::Optimizer;
+use crate::{no_grad, Device, Error, Result, Tensor};
+pub use sample::{sample, SampleSettings};
+
+/// The data a session trains on.
+pub enum TaskData {
+    Labelled(Labelled),
+    Text(Text),
+}
+
+/// Validation figures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Eval {
+    pub loss: f32,
+    /// Fraction right, for classification tasks.
+    pub accuracy: Option<f32>,
+}
+
+/// The model of a session.
+pub enum Net {
+    Mlp(Mlp),
+    Cnn(Cnn),
+    Gpt(Gpt),
+}
+
+impl Net {
+    fn as_model(&self) -> &dyn Model {
+        match self {
+            Net::Mlp(m) => m,
+            Net::Cnn(m) => m,
+            Net::Gpt(m) => m,
+        }
+    }
+
+    /// Builds the model of `config` with seeded initial weights.
+    pub fn new(config: &ModelConfig, init: &mut Init) -> Result<Net> {
+        Ok(match config {
+            ModelConfig::Mlp(c) => Net::Mlp(Mlp::new(c, init)?),
+            ModelConfig::Cnn(c) => Net::Cnn(Cnn::new(c, init)?),
+            ModelConfig::Gpt(c) => Net::Gpt(Gpt::new(c, init)?),
+        })
+    }
+
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.as_model().forward(x)
+    }
+
+    pub fn parameters(&self) -> Vec<(String, Tensor)> {
+        self.as_model().parameters()
+    }
+}
+
+/// How batches are drawn.
+enum Sampler {
+    Labelled(Batches),
+    Text(Windows),
+}
+
+/// One training run.
+pub struct Session {
+    pub config: Config,
+    device: Device,
+    model: Net,
+    params: Vec<(String, Tensor)>,
+    optimizer: Optimizer,
+    data: TaskData,
+    sampler: Sampler,
+    /// Steps taken.
+    pub step: u64,
+    /// The loss of the latest step, still on the GPU.
+    last_loss: Option<Tensor>,
+    /// Weights when the loss was last seen finite, to fall back on.
+    good: Vec<Tensor>,
+}
+
+impl Session {
+    /// A new run of `config` on `data` on `device`; checks everything before allocating.
+    pub fn new(config: Config, data: TaskData, device: &Device) -> Result<Session> {
+        config.check()?;
+        let mut init = Init::new(config.seed, device);
+        let fits = match (&config.model, &data) {
+            (ModelConfig::Mlp(c), TaskData::Labelled(d)) => {
+                c.inputs == d.train.features && c.outputs == d.classes
+            }
+            (ModelConfig::Cnn(c), TaskData::Labelled(d)) => {
+                c.image * c.image == d.train.features && c.classes == d.classes
+            }
+            (ModelConfig::Gpt(c), TaskData::Text(t)) => {
+                if t.val.len() <= c.context || t.train.len() <= c.context {
+                    return Err(Error::Invalid {
+                        op: "settings",
+                        why: format!("the text is too short for a context of {}", c.context),
+                    });
+                }
+                c.vocab == t.vocab.len()
+            }
+            _ => false,
+        };
+        if !fits {
+            return Err(Error::Invalid {
+                op: "settings",
+                why: "the model does not fit the task's data".into(),
+            });
+        }
+        let model = Net::new(&config.model, &mut init)?;
+        let sampler = match &data {
+            TaskData::Labelled(d) => {
+                if config.batch > d.train.len() {
+                    return Err(Error::Invalid {
+                        op: "settings",
+                        why: format!(
+                            "the batch of {} is larger than the {} training examples",
+                            config.batch,
+                            d.train.len()
+                        ),
+                    });
+                }
+                Sampler::Labelled(Batches::new(d.train.len(), config.seed))
+            }
+            TaskData::Text(_) => Sampler::Text(Windows::new(config.seed)),
+        };
+        let params = model.parameters();
+        let optimizer = Optimizer::new(config.optimizer.clone(), &params)?;
+        let good = snapshot(&params)?;
+        Ok(Session {
+            config,
+            device: device.clone(),
+            model,
+            params,
+            optimizer,
+            data,
+            sampler,
+            step: 0,
+            last_loss: None,
+            good,
+        })
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    pub fn data(&self) -> &TaskData {
+        &self.data
+    }
+
+    /// Named parameters (PyTorch names).
+    pub fn parameters(&self) -> &[(String, Tensor)] {
+        &self.params
+    }
+
+    /// Number of trainable values.
+    pub fn parameter_count(&self) -> usize {
+        self.params.iter().map(|(_, p)| p.numel()).sum()
+    }
+
+    /// Tokens (text) or examples per step.
+    pub fn items_per_step(&self) -> usize {
+        match &self.config.model {
+            ModelConfig::Gpt(g) => self.config.batch * g.context,
+            _ => self.config.batch,
+        }
+    }
+
+    /// The next training batch as (inputs, targets) tensors.
+    fn next_batch(&mut self) -> Result<(Tensor, Tensor)> {
+        let b = self.config.batch;
+        match (&mut self.sampler, &self.data) {
+            (Sampler::Labelled(batches), TaskData::Labelled(d)) => {
+                let (x, y) = d.train.gather(&batches.next(b));
+                Ok((
+                    Tensor::from_vec(x, &[b, d.train.features], &self.device)?,
+                    Tensor::from_u32(y, &[b], &self.device)?,
+                ))
+            }
+            (Sampler::Text(windows), TaskData::Text(t)) => {
+                let ModelConfig::Gpt(g) = &self.config.model else {
+                    unreachable!("text sessions have a GPT")
+                };
+                let (x, y) = windows.sample(&t.train, b, g.context);
+                Ok((
+                    Tensor::from_u32(x, &[b, g.context], &self.device)?,
+                    Tensor::from_u32(y, &[b * g.context], &self.device)?,
+                ))
+            }
+            _ => unreachable!("the sampler matches the data"),
+        }
+    }
+
+    /// One step: forward, loss, backward and update, recorded and submitted once. The loss is
+    /// not read back (see `check`).
+    pub fn train_step(&mut self) -> Result<()> {
+        let (x, y) = self.next_batch()?;
+        let loss = self.model.forward(&x)?.cross_entropy(&y)?;
+        let grads = loss.backward()?;
+        self.optimizer.step(&self.params, &grads)?;
+        drop(grads);
+        if let Device::Gpu(g) = &self.device {
+            g.flush();
+        }
+        self.last_loss = Some(loss.detach());
+        self.step += 1;
+        Ok(())
+    }
+
+    /// Reads the latest training loss back. If it is NaN or infinite, the weights go back to
+    /// those of the last finite check and the error says so; otherwise they become the new
+    /// fallback.
+    pub async fn check(&mut self) -> Result<f32> {
+        let Some(loss) = &self.last_loss else {
+            return Err(Error::Invalid {
+                op: "train",
+                why: "no step was taken yet".into(),
+            });
+        };
+        let value = loss.to_vec().await?[0];
+        if !value.is_finite() {
+            for ((_, p), g) in self.params.iter().zip(&self.good) {
+                p.copy_from(g)?;
+            }
+            return Err(Error::Invalid {
+                op: "train",
+                why: format!("the loss became {value} at step {}; training stopped and the last good weights were kept (try a smaller learning rate)", self.step),
+            });
+        }
+        for ((_, p), g) in self.params.iter().zip(&self.good) {
+            g.copy_from(p)?;
+        }
+        Ok(value)
+    }
+
+    /// Loss (and accuracy) on the validation split: all of it for classification, a fixed set
+    /// of windows for text.
+    pub async fn evaluate(&self) -> Result<Eval> {
+        match &self.data {
+            TaskData::Labelled(d) => {
+                let (mut loss_sum, mut right, n) = (0.0f64, 0usize, d.val.len());
+                for start in (0..n).step_by(500) {
+                    let idx: Vec<usize> = (start..(start + 500).min(n)).collect();
+                    let (x, y) = d.val.gather(&idx);
+                    let rows = idx.len();
+                    let xt = Tensor::from_vec(x, &[rows, d.val.features], &self.device)?;
+                    let yt = Tensor::from_u32(y.clone(), &[rows], &self.device)?;
+                    let (loss, pred) = no_grad(|| -> Result<_> {
+                        let logits = self.model.forward(&xt)?;
+                        Ok((logits.cross_entropy(&yt)?, logits.argmax(1)?))
+                    })?;
+                    loss_sum += loss.to_vec().await?[0] as f64 * rows as f64;
+                    right += pred
+                        .to_vec_u32()
+                        .await?
+                        .iter()
+                        .zip(&y)
+                        .filter(|(p, t)| p == t)
+                        .count();
+                }
+                Ok(Eval {
+                    loss: (loss_sum / n as f64) as f32,
+                    accuracy: Some(right as f32 / n as f32),
+                })
+            }
+            TaskData::Text(t) => {
+                let ModelConfig::Gpt(g) = &self.config.model else {
+                    unreachable!("text sessions have a GPT")
+                };
+                // The same windows every time, so that evaluations compare.
+                let mut windows = Windows::new(12345);
+                let mut total = 0.0;
+                let rounds = 4;
+                for _ in 0..rounds {
+                    let (x, y) = windows.sample(&t.val, 16, g.context);
+                    let xt = Tensor::from_u32(x, &[16, g.context], &self.device)?;
+                    let yt = Tensor::from_u32(y, &[16 * g.context], &self.device)?;
+                    let loss = no_grad(|| self.model.forward(&xt)?.cross_entropy(&yt))?;
+                    total += loss.to_vec().await?[0];
+                }
+                Ok(Eval {
+                    loss: total / rounds as f32,
+                    accuracy: None,
+                })
+            }
+        }
+    }
+
+    /// Class probabilities of a batch of inputs [n, features], for the page's views.
+    pub async fn predict(&self, x: Vec<f32>, n: usize) -> Result<Vec<f32>> {
+        let features = x.len() / n.max(1);
+        let xt = Tensor::from_vec(x, &[n, features], &self.device)?;
+        no_grad(|| self.model.forward(&xt)?.softmax())?
+            .to_vec()
+            .await
+    }
+}
+
+/// Copies of the parameters.
+fn snapshot(params: &[(String, Tensor)]) -> Result<Vec<Tensor>> {
+    no_grad(|| params.iter().map(|(_, p)| p.scale(1.0)).collect())
+}
