@@ -13,12 +13,12 @@ struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
 
 //#include rowwise
 
-var<workgroup> score: array<f32, {{T}}>;
+var<{{SCORES}}> score: array<f32, {{T}}>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let row = row_index(wid, nwg);
+    let row = row_of(wid, nwg, lid);
     let valid = row < p.batch * p.heads * p.t;
     let i = row % p.t;
     let h = (row / p.t) % p.heads;
@@ -26,7 +26,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let q_at = (b * p.t + i) * p.c + h * p.d;
     var m = -3.402823e38;
     if (valid) {
-        for (var j = lid; j <= i; j += WG) {
+        for (var j = lane(lid); j <= i; j += LANES) {
             let k_at = (b * p.t + j) * p.c + h * p.d;
             var s = 0.0;
             for (var e = 0u; e < p.d; e++) { s += q[q_at + e] * k[k_at + e]; }
@@ -38,7 +38,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     m = row_max(m, lid);
     var total = 0.0;
     if (valid) {
-        for (var j = lid; j <= i; j += WG) {
+        for (var j = lane(lid); j <= i; j += LANES) {
             let e = exp(score[j] - m);
             score[j] = e;
             total += e;
@@ -46,12 +46,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     total = row_sum(total, lid);
     if (!valid) { return; }
-    for (var e = lid; e < p.d; e += WG) {
+    for (var e = lane(lid); e < p.d; e += LANES) {
         var acc = 0.0;
         for (var j = 0u; j <= i; j++) {
             acc += score[j] * v[(b * p.t + j) * p.c + h * p.d + e];
         }
         out[q_at + e] = acc / total;
     }
-    if (lid == 0u) { lse[row] = m + log(total); }
+    if (lane(lid) == 0u) { lse[row] = m + log(total); }
 }

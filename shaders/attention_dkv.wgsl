@@ -12,14 +12,15 @@ struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
 @group(0) @binding(7) var<storage, read_write> dk: array<f32>;
 @group(0) @binding(8) var<storage, read_write> dv: array<f32>;
 
-const WG: u32 = 64u;
-var<workgroup> prob: array<f32, {{T}}>;
-var<workgroup> ds: array<f32, {{T}}>;
+//#include rowwise
+
+var<{{SCORES}}> prob: array<f32, {{T}}>;
+var<{{SCORES}}> ds: array<f32, {{T}}>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let row = wid.x + wid.y * nwg.x;
+    let row = row_of(wid, nwg, lid);
     let valid = row < p.batch * p.heads * p.t;
     let j = row % p.t;
     let bh = row / p.t;
@@ -27,7 +28,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let b = bh / p.heads;
     let k_at = (b * p.t + j) * p.c + h * p.d;
     if (valid) {
-        for (var i = j + lid; i < p.t; i += WG) {
+        for (var i = j + lane(lid); i < p.t; i += LANES) {
             let q_at = (b * p.t + i) * p.c + h * p.d;
             var s = 0.0;
             var dp = 0.0;
@@ -40,9 +41,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             ds[i] = pr * (dp - delta[bh * p.t + i]);
         }
     }
-    workgroupBarrier();
+    row_barrier();
     if (!valid) { return; }
-    for (var e = lid; e < p.d; e += WG) {
+    for (var e = lane(lid); e < p.d; e += LANES) {
         var acc_k = 0.0;
         var acc_v = 0.0;
         for (var i = j; i < p.t; i++) {

@@ -15,12 +15,12 @@ struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
 
 //#include rowwise
 
-var<workgroup> ds: array<f32, {{T}}>;
+var<{{SCORES}}> ds: array<f32, {{T}}>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let row = row_index(wid, nwg);
+    let row = row_of(wid, nwg, lid);
     let valid = row < p.batch * p.heads * p.t;
     let i = row % p.t;
     let h = (row / p.t) % p.heads;
@@ -28,12 +28,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let q_at = (b * p.t + i) * p.c + h * p.d;
     var part = 0.0;
     if (valid) {
-        for (var e = lid; e < p.d; e += WG) { part += dout[q_at + e] * o[q_at + e]; }
+        for (var e = lane(lid); e < p.d; e += LANES) { part += dout[q_at + e] * o[q_at + e]; }
     }
     let dlt = row_sum(part, lid);
     if (valid) {
         let l = lse[row];
-        for (var j = lid; j <= i; j += WG) {
+        for (var j = lane(lid); j <= i; j += LANES) {
             let kv_at = (b * p.t + j) * p.c + h * p.d;
             var s = 0.0;
             var dp = 0.0;
@@ -44,14 +44,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             ds[j] = exp(s * p.scale - l) * (dp - dlt);
         }
     }
-    workgroupBarrier();
+    row_barrier();
     if (!valid) { return; }
-    for (var e = lid; e < p.d; e += WG) {
+    for (var e = lane(lid); e < p.d; e += LANES) {
         var acc = 0.0;
         for (var j = 0u; j <= i; j++) {
             acc += ds[j] * k[(b * p.t + j) * p.c + h * p.d + e];
         }
         dq[q_at + e] = acc * p.scale;
     }
-    if (lid == 0u) { delta[row] = dlt; }
+    if (lane(lid) == 0u) { delta[row] = dlt; }
 }

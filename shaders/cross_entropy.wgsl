@@ -14,20 +14,20 @@ struct Params { rows: u32, cols: u32 }
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let row = row_index(wid, nwg);
+    let row = row_of(wid, nwg, lid);
     let valid = row < p.rows;
     let base = row * p.cols;
     var m = -3.402823e38;
     if (valid) {
-        for (var j = lid; j < p.cols; j += WG) { m = max(m, x[base + j]); }
+        for (var j = lane(lid); j < p.cols; j += LANES) { m = max(m, x[base + j]); }
     }
     m = row_max(m, lid);
     var s = 0.0;
     if (valid) {
-        for (var j = lid; j < p.cols; j += WG) { s += exp(x[base + j] - m); }
+        for (var j = lane(lid); j < p.cols; j += LANES) { s += exp(x[base + j] - m); }
     }
     s = row_sum(s, lid);
-    if (!valid || lid != 0u) { return; }
+    if (!valid || lane(lid) != 0u) { return; }
     let t = targets[row];
     if (t >= p.cols) {
         loss[row] = nan();

@@ -14,27 +14,27 @@ struct Params { rows: u32, cols: u32, eps: f32 }
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let row = row_index(wid, nwg);
+    let row = row_of(wid, nwg, lid);
     let valid = row < p.rows;
     let base = row * p.cols;
     var s = 0.0;
     if (valid) {
-        for (var j = lid; j < p.cols; j += WG) { s += x[base + j]; }
+        for (var j = lane(lid); j < p.cols; j += LANES) { s += x[base + j]; }
     }
     let mean = row_sum(s, lid) / f32(p.cols);
     var v = 0.0;
     if (valid) {
-        for (var j = lid; j < p.cols; j += WG) {
+        for (var j = lane(lid); j < p.cols; j += LANES) {
             let d = x[base + j] - mean;
             v += d * d;
         }
     }
     let rstd = inverseSqrt(row_sum(v, lid) / f32(p.cols) + p.eps);
     if (!valid) { return; }
-    for (var j = lid; j < p.cols; j += WG) {
+    for (var j = lane(lid); j < p.cols; j += LANES) {
         y[base + j] = (x[base + j] - mean) * rstd * w[j] + b[j];
     }
-    if (lid == 0u) {
+    if (lane(lid) == 0u) {
         stats[2u * row] = mean;
         stats[2u * row + 1u] = rstd;
     }

@@ -14,7 +14,7 @@ struct Params { rows: u32, cols: u32 }
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let row = row_index(wid, nwg);
+    let row = row_of(wid, nwg, lid);
     let valid = row < p.rows;
     let base = row * p.cols;
     var mean = 0.0;
@@ -24,7 +24,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (valid) {
         mean = stats[2u * row];
         rstd = stats[2u * row + 1u];
-        for (var j = lid; j < p.cols; j += WG) {
+        for (var j = lane(lid); j < p.cols; j += LANES) {
             let gw = g[base + j] * w[j];
             s1 += gw;
             s2 += gw * (x[base + j] - mean) * rstd;
@@ -33,7 +33,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let m1 = row_sum(s1, lid) / f32(p.cols);
     let m2 = row_sum(s2, lid) / f32(p.cols);
     if (!valid) { return; }
-    for (var j = lid; j < p.cols; j += WG) {
+    for (var j = lane(lid); j < p.cols; j += LANES) {
         let xh = (x[base + j] - mean) * rstd;
         dx[base + j] = rstd * (g[base + j] * w[j] - m1 - xh * m2);
     }

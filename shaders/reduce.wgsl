@@ -1,5 +1,5 @@
-// Reductions along one axis. The input is viewed as [outer, n, inner]; one workgroup of 64
-// threads reduces one (outer, inner) column of n values and writes one output.
+// Reductions along one axis. The input is viewed as [outer, n, inner]; each (outer, inner)
+// column of n values is one "row" of the row-kernel helpers (shared or serial mode).
 
 struct Params { outer: u32, n: u32, inner: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
@@ -7,38 +7,34 @@ struct Params { outer: u32, n: u32, inner: u32 }
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out_index: array<u32>;
 
-const WG: u32 = 64u;
+//#include rowwise
+
 var<workgroup> part: array<f32, WG>;
 var<workgroup> part_index: array<u32, WG>;
-
-fn column(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return wid.x + wid.y * nwg.x;
-}
 
 @compute @workgroup_size(64)
 fn sum_axis(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) lid: u32) {
-    let col = column(wid, nwg);
+    let col = row_of(wid, nwg, lid);
     let valid = col < p.outer * p.inner;
     let o = col / p.inner;
     let i = col % p.inner;
     var acc = 0.0;
     if (valid) {
-        for (var j = lid; j < p.n; j += WG) {
+        for (var j = lane(lid); j < p.n; j += LANES) {
             acc += xs[(o * p.n + j) * p.inner + i];
         }
     }
-    part[lid] = acc;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if (lid < s) { part[lid] += part[lid + s]; }
-        workgroupBarrier();
-    }
-    if (lid == 0u && valid) { out[col] = part[0]; }
+    let total = row_sum(acc, lid);
+    if (lane(lid) == 0u && valid) { out[col] = total; }
 }
+
+const NONE: u32 = 0xffffffffu;
 
 // True when (a, ia) should win over (b, ib): larger value, NaN wins, ties go to the first index.
 fn better(a: f32, ia: u32, b: f32, ib: u32) -> bool {
+    if (ib == NONE) { return ia != NONE; }
+    if (ia == NONE) { return false; }
     if (a != a) { return b == b || ia < ib; }
     if (b != b) { return false; }
     return a > b || (a == b && ia < ib);
@@ -47,37 +43,37 @@ fn better(a: f32, ia: u32, b: f32, ib: u32) -> bool {
 @compute @workgroup_size(64)
 fn max_axis(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) lid: u32) {
-    let col = column(wid, nwg);
+    let col = row_of(wid, nwg, lid);
     let valid = col < p.outer * p.inner;
     let o = col / p.inner;
     let i = col % p.inner;
-    var best = -3.402823e38;
-    var best_j = 0xffffffffu;
+    var best = 0.0;
+    var best_j = NONE;
     if (valid) {
-        for (var j = lid; j < p.n; j += WG) {
+        for (var j = lane(lid); j < p.n; j += LANES) {
             let v = xs[(o * p.n + j) * p.inner + i];
-            if (best_j == 0xffffffffu || better(v, j, best, best_j)) {
+            if (better(v, j, best, best_j)) {
                 best = v;
                 best_j = j;
             }
         }
     }
-    part[lid] = best;
-    part_index[lid] = best_j;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if (lid < s) {
-            let other = part_index[lid + s];
-            if (other != 0xffffffffu && (part_index[lid] == 0xffffffffu ||
-                better(part[lid + s], other, part[lid], part_index[lid]))) {
-                part[lid] = part[lid + s];
-                part_index[lid] = other;
-            }
-        }
+    if (LANES > 1u) {
+        part[lid] = best;
+        part_index[lid] = best_j;
         workgroupBarrier();
+        for (var s = WG / 2u; s > 0u; s = s / 2u) {
+            if (lid < s && better(part[lid + s], part_index[lid + s], part[lid], part_index[lid])) {
+                part[lid] = part[lid + s];
+                part_index[lid] = part_index[lid + s];
+            }
+            workgroupBarrier();
+        }
+        best = part[0];
+        best_j = part_index[0];
     }
-    if (lid == 0u && valid) {
-        out[col] = part[0];
-        out_index[col] = part_index[0];
+    if (lane(lid) == 0u && valid) {
+        out[col] = best;
+        out_index[col] = best_j;
     }
 }

@@ -13,18 +13,18 @@ const LOG: bool = {{LOG}};
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let row = row_index(wid, nwg);
+    let row = row_of(wid, nwg, lid);
     let valid = row < p.rows;
     let base = row * p.cols;
     var s = 0.0;
     if (valid) {
-        for (var j = lid; j < p.cols; j += WG) {
+        for (var j = lane(lid); j < p.cols; j += LANES) {
             s += select(g[base + j] * y[base + j], g[base + j], LOG);
         }
     }
     s = row_sum(s, lid);
     if (!valid) { return; }
-    for (var j = lid; j < p.cols; j += WG) {
+    for (var j = lane(lid); j < p.cols; j += LANES) {
         let i = base + j;
         dx[i] = select(y[i] * (g[i] - s), g[i] - exp(y[i]) * s, LOG);
     }

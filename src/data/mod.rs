@@ -6,7 +6,7 @@ mod text;
 
 pub use digits::{digits_from_gzip, DIGIT_SIDE};
 pub use points::{points, PointSet};
-pub use text::{Text, Vocab, Windows};
+pub use text::{windows, Text, Vocab};
 
 use rand::{rngs::SmallRng, seq::SliceRandom, SeedableRng};
 
@@ -46,38 +46,46 @@ pub struct Labelled {
     pub classes: usize,
 }
 
-/// Shuffled passes over `n` examples, a batch at a time, from a seed.
+/// Shuffled passes over `n` examples, a batch at a time. Batch k is a pure function of the
+/// seed and k, so a run resumed from a checkpoint draws exactly the batches it would have.
 pub struct Batches {
-    order: Vec<usize>,
-    at: usize,
-    rng: SmallRng,
+    n: usize,
+    seed: u64,
+    /// The pass whose order is cached, and that order.
+    pass: Option<(u64, Vec<usize>)>,
 }
 
 impl Batches {
     pub fn new(n: usize, seed: u64) -> Batches {
-        let mut b = Batches {
-            order: (0..n).collect(),
-            at: n,
-            rng: SmallRng::seed_from_u64(seed),
-        };
-        b.reshuffle();
-        b
-    }
-
-    fn reshuffle(&mut self) {
-        self.order.shuffle(&mut self.rng);
-        self.at = 0;
-    }
-
-    /// The next `size` indices (a new shuffle starts when a pass runs out).
-    pub fn next(&mut self, size: usize) -> Vec<usize> {
-        if self.at + size > self.order.len() {
-            self.reshuffle();
+        Batches {
+            n,
+            seed,
+            pass: None,
         }
-        let out = self.order[self.at..self.at + size.min(self.order.len())].to_vec();
-        self.at += size;
-        out
     }
+
+    /// The indices of batch `k` of `size` (each pass is a fresh shuffle; a batch never spans
+    /// two passes).
+    pub fn batch(&mut self, k: u64, size: usize) -> Vec<usize> {
+        let size = size.min(self.n).max(1);
+        let per_pass = (self.n / size) as u64;
+        let (pass, at) = (k / per_pass, (k % per_pass) as usize * size);
+        if self.pass.as_ref().map(|p| p.0) != Some(pass) {
+            let mut order: Vec<usize> = (0..self.n).collect();
+            order.shuffle(&mut SmallRng::seed_from_u64(mix(self.seed, pass)));
+            self.pass = Some((pass, order));
+        }
+        let order = &self.pass.as_ref().expect("cached above").1;
+        order[at..at + size].to_vec()
+    }
+}
+
+/// Combines a seed and a counter into a new seed (SplitMix64's finaliser).
+pub(crate) fn mix(seed: u64, k: u64) -> u64 {
+    let mut z = seed ^ k.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// Splits examples into the first `1 - val_fraction` for training and the rest for validation.

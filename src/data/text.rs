@@ -88,27 +88,22 @@ impl Text {
     }
 }
 
-/// Random windows of `context + 1` tokens: inputs and next-token targets.
-pub struct Windows {
-    rng: SmallRng,
-}
-
-impl Windows {
-    pub fn new(seed: u64) -> Windows {
-        Windows {
-            rng: SmallRng::seed_from_u64(seed),
-        }
+/// Random windows of `context + 1` tokens: inputs and next-token targets. Batch k is a pure
+/// function of the seed and k (see `Batches`).
+pub fn windows(
+    tokens: &[u32],
+    batch: usize,
+    context: usize,
+    seed: u64,
+    k: u64,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut rng = SmallRng::seed_from_u64(super::mix(seed, k));
+    let span = tokens.len().saturating_sub(context + 1).max(1);
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for _ in 0..batch {
+        let s = rng.random_range(0..span);
+        x.extend_from_slice(&tokens[s..s + context]);
+        y.extend_from_slice(&tokens[s + 1..s + context + 1]);
     }
-
-    /// (inputs, targets), each batch × context, from `tokens`.
-    pub fn sample(&mut self, tokens: &[u32], batch: usize, context: usize) -> (Vec<u32>, Vec<u32>) {
-        let span = tokens.len().saturating_sub(context + 1).max(1);
-        let (mut x, mut y) = (Vec::new(), Vec::new());
-        for _ in 0..batch {
-            let s = self.rng.random_range(0..span);
-            x.extend_from_slice(&tokens[s..s + context]);
-            y.extend_from_slice(&tokens[s + 1..s + context + 1]);
-        }
-        (x, y)
-    }
+    (x, y)
 }

@@ -4,6 +4,7 @@
 mod batch;
 mod pipelines;
 mod pool;
+mod profile;
 mod readback;
 
 pub use batch::Binding;
@@ -56,6 +57,8 @@ pub struct Gpu {
     pipelines: RefCell<PipelineCache>,
     batch: RefCell<Batch>,
     counters: Cell<Counters>,
+    profile: Option<RefCell<profile::Profile>>,
+    emulated_override: Cell<Option<bool>>,
     /// Errors the device reported on its own (validation, out of memory), oldest first.
     errors: Arc<Mutex<Vec<String>>>,
 }
@@ -105,6 +108,8 @@ impl Gpu {
             pipelines: RefCell::new(PipelineCache::default()),
             batch: RefCell::new(batch),
             counters: Cell::new(Counters::default()),
+            emulated_override: Cell::new(None),
+            profile: profile::Profile::enabled().then(|| RefCell::new(profile::Profile::default())),
             errors,
         }))
     }
@@ -129,11 +134,20 @@ impl Gpu {
         &self.limits
     }
 
-    /// True when the adapter emulates a GPU on the CPU (lavapipe, SwiftShader), which wants
-    /// kernels without workgroup memory and barriers.
+    /// True when kernels should be the variants for adapters that emulate a GPU on the CPU
+    /// (lavapipe, SwiftShader): no workgroup memory and no barriers. Follows the adapter
+    /// unless `use_emulated_kernels` overrode it.
     pub fn is_cpu_emulated(&self) -> bool {
-        self.info.device_type == wgpu::DeviceType::Cpu
-            || self.info.name.to_lowercase().contains("swiftshader")
+        self.emulated_override.get().unwrap_or_else(|| {
+            self.info.device_type == wgpu::DeviceType::Cpu
+                || self.info.name.to_lowercase().contains("swiftshader")
+        })
+    }
+
+    /// Forces one set of kernel variants (Some) or goes back to the adapter's (None); tests
+    /// use it to cover both sets on one adapter.
+    pub fn use_emulated_kernels(&self, choice: Option<bool>) {
+        self.emulated_override.set(choice);
     }
 
     /// Takes the errors the device reported since the last call (a kernel that failed to
@@ -199,6 +213,11 @@ impl Gpu {
             .pipelines
             .borrow_mut()
             .get(&self.device, kernel, bindings);
+        let started = self.profile.is_some().then(|| {
+            self.flush();
+            self.wait();
+            web_time_now()
+        });
         let flushed = self
             .batch
             .borrow_mut()
@@ -209,6 +228,23 @@ impl Gpu {
         let mut c = self.counters.get();
         c.dispatches += 1;
         self.counters.set(c);
+        if let (Some(start), Some(profile)) = (started, &self.profile) {
+            self.flush();
+            self.wait();
+            let name = format!("{}:{} {:?}", kernel.family, kernel.entry, kernel.slots);
+            profile.borrow_mut().add(name, web_time_now() - start);
+        }
+    }
+
+    /// With WEBGRAD_PROFILE=1 (native), the time per kernel so far, slowest first.
+    pub fn profile_report(&self) -> Option<String> {
+        self.profile.as_ref().map(|p| p.borrow().report())
+    }
+
+    /// Blocks until the GPU is idle (native; the profile only).
+    fn wait(&self) {
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
     }
 
     /// Submits everything recorded so far (the end of a training step).
@@ -250,4 +286,16 @@ impl Gpu {
             [max as u32, groups.div_ceil(max) as u32, 1]
         }
     }
+}
+
+/// Now, as a duration since an arbitrary start (the profile only runs natively).
+fn web_time_now() -> std::time::Duration {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use std::sync::OnceLock;
+        static START: OnceLock<std::time::Instant> = OnceLock::new();
+        START.get_or_init(std::time::Instant::now).elapsed()
+    }
+    #[cfg(target_arch = "wasm32")]
+    std::time::Duration::ZERO
 }

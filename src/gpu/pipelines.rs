@@ -8,6 +8,7 @@ use std::rc::Rc;
 /// `//#include rowwise`.
 const MATH: &str = include_str!("../../shaders/math.wgsl");
 const ROWWISE: &str = include_str!("../../shaders/rowwise.wgsl");
+const ROWWISE_SERIAL: &str = include_str!("../../shaders/rowwise_serial.wgsl");
 
 /// A kernel to run: a WGSL source, its entry point, and the values of its template slots.
 /// Slots are written `{{NAME}}` in the shader; most kernels have none.
@@ -46,10 +47,15 @@ impl Kernel {
     }
 
     fn wgsl(&self) -> String {
+        let serial = self
+            .slots
+            .iter()
+            .any(|(k, v)| *k == "ROWWISE" && v == "serial");
+        let rowwise = if serial { ROWWISE_SERIAL } else { ROWWISE };
         let mut text = self
             .source
             .replace("//#include math", MATH)
-            .replace("//#include rowwise", ROWWISE);
+            .replace("//#include rowwise", rowwise);
         for (name, value) in &self.slots {
             text = text.replace(&format!("{{{{{name}}}}}"), value);
         }

@@ -2,10 +2,10 @@
 //! future positions masked, stable softmax, backward on the GPU without materialising the
 //! T×T matrix in memory.
 
-use super::{f, gpu_of, launch};
+use super::{f, gpu_of, launch, row_kernel};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Kernel};
+use crate::gpu::Gpu;
 use crate::tensor::{DType, Host, Storage, Tensor};
 
 /// The sizes of one attention call.
@@ -166,13 +166,14 @@ pub(crate) fn attention_backward(
         }
         Some(gpu) => {
             let slots = score_slots(gpu, dm.t)?;
-            let groups = gpu.groups_1d(dm.rows(), 1);
-            let kdq = Kernel::new(
+            let (kdq, groups) = row_kernel(
+                gpu,
                 "attention_dq",
                 include_str!("../../shaders/attention_dq.wgsl"),
                 "main",
-            )
-            .slot("T", slots);
+                dm.rows(),
+            );
+            let kdq = kdq.slot("T", slots);
             let mut out1 = launch(
                 gpu,
                 &kdq,
@@ -188,12 +189,14 @@ pub(crate) fn attention_backward(
                 Storage::Gpu(out1.pop().expect("two outputs")),
             );
             let dq = Storage::Gpu(out1.pop().expect("two outputs"));
-            let kdkv = Kernel::new(
+            let (kdkv, groups) = row_kernel(
+                gpu,
                 "attention_dkv",
                 include_str!("../../shaders/attention_dkv.wgsl"),
                 "main",
-            )
-            .slot("T", slots);
+                dm.rows(),
+            );
+            let kdkv = kdkv.slot("T", slots);
             let mut out2 = launch(
                 gpu,
                 &kdkv,
@@ -245,19 +248,21 @@ impl Tensor {
             }
             Some(gpu) => {
                 let slots = score_slots(gpu, dm.t)?;
-                let kernel = Kernel::new(
+                let (kernel, groups) = row_kernel(
+                    gpu,
                     "attention",
                     include_str!("../../shaders/attention.wgsl"),
                     "main",
-                )
-                .slot("T", slots);
+                    dm.rows(),
+                );
+                let kernel = kernel.slot("T", slots);
                 let mut out = launch(
                     gpu,
                     &kernel,
                     &dm.params(),
                     &[self, k, v],
                     &[self.numel(), dm.rows()],
-                    gpu.groups_1d(dm.rows(), 1),
+                    groups,
                 )?;
                 let lse = Storage::Gpu(out.pop().expect("two outputs"));
                 (Storage::Gpu(out.pop().expect("two outputs")), lse)

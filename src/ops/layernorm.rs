@@ -1,6 +1,6 @@
 //! LayerNorm over the last axis with weight and bias.
 
-use super::{f, gpu_of, launch, launch1};
+use super::{f, gpu_of, launch, launch1, row_kernel};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
@@ -57,19 +57,14 @@ pub(crate) fn layernorm_backward(
         }
         Some(gpu) => {
             let params = [rows as u32, cols as u32];
-            let k = Kernel::new(
+            let (k, groups) = row_kernel(
+                gpu,
                 "layernorm_backward",
                 include_str!("../../shaders/layernorm_backward.wgsl"),
                 "main",
+                rows,
             );
-            let dx = launch1(
-                gpu,
-                &k,
-                &params,
-                &[x, weight, stats, g],
-                x.numel(),
-                gpu.groups_1d(rows, 1),
-            )?;
+            let dx = launch1(gpu, &k, &params, &[x, weight, stats, g], x.numel(), groups)?;
             let k = Kernel::new(
                 "layernorm_params_backward",
                 include_str!("../../shaders/layernorm_params_backward.wgsl"),
@@ -135,10 +130,12 @@ impl Tensor {
                 (Storage::Host(Host::F(y)), Storage::Host(Host::F(stats)))
             }
             Some(gpu) => {
-                let k = Kernel::new(
+                let (k, groups) = row_kernel(
+                    gpu,
                     "layernorm",
                     include_str!("../../shaders/layernorm.wgsl"),
                     "main",
+                    rows,
                 );
                 let params = [rows as u32, cols as u32, f(eps)];
                 let mut out = launch(
@@ -147,7 +144,7 @@ impl Tensor {
                     &params,
                     &[self, weight, bias],
                     &[self.numel(), 2 * rows],
-                    gpu.groups_1d(rows, 1),
+                    groups,
                 )?;
                 let stats = Storage::Gpu(out.pop().expect("two outputs"));
                 (Storage::Gpu(out.pop().expect("two outputs")), stats)

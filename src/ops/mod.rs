@@ -85,3 +85,24 @@ pub fn gpu_of(device: &Device) -> Option<&Rc<Gpu>> {
         Device::Cpu => None,
     }
 }
+
+/// A row kernel (one output row per workgroup on real GPUs, per thread on emulated ones, see
+/// shaders/rowwise.wgsl) and the workgroups that cover `rows` rows.
+pub(crate) fn row_kernel(
+    gpu: &Gpu,
+    family: &'static str,
+    source: &'static str,
+    entry: &'static str,
+    rows: usize,
+) -> (Kernel, [u32; 3]) {
+    let serial = gpu.is_cpu_emulated();
+    let kernel = Kernel::new(family, source, entry)
+        .slot("ROWWISE", if serial { "serial" } else { "shared" })
+        .slot("SCORES", if serial { "private" } else { "workgroup" });
+    let groups = if serial {
+        gpu.groups_1d(rows, 64)
+    } else {
+        gpu.groups_1d(rows, 1)
+    };
+    (kernel, groups)
+}

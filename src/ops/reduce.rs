@@ -2,7 +2,7 @@
 //! and `sum_to_shape`, which undoes broadcasting in backward passes.
 
 use super::shape::{axis_index, broadcast_shapes};
-use super::{gpu_of, launch, launch1};
+use super::{gpu_of, launch, launch1, row_kernel};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
@@ -48,10 +48,10 @@ fn sum_keepdim(x: &Tensor, axis: usize) -> Result<Tensor> {
             Storage::Host(Host::F(out))
         }
         Some(gpu) => {
-            let kernel = Kernel::new("reduce", SOURCE, "sum_axis");
             let cols = outer * inner;
+            let (kernel, groups) = row_kernel(gpu, "reduce", SOURCE, "sum_axis", cols);
             let params = [outer as u32, n as u32, inner as u32];
-            launch1(gpu, &kernel, &params, &[x], cols, gpu.groups_1d(cols, 1))?
+            launch1(gpu, &kernel, &params, &[x], cols, groups)?
         }
     };
     Ok(Tensor::from_op(
@@ -97,17 +97,10 @@ fn max_keepdim(x: &Tensor, axis: usize) -> Result<(Tensor, Tensor)> {
             )
         }
         Some(gpu) => {
-            let kernel = Kernel::new("reduce", SOURCE, "max_axis");
             let cols = outer * inner;
+            let (kernel, groups) = row_kernel(gpu, "reduce", SOURCE, "max_axis", cols);
             let params = [outer as u32, n as u32, inner as u32];
-            let mut out = launch(
-                gpu,
-                &kernel,
-                &params,
-                &[x],
-                &[cols, cols],
-                gpu.groups_1d(cols, 1),
-            )?;
+            let mut out = launch(gpu, &kernel, &params, &[x], &[cols, cols], groups)?;
             let index = out.pop().expect("two outputs");
             let values = out.pop().expect("two outputs");
             (Storage::Gpu(values), Storage::Gpu(index))

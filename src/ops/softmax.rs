@@ -1,10 +1,9 @@
 //! Softmax and log-softmax over the last axis, and the fused softmax cross-entropy with
 //! integer targets.
 
-use super::{gpu_of, launch1};
+use super::{gpu_of, launch1, row_kernel};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
-use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
 
 /// (rows, cols) of a tensor seen as rows of its last axis.
@@ -40,19 +39,21 @@ fn softmax_any(x: &Tensor, log: bool) -> Result<Tensor> {
         None => Storage::Host(Host::F(cpu_softmax(&x.host_f64(name)?, cols, log))),
         Some(gpu) => {
             let out = if log { "z - log_s" } else { "exp(z) / s" };
-            let kernel = Kernel::new(
+            let (kernel, groups) = row_kernel(
+                gpu,
                 "softmax",
                 include_str!("../../shaders/softmax.wgsl"),
                 "main",
-            )
-            .slot("OUT", out);
+                rows,
+            );
+            let kernel = kernel.slot("OUT", out);
             launch1(
                 gpu,
                 &kernel,
                 &[rows as u32, cols as u32],
                 &[x],
                 x.numel(),
-                gpu.groups_1d(rows, 1),
+                groups,
             )?
         }
     };
@@ -92,19 +93,21 @@ pub(crate) fn softmax_backward(y: &Tensor, g: &Tensor, log: bool) -> Result<Tens
             Storage::Host(Host::F(dx))
         }
         Some(gpu) => {
-            let kernel = Kernel::new(
+            let (kernel, groups) = row_kernel(
+                gpu,
                 "softmax_backward",
                 include_str!("../../shaders/softmax_backward.wgsl"),
                 "main",
-            )
-            .slot("LOG", log);
+                rows,
+            );
+            let kernel = kernel.slot("LOG", log);
             launch1(
                 gpu,
                 &kernel,
                 &[rows as u32, cols as u32],
                 &[y, g],
                 y.numel(),
-                gpu.groups_1d(rows, 1),
+                groups,
             )?
         }
     };
@@ -146,10 +149,12 @@ fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
             ))
         }
         Some(gpu) => {
-            let kernel = Kernel::new(
+            let (kernel, groups) = row_kernel(
+                gpu,
                 "cross_entropy",
                 include_str!("../../shaders/cross_entropy.wgsl"),
                 "main",
+                rows,
             );
             launch1(
                 gpu,
@@ -157,7 +162,7 @@ fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
                 &[rows as u32, cols as u32],
                 &[logits, targets],
                 rows,
-                gpu.groups_1d(rows, 1),
+                groups,
             )?
         }
     };
@@ -195,10 +200,12 @@ pub(crate) fn cross_entropy_backward(
             Storage::Host(Host::F(dx))
         }
         Some(gpu) => {
-            let kernel = Kernel::new(
+            let (kernel, groups) = row_kernel(
+                gpu,
                 "cross_entropy_backward",
                 include_str!("../../shaders/cross_entropy_backward.wgsl"),
                 "main",
+                rows,
             );
             let params = [rows as u32, cols as u32];
             launch1(
@@ -207,7 +214,7 @@ pub(crate) fn cross_entropy_backward(
                 &params,
                 &[logits, targets, g],
                 logits.numel(),
-                gpu.groups_1d(rows, 1),
+                groups,
             )?
         }
     };

@@ -8,7 +8,7 @@ mod sample;
 pub use checkpoint::{assign_all, Checkpoint, CHECKPOINT_FORMAT, MAX_HEADER_BYTES};
 pub use config::{Config, ModelConfig, TASKS};
 
-use crate::data::{Batches, Labelled, Text, Windows};
+use crate::data::{windows, Batches, Labelled, Text};
 use crate::nn::{Cnn, Gpt, Init, Mlp, Model};
 use crate::optim::Optimizer;
 use crate::{no_grad, Device, Error, Result, Tensor};
@@ -62,12 +62,6 @@ impl Net {
     }
 }
 
-/// How batches are drawn.
-enum Sampler {
-    Labelled(Batches),
-    Text(Windows),
-}
-
 /// One training run.
 pub struct Session {
     pub config: Config,
@@ -76,7 +70,7 @@ pub struct Session {
     params: Vec<(String, Tensor)>,
     optimizer: Optimizer,
     data: TaskData,
-    sampler: Sampler,
+    batches: Batches,
     /// Steps taken.
     pub step: u64,
     /// The loss of the latest step, still on the GPU.
@@ -115,22 +109,20 @@ impl Session {
             });
         }
         let model = Net::new(&config.model, &mut init)?;
-        let sampler = match &data {
-            TaskData::Labelled(d) => {
-                if config.batch > d.train.len() {
-                    return Err(Error::Invalid {
-                        op: "settings",
-                        why: format!(
-                            "the batch of {} is larger than the {} training examples",
-                            config.batch,
-                            d.train.len()
-                        ),
-                    });
-                }
-                Sampler::Labelled(Batches::new(d.train.len(), config.seed))
-            }
-            TaskData::Text(_) => Sampler::Text(Windows::new(config.seed)),
+        let examples = match &data {
+            TaskData::Labelled(d) => d.train.len(),
+            TaskData::Text(t) => t.train.len(),
         };
+        if config.batch > examples {
+            return Err(Error::Invalid {
+                op: "settings",
+                why: format!(
+                    "the batch of {} is larger than the {examples} training examples",
+                    config.batch
+                ),
+            });
+        }
+        let batches = Batches::new(examples, config.seed);
         let params = model.parameters();
         let optimizer = Optimizer::new(config.optimizer.clone(), &params)?;
         let good = snapshot(&params)?;
@@ -141,7 +133,7 @@ impl Session {
             params,
             optimizer,
             data,
-            sampler,
+            batches,
             step: 0,
             last_loss: None,
             good,
@@ -177,25 +169,24 @@ impl Session {
     /// The next training batch as (inputs, targets) tensors.
     fn next_batch(&mut self) -> Result<(Tensor, Tensor)> {
         let b = self.config.batch;
-        match (&mut self.sampler, &self.data) {
-            (Sampler::Labelled(batches), TaskData::Labelled(d)) => {
-                let (x, y) = d.train.gather(&batches.next(b));
+        match &self.data {
+            TaskData::Labelled(d) => {
+                let (x, y) = d.train.gather(&self.batches.batch(self.step, b));
                 Ok((
                     Tensor::from_vec(x, &[b, d.train.features], &self.device)?,
                     Tensor::from_u32(y, &[b], &self.device)?,
                 ))
             }
-            (Sampler::Text(windows), TaskData::Text(t)) => {
+            TaskData::Text(t) => {
                 let ModelConfig::Gpt(g) = &self.config.model else {
                     unreachable!("text sessions have a GPT")
                 };
-                let (x, y) = windows.sample(&t.train, b, g.context);
+                let (x, y) = windows(&t.train, b, g.context, self.config.seed, self.step);
                 Ok((
                     Tensor::from_u32(x, &[b, g.context], &self.device)?,
                     Tensor::from_u32(y, &[b * g.context], &self.device)?,
                 ))
             }
-            _ => unreachable!("the sampler matches the data"),
         }
     }
 
@@ -276,11 +267,10 @@ impl Session {
                     unreachable!("text sessions have a GPT")
                 };
                 // The same windows every time, so that evaluations compare.
-                let mut windows = Windows::new(12345);
                 let mut total = 0.0;
                 let rounds = 4;
-                for _ in 0..rounds {
-                    let (x, y) = windows.sample(&t.val, 16, g.context);
+                for k in 0..rounds {
+                    let (x, y) = windows(&t.val, 16, g.context, 12345, k);
                     let xt = Tensor::from_u32(x, &[16, g.context], &self.device)?;
                     let yt = Tensor::from_u32(y, &[16 * g.context], &self.device)?;
                     let loss = no_grad(|| self.model.forward(&xt)?.cross_entropy(&yt))?;

@@ -83,6 +83,9 @@ where
     F: Fn(&Device, &[Tensor]) -> Result<Tensor>,
 {
     let gpu = gpu().await;
+    let Device::Gpu(context) = &gpu else {
+        unreachable!("gpu() gives a GPU")
+    };
     let leaves = |device: &Device| -> Vec<Tensor> {
         inputs
             .iter()
@@ -93,40 +96,53 @@ where
             })
             .collect()
     };
-    let (cpu_in, gpu_in) = (leaves(&Device::Cpu), leaves(&gpu));
+    let cpu_in = leaves(&Device::Cpu);
     let cpu_out = op(&Device::Cpu, &cpu_in).unwrap();
-    let gpu_out = op(&gpu, &gpu_in).unwrap();
-    assert_eq!(cpu_out.shape(), gpu_out.shape(), "{name}: output shapes");
     let want = cpu_out.to_vec_f64().await.unwrap();
-    assert_close(
-        &format!("{name} forward"),
-        &gpu_out.to_vec_f64().await.unwrap(),
-        &want,
-        tol,
-    );
-
     let weights = uniform(want.len(), -1.0, 1.0, 99);
     let loss = |device: &Device, out: &Tensor| -> Tensor {
         let w = Tensor::from_f64(weights.clone(), out.shape(), device).unwrap();
         out.mul(&w).unwrap().sum_all().unwrap()
     };
     let cpu_grads = loss(&Device::Cpu, &cpu_out).backward().unwrap();
-    let gpu_grads = loss(&gpu, &gpu_out).backward().unwrap();
-    for (k, (c, g)) in cpu_in.iter().zip(&gpu_in).enumerate() {
-        let cg = cpu_grads
-            .get(c)
-            .unwrap_or_else(|| panic!("{name}: no CPU gradient for input {k}"));
-        let gg = gpu_grads
-            .get(g)
-            .unwrap_or_else(|| panic!("{name}: no GPU gradient for input {k}"));
-        let cg = cg.to_vec_f64().await.unwrap();
-        assert_close(
-            &format!("{name} grad {k} (GPU vs CPU)"),
-            &gg.to_vec_f64().await.unwrap(),
-            &cg,
-            tol * 10.0,
-        );
 
+    // Both kernel sets: for real GPUs (workgroup memory) and for emulated ones (none).
+    for emulated in [false, true] {
+        context.use_emulated_kernels(Some(emulated));
+        let name = format!(
+            "{name} ({} kernels)",
+            if emulated { "emulated-GPU" } else { "GPU" }
+        );
+        let gpu_in = leaves(&gpu);
+        let gpu_out = op(&gpu, &gpu_in).unwrap();
+        assert_eq!(cpu_out.shape(), gpu_out.shape(), "{name}: output shapes");
+        assert_close(
+            &format!("{name} forward"),
+            &gpu_out.to_vec_f64().await.unwrap(),
+            &want,
+            tol,
+        );
+        let gpu_grads = loss(&gpu, &gpu_out).backward().unwrap();
+        for (k, (c, g)) in cpu_in.iter().zip(&gpu_in).enumerate() {
+            let cg = cpu_grads
+                .get(c)
+                .unwrap_or_else(|| panic!("{name}: no CPU gradient for input {k}"));
+            let gg = gpu_grads
+                .get(g)
+                .unwrap_or_else(|| panic!("{name}: no GPU gradient for input {k}"));
+            let cg = cg.to_vec_f64().await.unwrap();
+            assert_close(
+                &format!("{name} grad {k} (GPU vs CPU)"),
+                &gg.to_vec_f64().await.unwrap(),
+                &cg,
+                tol * 10.0,
+            );
+        }
+    }
+    context.use_emulated_kernels(None);
+
+    for (k, c) in cpu_in.iter().enumerate() {
+        let cg = cpu_grads.get(c).unwrap().to_vec_f64().await.unwrap();
         // Central differences in f64 on the CPU.
         let n = inputs[k].values.len();
         let step = (n / FD_SAMPLES).max(1);

@@ -145,6 +145,11 @@ pub fn train(raw: &[String]) -> Result<(), String> {
             );
         }
     }
+    if let Device::Gpu(g) = &device {
+        if let Some(report) = g.profile_report() {
+            eprint!("{report}");
+        }
+    }
     if let Some(path) = a.text("save") {
         let bytes = pollster::block_on(session.save()).map_err(|e| e.to_string())?;
         write_atomically(path, &bytes)?;
