@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 
 echo "== native tests (wgpu on Vulkan)"
-cargo test --locked
+cargo test --release --locked
 
 echo "== browser tests (WebGPU in headless Chromium)"
 export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}

@@ -1,6 +1,8 @@
 // Batched C = op(A) · op(B) for adapters that emulate a GPU on the CPU (lavapipe,
-// SwiftShader): no workgroup memory and no barriers, which are costly there. Each thread owns a
-// 4×4 block of C in four vec4 registers and reads A and B straight from memory; rows and
+// SwiftShader): no workgroup memory and no barriers, which are costly there. Each thread owns
+// 4 rows × 4 columns of C in four vec4 registers and reads A and B straight from memory. The
+// columns of a thread are 8 apart, so that the 8 threads of a workgroup row (which a CPU runs
+// as SIMD lanes) read and write neighbouring addresses, and share their rows of A. Rows and
 // columns past the edge are clamped on load and masked on store, so the inner loop has no
 // branches. Same parameters and bindings as matmul.wgsl.
 
@@ -34,12 +36,12 @@ fn b_at(base: u32, kk: u32, col: u32) -> f32 {
 @compute @workgroup_size(8, 8)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let row = gid.y * 4u;
-    let col = gid.x * 4u;
+    let col = (gid.x / 8u) * 32u + gid.x % 8u;
     if (row >= p.m || col >= p.n) { return; }
     let a_base = gid.z * p.a_batch_stride;
     let b_base = gid.z * p.b_batch_stride;
     let r = vec4<u32>(row, min(row + 1u, p.m - 1u), min(row + 2u, p.m - 1u), min(row + 3u, p.m - 1u));
-    let cl = vec4<u32>(col, min(col + 1u, p.n - 1u), min(col + 2u, p.n - 1u), min(col + 3u, p.n - 1u));
+    let cl = vec4<u32>(col, min(col + 8u, p.n - 1u), min(col + 16u, p.n - 1u), min(col + 24u, p.n - 1u));
     var acc0 = vec4<f32>(0.0);
     var acc1 = vec4<f32>(0.0);
     var acc2 = vec4<f32>(0.0);
@@ -62,7 +64,7 @@ fn store_row(base: u32, row: u32, col: u32, v: vec4<f32>) {
     if (row >= p.m) { return; }
     let at = base + row * p.n + col;
     if (col < p.n) { c[at] = v.x; }
-    if (col + 1u < p.n) { c[at + 1u] = v.y; }
-    if (col + 2u < p.n) { c[at + 2u] = v.z; }
-    if (col + 3u < p.n) { c[at + 3u] = v.w; }
+    if (col + 8u < p.n) { c[at + 8u] = v.y; }
+    if (col + 16u < p.n) { c[at + 16u] = v.z; }
+    if (col + 24u < p.n) { c[at + 24u] = v.w; }
 }

@@ -164,6 +164,12 @@ impl Session {
     /// the same model; on any error nothing changes.
     pub fn load(&mut self, bytes: &[u8]) -> Result<()> {
         let ck = Checkpoint::parse(bytes)?;
+        if ck.config.task != self.config.task {
+            return Err(bad(format!(
+                "it was trained on the {} task, not {}",
+                ck.config.task, self.config.task
+            )));
+        }
         if ck.config.model != self.config.model {
             return Err(bad(format!(
                 "it holds a different model ({}) than this one ({})",

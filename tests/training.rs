@@ -1,0 +1,265 @@
+//! Training sessions: convergence on the 2-D data, determinism, exact resume from a
+//! checkpoint, the NaN guard, untrusted checkpoint files, and the CLI's bad-input paths.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+use common::run;
+use webgrad::data::{points, PointSet};
+use webgrad::train::{Config, Session, TaskData};
+use webgrad::{Device, Tensor};
+
+fn spiral_session(device: &Device, config: &Config) -> Session {
+    let data = points(PointSet::Spiral, 2000, config.noise, 0.2, config.seed).unwrap();
+    Session::new(config.clone(), TaskData::Labelled(data), device).unwrap()
+}
+
+async fn values(params: &[(String, Tensor)]) -> Vec<Vec<f32>> {
+    let mut out = Vec::new();
+    for (_, p) in params {
+        out.push(p.to_vec().await.unwrap());
+    }
+    out
+}
+
+#[test]
+fn spiral_defaults_reach_97_percent_validation_accuracy() {
+    run(async {
+        let device = common::gpu().await;
+        let config = Config::defaults("spiral", None, None, 0).unwrap();
+        let mut s = spiral_session(&device, &config);
+        for _ in 0..config.steps {
+            s.train_step().unwrap();
+        }
+        s.check().await.unwrap();
+        let eval = s.evaluate().await.unwrap();
+        println!("spiral after {} steps: {eval:?}", config.steps);
+        assert!(eval.accuracy.unwrap() >= 0.97, "{eval:?}");
+    });
+}
+
+#[test]
+fn the_same_seed_gives_the_same_losses() {
+    run(async {
+        let device = common::gpu().await;
+        let mut config = Config::defaults("moons", None, None, 0).unwrap();
+        config.seed = 7;
+        let mut losses = Vec::new();
+        for _ in 0..2 {
+            let mut s = spiral_session(&device, &config);
+            let mut run = Vec::new();
+            for _ in 0..15 {
+                s.train_step().unwrap();
+                run.push(s.check().await.unwrap());
+            }
+            losses.push(run);
+        }
+        assert_eq!(losses[0], losses[1]);
+        config.seed = 8;
+        let mut other = spiral_session(&device, &config);
+        other.train_step().unwrap();
+        assert_ne!(other.check().await.unwrap(), losses[0][0]);
+    });
+}
+
+#[test]
+fn save_load_and_continue_matches_not_stopping() {
+    run(async {
+        let device = common::gpu().await;
+        for optimizer in ["adam", "sgd"] {
+            let mut config = Config::defaults("spiral", None, None, 0).unwrap();
+            config.optimizer.rule = webgrad::optim::Rule::parse(optimizer).unwrap();
+            let mut a = spiral_session(&device, &config);
+            for _ in 0..12 {
+                a.train_step().unwrap();
+            }
+            let saved = a.save().await.unwrap();
+            a.train_step().unwrap();
+            let want = a.check().await.unwrap();
+
+            let mut b = spiral_session(&device, &config);
+            b.load(&saved).unwrap();
+            assert_eq!(b.step, 12);
+            b.train_step().unwrap();
+            assert_eq!(b.check().await.unwrap(), want, "{optimizer}");
+            assert_eq!(
+                values(a.parameters()).await,
+                values(b.parameters()).await,
+                "{optimizer}"
+            );
+        }
+    });
+}
+
+#[test]
+fn a_loss_that_explodes_stops_training_and_keeps_the_last_good_weights() {
+    run(async {
+        let device = common::gpu().await;
+        let mut config = Config::defaults("xor", None, None, 0).unwrap();
+        config.optimizer.rule = webgrad::optim::Rule::parse("sgd").unwrap();
+        config.optimizer.lr = 1e30;
+        let mut s = spiral_session(&device, &config);
+        let mut last_good = values(s.parameters()).await;
+        let mut stopped = None;
+        for _ in 0..20 {
+            s.train_step().unwrap();
+            match s.check().await {
+                Ok(_) => last_good = values(s.parameters()).await,
+                Err(e) => {
+                    stopped = Some(e);
+                    break;
+                }
+            }
+        }
+        let e = stopped.expect("a learning rate of 1e30 must blow the loss up");
+        assert!(e.to_string().contains("last good weights"), "{e}");
+        let kept = values(s.parameters()).await;
+        assert!(kept.iter().flatten().all(|v| v.is_finite()));
+        assert_eq!(kept, last_good);
+    });
+}
+
+#[test]
+fn broken_checkpoints_are_refused_and_change_nothing() {
+    run(async {
+        let device = common::gpu().await;
+        let config = Config::defaults("circles", None, None, 0).unwrap();
+        let mut s = spiral_session(&device, &config);
+        s.train_step().unwrap();
+        let good = s.save().await.unwrap();
+        let before = values(s.parameters()).await;
+
+        let mut oversized = good.clone();
+        oversized[..8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        let mut renamed = good.clone();
+        let at = renamed
+            .windows(15)
+            .position(|w| w == b"layers.0.weight")
+            .unwrap();
+        renamed[at..at + 15].copy_from_slice(b"layers.9.weight");
+        let mut wider = config.clone();
+        let webgrad::train::ModelConfig::Mlp(m) = &mut wider.model else {
+            unreachable!()
+        };
+        m.width = 48;
+        let other_model = spiral_session(&device, &wider).save().await.unwrap();
+        let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+            ("empty", vec![], "too short"),
+            (
+                "truncated",
+                good[..good.len() - 100].to_vec(),
+                "not a valid safetensors",
+            ),
+            ("oversized header", oversized, "more than the"),
+            (
+                "not safetensors",
+                b"hello world, not a checkpoint at all".to_vec(),
+                "header",
+            ),
+            ("wrong names", renamed, "layers.0.weight is missing"),
+            ("other model", other_model, "different model"),
+        ];
+        for (what, bytes, expect) in cases {
+            let err = s.load(&bytes).expect_err(what).to_string();
+            assert!(err.contains(expect), "{what}: {err}");
+            assert_eq!(
+                values(s.parameters()).await,
+                before,
+                "{what} changed the weights"
+            );
+        }
+        s.load(&good).unwrap();
+    });
+}
+
+/// Runs the CLI; returns (exit status, stdout, stderr).
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_webgrad"))
+        .args(args)
+        .env("XDG_RUNTIME_DIR", "/tmp")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn the_cli_trains_saves_samples_and_rejects_bad_input() {
+    let dir = std::env::temp_dir().join(format!("webgrad-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ck = dir.join("xor.safetensors");
+    let ck = ck.to_str().unwrap();
+    let (code, out, err) = cli(&[
+        "train",
+        "--task",
+        "xor",
+        "--steps",
+        "40",
+        "--eval-every",
+        "20",
+        "--save",
+        ck,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["step"], 40);
+    for key in ["train_loss", "val_loss", "val_acc", "steps_per_s"] {
+        assert!(lines[1][key].is_number(), "{key} in {}", lines[1]);
+    }
+    assert!(std::fs::metadata(ck).unwrap().len() > 0);
+
+    let bad: &[(&[&str], &str)] = &[
+        (&["train", "--task", "mnist"], "unknown task"),
+        (&["train", "--task", "xor", "--lr", "-1"], "learning rate"),
+        (&["train", "--task", "xor", "--batch", "0"], "batch size"),
+        (
+            &["train", "--task", "xor", "--steps", "ten"],
+            "not a valid value",
+        ),
+        (
+            &["train", "--task", "xor", "--optimizer", "lbfgs"],
+            "unknown optimizer",
+        ),
+        (
+            &["train", "--task", "xor", "--colour", "red"],
+            "unknown flag",
+        ),
+        (
+            &[
+                "train",
+                "--task",
+                "xor",
+                "--load",
+                "/nonexistent/x.safetensors",
+            ],
+            "cannot read",
+        ),
+        (
+            &["train", "--task", "text", "--text", "/nonexistent/t.txt"],
+            "cannot read",
+        ),
+        (
+            &["train", "--task", "spiral", "--load", ck],
+            "trained on the xor task",
+        ),
+        (&["sample", "--load", ck], "no text model"),
+        (&["frobnicate"], "unknown command"),
+    ];
+    for (args, expect) in bad {
+        let (code, out, err) = cli(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?} printed {out}");
+        assert_eq!(err.trim().lines().count().min(1), 1);
+        assert!(
+            err.lines().next().unwrap().contains(expect),
+            "{args:?}: {err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
