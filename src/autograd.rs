@@ -188,6 +188,11 @@ impl Gradients {
         self.0.get(&t.id())
     }
 
+    /// Sets the gradient of `t` (e.g. to feed an optimizer gradients computed elsewhere).
+    pub fn insert(&mut self, t: &Tensor, grad: Tensor) {
+        self.0.insert(t.id(), grad);
+    }
+
     /// Removes and returns the gradient of `t`.
     pub fn take(&mut self, t: &Tensor) -> Option<Tensor> {
         self.0.remove(&t.id())
