@@ -1,64 +1,479 @@
-//! The browser page (wasm32 only). For now: open the GPU, show the adapter, and run a small
-//! self-check of the kernels against the CPU reference.
+//! The playground page (wasm32 only): wires the controls, runs the training loop a few steps
+//! per animation frame, and draws charts and views. All training goes through
+//! `train::Session`, the same as the CLI's.
 
-use crate::{Device, Gpu, Result, Tensor};
+mod api;
+mod charts;
+mod dom;
+mod settings;
+mod views;
+
+use crate::data::{digits_from_gzip, points, PointSet, Text};
+use crate::train::{Config, SampleSettings, Session, TaskData};
+use crate::{Device, Gpu};
+use charts::Point;
+use serde::Serialize;
+use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
+
+/// What `window.webgrad.state()` returns.
+#[derive(Serialize, Clone, Default)]
+pub struct Status {
+    pub task: String,
+    pub running: bool,
+    pub step: u64,
+    pub train_loss: Option<f32>,
+    pub val_loss: Option<f32>,
+    pub val_acc: Option<f32>,
+    pub steps_per_s: Option<f32>,
+    pub adapter: String,
+    pub error: Option<String>,
+}
+
+/// Work the UI asks of the training loop, which owns the session.
+enum Command {
+    Reset,
+    Step,
+    Save,
+    Load(Vec<u8>),
+    Sample,
+    Pad,
+    Redraw,
+}
+
+#[derive(Default)]
+struct Shared {
+    status: Status,
+    commands: Vec<Command>,
+    history: Vec<Point>,
+}
+
+thread_local! {
+    static SHARED: RefCell<Shared> = RefCell::new(Shared::default());
+}
+
+fn with<T>(f: impl FnOnce(&mut Shared) -> T) -> T {
+    SHARED.with(|s| f(&mut s.borrow_mut()))
+}
+
+fn send(c: Command) {
+    with(|s| s.commands.push(c));
+}
+
+/// Shows an error sentence (or clears it) in the page and in `state()`.
+fn show_error(message: Option<String>) {
+    dom::set_text("error", message.as_deref().unwrap_or(""));
+    dom::set_hidden("error", message.is_none());
+    with(|s| s.status.error = message);
+}
 
 /// Runs when the module loads; does nothing on pages without the playground (e.g. tests).
 #[wasm_bindgen(start)]
 pub fn start() {
     console_error_panic_hook::set_once();
-    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
-        return;
-    };
-    if document.get_element_by_id("adapter").is_none() {
+    if dom::by_id::<web_sys::HtmlElement>("task").is_none() {
         return;
     }
-    wasm_bindgen_futures::spawn_local(async move {
-        let text = match Gpu::new().await {
+    wasm_bindgen_futures::spawn_local(async {
+        let (device, adapter) = match Gpu::new().await {
             Ok(gpu) => {
-                let check = match self_check(Device::Gpu(gpu.clone())).await {
-                    Ok(err) => format!("kernel self-check passed: a 67×45·45×71 matmul matches the CPU reference (max error {err:.1e})"),
-                    Err(e) => format!("kernel self-check failed: {e}"),
-                };
-                (format!("GPU adapter: {}", gpu.adapter_name()), check)
+                let name = gpu.adapter_name();
+                (Device::Gpu(gpu), format!("GPU adapter: {name}"))
             }
-            Err(e) => (
-                format!("No WebGPU here: {e}"),
-                "Training will use the CPU backend.".to_string(),
+            Err(_) => (
+                Device::Cpu,
+                "This browser offers no WebGPU adapter, so training runs on the CPU (slower)."
+                    .to_string(),
             ),
         };
-        set_text(&document, "adapter", &text.0);
-        set_text(&document, "self-check", &text.1);
+        dom::set_text("adapter", &adapter);
+        with(|s| s.status.adapter = adapter);
+        let search = web_sys::window()
+            .and_then(|w| w.location().search().ok())
+            .unwrap_or_default();
+        let task = settings::query_task(&search)
+            .filter(|t| crate::train::TASKS.contains(&t.as_str()))
+            .unwrap_or_else(|| "spiral".into());
+        select_task(&task);
+        settings::apply_query(&search);
+        api::install();
+        api::wire_controls();
+        send(Command::Reset);
+        Loop::new(device).run().await;
     });
 }
 
-fn set_text(document: &web_sys::Document, id: &str, text: &str) {
-    if let Some(el) = document.get_element_by_id(id) {
-        el.set_text_content(Some(text));
+/// Shows a task's controls and defaults.
+pub(crate) fn select_task(task: &str) {
+    let vocab = 1;
+    if let Ok(config) = Config::defaults(task, None, None, vocab) {
+        settings::show_defaults(&config);
+    }
+    let kind = if PointSet::parse(task).is_some() {
+        "points"
+    } else {
+        task
+    };
+    dom::set_hidden("mlp-settings", kind != "points");
+    dom::set_hidden("points-view", kind != "points");
+    dom::set_hidden("cnn-settings", kind != "digits");
+    dom::set_hidden("digits-view", kind != "digits");
+    dom::set_hidden("gpt-settings", kind != "text");
+    dom::set_hidden("text-view", kind != "text");
+    with(|s| s.status.task = task.to_string());
+}
+
+/// A promise resolved at the next animation frame: the loop yields to the browser there.
+async fn next_frame() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.request_animation_frame(&resolve);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+/// The training loop: owns the session and the data, and does what the UI asks.
+struct Loop {
+    device: Device,
+    session: Option<Session>,
+    digits: Option<crate::data::Labelled>,
+    shakespeare: Option<Text>,
+    /// Steps per second, smoothed.
+    rate: Option<f32>,
+}
+
+impl Loop {
+    fn new(device: Device) -> Loop {
+        Loop {
+            device,
+            session: None,
+            digits: None,
+            shakespeare: None,
+            rate: None,
+        }
+    }
+
+    async fn run(mut self) {
+        loop {
+            next_frame().await;
+            let commands = with(|s| std::mem::take(&mut s.commands));
+            for c in commands {
+                let result = match c {
+                    Command::Reset => self.reset().await,
+                    Command::Step => self.train_for(0.0, 1).await,
+                    Command::Save => self.save().await,
+                    Command::Load(bytes) => self.load(&bytes).await,
+                    Command::Sample => self.sample().await,
+                    Command::Pad => self.classify_pad().await,
+                    Command::Redraw => {
+                        self.show_stats();
+                        Ok(())
+                    }
+                };
+                if let Err(e) = result {
+                    with(|s| s.status.running = false);
+                    api::show_running(false);
+                    show_error(Some(e));
+                }
+            }
+            if with(|s| s.status.running) {
+                if let Err(e) = self.train_for(20.0, 50).await {
+                    with(|s| s.status.running = false);
+                    api::show_running(false);
+                    show_error(Some(e));
+                }
+            }
+        }
+    }
+
+    async fn fetch(path: &str) -> Result<Vec<u8>, String> {
+        let window = web_sys::window().ok_or("no window")?;
+        let response: web_sys::Response =
+            wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(path))
+                .await
+                .map_err(dom::js_error)?
+                .unchecked_into();
+        if !response.ok() {
+            return Err(format!(
+                "could not load {path} (HTTP {})",
+                response.status()
+            ));
+        }
+        let buffer =
+            wasm_bindgen_futures::JsFuture::from(response.array_buffer().map_err(dom::js_error)?)
+                .await
+                .map_err(dom::js_error)?;
+        Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+    }
+
+    async fn data(&mut self, task: &str, noise: f64, seed: u64) -> Result<TaskData, String> {
+        if let Some(set) = PointSet::parse(task) {
+            return points(set, 1000, noise, 0.2, seed)
+                .map(TaskData::Labelled)
+                .map_err(|e| e.to_string());
+        }
+        if task == "digits" {
+            if self.digits.is_none() {
+                self.digits = Some(
+                    digits_from_gzip(&Self::fetch("data/digits.bin.gz").await?)
+                        .map_err(|e| e.to_string())?,
+                );
+            }
+            return Ok(TaskData::Labelled(
+                self.digits.clone().expect("loaded above"),
+            ));
+        }
+        let own = dom::value("user-text");
+        if !own.trim().is_empty() {
+            return Text::new(&own)
+                .map(TaskData::Text)
+                .map_err(|e| format!("Your text cannot be used: {e}"));
+        }
+        if self.shakespeare.is_none() {
+            self.shakespeare = Some(
+                Text::from_gzip(&Self::fetch("data/shakespeare.txt.gz").await?)
+                    .map_err(|e| e.to_string())?,
+            );
+        }
+        Ok(TaskData::Text(
+            self.shakespeare.clone().expect("loaded above"),
+        ))
+    }
+
+    /// A new session from the controls; on invalid settings nothing changes.
+    async fn reset(&mut self) -> Result<(), String> {
+        let task = dom::value("task");
+        let noise = dom::value("noise").parse().unwrap_or(0.05);
+        let seed = dom::value("seed").parse().unwrap_or(0);
+        let data = self.data(&task, noise, seed).await?;
+        let (vocab, examples) = match &data {
+            TaskData::Text(t) => (t.vocab.len(), t.train.len()),
+            TaskData::Labelled(d) => (0, d.train.len()),
+        };
+        let Some(mut config) = settings::read(&task, vocab, examples) else {
+            return Err("Some settings are not valid; see the notes beside them.".into());
+        };
+        config.eval_every = if task == "digits" { 20 } else { 25 };
+        let data = if PointSet::parse(&task).is_some() {
+            self.data(&task, config.noise, config.seed).await?
+        } else {
+            data
+        };
+        let session = Session::new(config, data, &self.device).map_err(|e| e.to_string())?;
+        self.session = Some(session);
+        self.rate = None;
+        show_error(None);
+        with(|s| {
+            s.history.clear();
+            s.status = Status {
+                task: task.clone(),
+                adapter: s.status.adapter.clone(),
+                running: s.status.running,
+                ..Default::default()
+            };
+        });
+        api::update_url();
+        dom::set_text("sample-out", "");
+        self.evaluate(None).await
+    }
+
+    /// Trains until `budget_ms` have passed or `max_steps` were taken, then reads the loss
+    /// back once, and evaluates when an evaluation is due.
+    async fn train_for(&mut self, budget_ms: f64, max_steps: u64) -> Result<(), String> {
+        let Some(session) = self.session.as_mut() else {
+            return Ok(());
+        };
+        let start = now_ms();
+        let first = session.step;
+        let every = session.config.eval_every;
+        loop {
+            session.train_step().map_err(|e| e.to_string())?;
+            if session.step - first >= max_steps
+                || now_ms() - start >= budget_ms
+                || session.step % every == 0
+            {
+                break;
+            }
+        }
+        let train = session.check().await.map_err(|e| e.to_string())?;
+        let taken = (session.step - first) as f32;
+        let rate = taken / ((now_ms() - start) as f32 / 1000.0).max(1e-3);
+        self.rate = Some(self.rate.map_or(rate, |r| 0.8 * r + 0.2 * rate));
+        let due = session.step % every == 0 || max_steps == 1;
+        if due {
+            self.evaluate(Some(train)).await?;
+        } else {
+            let step = session.step;
+            with(|s| {
+                s.status.step = step;
+                s.status.train_loss = Some(train);
+            });
+            self.show_stats();
+        }
+        Ok(())
+    }
+
+    /// Validation figures, a point on the charts and fresh views.
+    async fn evaluate(&mut self, train: Option<f32>) -> Result<(), String> {
+        let Some(session) = self.session.as_ref() else {
+            return Ok(());
+        };
+        let eval = session.evaluate().await.map_err(|e| e.to_string())?;
+        let step = session.step;
+        with(|s| {
+            s.status.step = step;
+            s.status.train_loss = train.or(s.status.train_loss);
+            s.status.val_loss = Some(eval.loss);
+            s.status.val_acc = eval.accuracy;
+            s.history.push(Point {
+                step,
+                train: train.unwrap_or(eval.loss),
+                val: Some(eval.loss),
+                acc: eval.accuracy,
+            });
+        });
+        self.show_stats();
+        self.draw_views().await
+    }
+
+    fn show_stats(&self) {
+        let rate = self.rate;
+        let (text, history) = with(|s| {
+            s.status.steps_per_s = rate;
+            let st = &s.status;
+            let mut t = format!("step {}", st.step);
+            if let Some(l) = st.train_loss {
+                t += &format!(" · train loss {l:.3}");
+            }
+            if let Some(l) = st.val_loss {
+                t += &format!(" · val loss {l:.3}");
+            }
+            if let Some(a) = st.val_acc {
+                t += &format!(" · val acc {:.1}%", 100.0 * a);
+            }
+            if let Some(r) = rate {
+                t += &format!(" · {r:.1} steps/s");
+            }
+            (t, s.history.clone())
+        });
+        dom::set_text("stats", &text);
+        charts::draw(
+            &history,
+            dom::checked("log-scale"),
+            dom::value("smoothing").parse().unwrap_or(0.8),
+        );
+    }
+
+    async fn draw_views(&self) -> Result<(), String> {
+        let Some(session) = self.session.as_ref() else {
+            return Ok(());
+        };
+        let TaskData::Labelled(data) = session.data() else {
+            return Ok(());
+        };
+        if data.classes == 2 {
+            let probs = session
+                .predict(views::grid_points(), views::GRID * views::GRID)
+                .await
+                .map_err(|e| e.to_string())?;
+            views::draw_boundary(&probs, data);
+        } else {
+            let probs = session
+                .predict(data.val.x.clone(), data.val.len())
+                .await
+                .map_err(|e| e.to_string())?;
+            let predicted: Vec<u32> = probs.chunks(data.classes).map(|p| argmax(p)).collect();
+            views::draw_digits(data, &predicted, 36);
+            views::draw_confusion(data, &predicted);
+        }
+        Ok(())
+    }
+
+    async fn save(&self) -> Result<(), String> {
+        let session = self
+            .session
+            .as_ref()
+            .ok_or("There is nothing to save yet.")?;
+        let bytes = session.save().await.map_err(|e| e.to_string())?;
+        api::download(
+            &bytes,
+            &format!(
+                "webgrad-{}-step{}.safetensors",
+                session.config.task, session.step
+            ),
+        )
+    }
+
+    async fn load(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let session = self
+            .session
+            .as_mut()
+            .ok_or("Start a run first, then load a checkpoint into it.")?;
+        session
+            .load(bytes)
+            .map_err(|e| format!("That file cannot be loaded: {e}."))?;
+        show_error(None);
+        self.evaluate(None).await
+    }
+
+    async fn sample(&self) -> Result<(), String> {
+        let session = self.session.as_ref().ok_or("Start a run first.")?;
+        let settings = SampleSettings {
+            prompt: dom::value("prompt"),
+            tokens: 300,
+            temperature: dom::value("temperature")
+                .parse()
+                .map_err(|_| "The temperature is not a number.")?,
+            top_k: dom::value("top-k")
+                .parse()
+                .map_err(|_| "Top-k is not a whole number.")?,
+            seed: now_ms() as u64,
+        };
+        let mut text = settings.prompt.clone();
+        dom::set_text("sample-out", &text);
+        session
+            .sample(&settings, |t| {
+                text.push_str(t);
+                dom::set_text("sample-out", &text);
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    async fn classify_pad(&self) -> Result<(), String> {
+        let Some(session) = self.session.as_ref() else {
+            return Ok(());
+        };
+        let Some(pixels) = views::pad_pixels() else {
+            return Ok(());
+        };
+        let probs = session
+            .predict(pixels, 1)
+            .await
+            .map_err(|e| e.to_string())?;
+        let best = argmax(&probs);
+        dom::set_text(
+            "pad-guess",
+            &format!(
+                "I think it is a {best} ({:.0}% sure).",
+                100.0 * probs[best as usize]
+            ),
+        );
+        Ok(())
     }
 }
 
-/// The largest difference between a GPU matmul and the CPU reference.
-async fn self_check(gpu: Device) -> Result<f64> {
-    let a: Vec<f32> = (0..67 * 45)
-        .map(|i| ((i * 7) % 13) as f32 / 13.0 - 0.5)
-        .collect();
-    let b: Vec<f32> = (0..45 * 71)
-        .map(|i| ((i * 5) % 11) as f32 / 11.0 - 0.5)
-        .collect();
-    let on = |d: &Device| -> Result<Tensor> {
-        Tensor::from_vec(a.clone(), &[67, 45], d)?.matmul(&Tensor::from_vec(
-            b.clone(),
-            &[45, 71],
-            d,
-        )?)
-    };
-    let want = on(&Device::Cpu)?.to_vec_f64().await?;
-    let got = on(&gpu)?.to_vec_f64().await?;
-    Ok(got
-        .iter()
-        .zip(&want)
-        .map(|(g, w)| (g - w).abs())
-        .fold(0.0, f64::max))
+fn argmax(p: &[f32]) -> u32 {
+    p.iter()
+        .enumerate()
+        .fold(0, |b, (i, v)| if *v > p[b] { i } else { b }) as u32
 }

@@ -109,24 +109,19 @@ fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<Tensor> {
         }
         Some(gpu) => {
             // Emulated GPUs want register blocking without barriers; real ones, shared tiles.
-            let (kernel, tile) = if gpu.is_cpu_emulated() {
-                (
-                    Kernel::new(
-                        "matmul_regs",
-                        include_str!("../../shaders/matmul_regs.wgsl"),
-                        "main",
-                    ),
-                    32,
-                )
+            let (kernel, groups) = if gpu.is_cpu_emulated() {
+                let k = Kernel::new(
+                    "matmul_regs",
+                    include_str!("../../shaders/matmul_regs.wgsl"),
+                    "main",
+                );
+                (k, [n.div_ceil(32) as u32, m.div_ceil(32) as u32, nb as u32])
             } else {
-                (
-                    Kernel::new("matmul", include_str!("../../shaders/matmul.wgsl"), "main"),
-                    64,
-                )
+                let k = Kernel::new("matmul", include_str!("../../shaders/matmul.wgsl"), "main");
+                (k, [n.div_ceil(64) as u32, m.div_ceil(64) as u32, nb as u32])
             };
             let kernel = kernel.slot("TA", ta).slot("TB", tb);
             let params = [m as u32, n as u32, k as u32, sa as u32, sb as u32];
-            let groups = [n.div_ceil(tile) as u32, m.div_ceil(tile) as u32, nb as u32];
             launch1(
                 gpu,
                 &kernel,

@@ -93,8 +93,8 @@ impl Config {
                     width: 128,
                     activation: "relu".into(),
                 }),
-                adam(0.002),
-                64,
+                adam(0.003),
+                32,
                 1500,
             ),
             ("cnn", false, "digits") => (

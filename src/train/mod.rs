@@ -15,6 +15,7 @@ use crate::{no_grad, Device, Error, Result, Tensor};
 pub use sample::{sample, SampleSettings};
 
 /// The data a session trains on.
+#[derive(Clone)]
 pub enum TaskData {
     Labelled(Labelled),
     Text(Text),

@@ -1,0 +1,231 @@
+//! `window.webgrad`, the scripting API for automation and tests, and the wiring of the page's
+//! buttons, keys, file input and drawing pad.
+
+use super::{dom, send, settings, with, Command};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+fn set_running(on: bool) {
+    with(|s| s.status.running = on);
+    show_running(on);
+}
+
+/// The Train button reads Pause while training.
+pub fn show_running(on: bool) {
+    dom::set_text("train", if on { "Pause" } else { "Train" });
+}
+
+fn set_task(name: &str) -> Result<(), JsValue> {
+    if !crate::train::TASKS.contains(&name) {
+        return Err(JsValue::from_str(&format!(
+            "unknown task {name:?}; choose one of {}",
+            crate::train::TASKS.join(", ")
+        )));
+    }
+    super::select_task(name);
+    send(Command::Reset);
+    Ok(())
+}
+
+fn object_fn(
+    target: &js_sys::Object,
+    name: &str,
+    f: Closure<dyn Fn(JsValue) -> Result<JsValue, JsValue>>,
+) {
+    let _ = js_sys::Reflect::set(target, &JsValue::from_str(name), f.as_ref());
+    f.forget();
+}
+
+/// Installs `window.webgrad` = { state, setTask, train, pause, step, reset }.
+pub fn install() {
+    let api = js_sys::Object::new();
+    object_fn(
+        &api,
+        "state",
+        Closure::new(|_| {
+            with(|s| serde_wasm_bindgen::to_value(&s.status))
+                .map_err(|e| JsValue::from_str(&e.to_string()))
+        }),
+    );
+    object_fn(
+        &api,
+        "setTask",
+        Closure::new(|name: JsValue| {
+            set_task(&name.as_string().unwrap_or_default())?;
+            Ok(JsValue::UNDEFINED)
+        }),
+    );
+    object_fn(
+        &api,
+        "train",
+        Closure::new(|_| {
+            set_running(true);
+            Ok(JsValue::UNDEFINED)
+        }),
+    );
+    object_fn(
+        &api,
+        "pause",
+        Closure::new(|_| {
+            set_running(false);
+            Ok(JsValue::UNDEFINED)
+        }),
+    );
+    object_fn(
+        &api,
+        "step",
+        Closure::new(|_| {
+            send(Command::Step);
+            Ok(JsValue::UNDEFINED)
+        }),
+    );
+    object_fn(
+        &api,
+        "reset",
+        Closure::new(|_| {
+            send(Command::Reset);
+            Ok(JsValue::UNDEFINED)
+        }),
+    );
+    if let Some(w) = web_sys::window() {
+        let _ = js_sys::Reflect::set(&w, &JsValue::from_str("webgrad"), &api);
+    }
+}
+
+fn on(id: &str, event: &str, f: impl FnMut(web_sys::Event) + 'static) {
+    let Some(el) = dom::document().get_element_by_id(id) else {
+        return;
+    };
+    let closure = Closure::<dyn FnMut(web_sys::Event)>::new(f);
+    let _ = el.add_event_listener_with_callback(event, closure.as_ref().unchecked_ref());
+    closure.forget();
+}
+
+/// The settings in the URL, so that a link reproduces the run.
+pub fn update_url() {
+    let query = settings::to_query();
+    if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&format!("?{query}")));
+    }
+}
+
+pub fn wire_controls() {
+    on("train", "click", |_| {
+        set_running(!with(|s| s.status.running))
+    });
+    on("step", "click", |_| send(Command::Step));
+    on("reset", "click", |_| send(Command::Reset));
+    on("task", "change", |_| {
+        let _ = set_task(&dom::value("task"));
+    });
+    for id in settings::CONTROLS.iter().skip(1) {
+        on(id, "change", |_| {
+            // Check now (a sentence beside anything invalid); the run changes on Reset.
+            let task = dom::value("task");
+            if settings::read(&task, 1, usize::MAX).is_some() {
+                update_url();
+            }
+        });
+    }
+    on("sample", "click", |_| send(Command::Sample));
+    on("save", "click", |_| send(Command::Save));
+    on("load", "change", |e| {
+        let Some(input) = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        else {
+            return;
+        };
+        let Some(file) = input.files().and_then(|f| f.get(0)) else {
+            return;
+        };
+        input.set_value("");
+        wasm_bindgen_futures::spawn_local(async move {
+            match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
+                Ok(buf) => send(Command::Load(js_sys::Uint8Array::new(&buf).to_vec())),
+                Err(e) => super::show_error(Some(format!(
+                    "That file cannot be read: {}",
+                    dom::js_error(e)
+                ))),
+            }
+        });
+    });
+    on("log-scale", "change", |_| send(Command::Redraw));
+    on("smoothing", "input", |_| send(Command::Redraw));
+    wire_pad();
+    let keys = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(|e: web_sys::KeyboardEvent| {
+        let typing = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .map(|el| {
+                matches!(
+                    el.tag_name().as_str(),
+                    "INPUT" | "SELECT" | "TEXTAREA" | "BUTTON"
+                )
+            })
+            .unwrap_or(false);
+        if e.key() == " " && !typing {
+            e.prevent_default();
+            set_running(!with(|s| s.status.running));
+        }
+    });
+    let _ =
+        dom::document().add_event_listener_with_callback("keydown", keys.as_ref().unchecked_ref());
+    keys.forget();
+}
+
+fn wire_pad() {
+    super::views::clear_pad();
+    on("pad-clear", "click", |_| super::views::clear_pad());
+    let drawing = std::rc::Rc::new(std::cell::Cell::new(false));
+    let d = drawing.clone();
+    on("pad", "pointerdown", move |_| d.set(true));
+    let d = drawing.clone();
+    on("pad", "pointerup", move |_| {
+        d.set(false);
+        send(Command::Pad);
+    });
+    let d = drawing;
+    on("pad", "pointermove", move |e| {
+        if !d.get() {
+            return;
+        }
+        let Some(e) = e.dyn_ref::<web_sys::PointerEvent>() else {
+            return;
+        };
+        let Some((canvas, ctx)) = dom::context("pad") else {
+            return;
+        };
+        let rect = canvas.get_bounding_client_rect();
+        let scale = canvas.width() as f64 / rect.width();
+        let (x, y) = (
+            (e.client_x() as f64 - rect.left()) * scale,
+            (e.client_y() as f64 - rect.top()) * scale,
+        );
+        ctx.set_fill_style_str("#000000");
+        ctx.begin_path();
+        let _ = ctx.arc(x, y, 7.0, 0.0, std::f64::consts::TAU);
+        ctx.fill();
+        send(Command::Pad);
+    });
+}
+
+/// Offers `bytes` as a file download.
+pub fn download(bytes: &[u8], name: &str) -> Result<(), String> {
+    let array = js_sys::Uint8Array::from(bytes);
+    let parts = js_sys::Array::of1(&array);
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type("application/octet-stream");
+    let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options)
+        .map_err(dom::js_error)?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(dom::js_error)?;
+    let a: web_sys::HtmlAnchorElement = dom::document()
+        .create_element("a")
+        .map_err(dom::js_error)?
+        .unchecked_into();
+    a.set_href(&url);
+    a.set_download(name);
+    a.click();
+    let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(())
+}

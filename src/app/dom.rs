@@ -1,0 +1,141 @@
+//! Small helpers over web-sys: find elements, read and write controls, draw pixels.
+
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{
+    CanvasRenderingContext2d, Document, HtmlCanvasElement, HtmlInputElement, HtmlSelectElement,
+};
+
+pub fn document() -> Document {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .expect("a page has a document")
+}
+
+pub fn by_id<T: JsCast>(id: &str) -> Option<T> {
+    document()
+        .get_element_by_id(id)
+        .and_then(|e| e.dyn_into::<T>().ok())
+}
+
+pub fn set_text(id: &str, text: &str) {
+    if let Some(el) = document().get_element_by_id(id) {
+        el.set_text_content(Some(text));
+    }
+}
+
+pub fn set_hidden(id: &str, hidden: bool) {
+    if let Some(el) = by_id::<web_sys::HtmlElement>(id) {
+        el.set_hidden(hidden);
+    }
+}
+
+/// The value of an input or select.
+pub fn value(id: &str) -> String {
+    if let Some(i) = by_id::<HtmlInputElement>(id) {
+        return i.value();
+    }
+    if let Some(s) = by_id::<HtmlSelectElement>(id) {
+        return s.value();
+    }
+    if let Some(t) = by_id::<web_sys::HtmlTextAreaElement>(id) {
+        return t.value();
+    }
+    String::new()
+}
+
+pub fn set_value(id: &str, v: &str) {
+    if let Some(i) = by_id::<HtmlInputElement>(id) {
+        i.set_value(v);
+    } else if let Some(s) = by_id::<HtmlSelectElement>(id) {
+        s.set_value(v);
+    }
+}
+
+pub fn checked(id: &str) -> bool {
+    by_id::<HtmlInputElement>(id)
+        .map(|i| i.checked())
+        .unwrap_or(false)
+}
+
+/// Marks a control invalid with a sentence right after it, or clears that.
+pub fn mark(id: &str, problem: Option<&str>) {
+    let doc = document();
+    let Some(input) = doc.get_element_by_id(id) else {
+        return;
+    };
+    let hint_id = format!("{id}-hint");
+    let existing = doc.get_element_by_id(&hint_id);
+    match problem {
+        Some(text) => {
+            let _ = input.class_list().add_1("invalid");
+            let _ = input.set_attribute("aria-invalid", "true");
+            let hint = existing.unwrap_or_else(|| {
+                let p = doc.create_element("p").expect("create p");
+                p.set_id(&hint_id);
+                p.set_class_name("hint");
+                let _ = p.set_attribute("role", "alert");
+                if let Some(label) = input.parent_element() {
+                    let _ = label.after_with_node_1(&p);
+                }
+                p
+            });
+            hint.set_text_content(Some(text));
+        }
+        None => {
+            let _ = input.class_list().remove_1("invalid");
+            let _ = input.remove_attribute("aria-invalid");
+            if let Some(h) = existing {
+                h.remove();
+            }
+        }
+    }
+}
+
+pub fn context(id: &str) -> Option<(HtmlCanvasElement, CanvasRenderingContext2d)> {
+    let canvas: HtmlCanvasElement = by_id(id)?;
+    let ctx = canvas
+        .get_context("2d")
+        .ok()??
+        .dyn_into::<CanvasRenderingContext2d>()
+        .ok()?;
+    Some((canvas, ctx))
+}
+
+/// Puts RGBA pixels of a w × h image on a canvas, scaled to `size` at (x, y).
+pub fn put_image(
+    ctx: &CanvasRenderingContext2d,
+    rgba: &mut [u8],
+    w: u32,
+    h: u32,
+    x: f64,
+    y: f64,
+    size: (f64, f64),
+) {
+    let clamped = wasm_bindgen::Clamped(&rgba[..]);
+    let Ok(image) = web_sys::ImageData::new_with_u8_clamped_array_and_sh(clamped, w, h) else {
+        return;
+    };
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Ok(tmp) = doc.create_element("canvas") else {
+        return;
+    };
+    let tmp: HtmlCanvasElement = tmp.unchecked_into();
+    tmp.set_width(w);
+    tmp.set_height(h);
+    if let Some(tctx) = tmp
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+    {
+        let _ = tctx.put_image_data(&image, 0.0, 0.0);
+        ctx.set_image_smoothing_enabled(false);
+        let _ = ctx.draw_image_with_html_canvas_element_and_dw_and_dh(&tmp, x, y, size.0, size.1);
+    }
+}
+
+pub fn js_error(e: JsValue) -> String {
+    e.as_string().unwrap_or_else(|| format!("{e:?}"))
+}

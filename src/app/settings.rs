@@ -1,0 +1,218 @@
+//! The settings controls: filled from a task's defaults or the URL, read back into a Config
+//! with a sentence beside every invalid control, and mirrored into the URL.
+
+use super::dom::{mark, set_value, value};
+use crate::nn::{CnnConfig, GptConfig, MlpConfig};
+use crate::optim::{Rule, Schedule};
+use crate::train::{Config, ModelConfig};
+
+/// The controls that make up the settings, in URL order.
+pub const CONTROLS: [&str; 16] = [
+    "task",
+    "depth",
+    "width",
+    "activation",
+    "noise",
+    "channels",
+    "hidden",
+    "layers",
+    "heads",
+    "gpt-width",
+    "context",
+    "optimizer",
+    "lr",
+    "schedule",
+    "batch",
+    "seed",
+];
+
+/// Shows a task's defaults in the controls.
+pub fn show_defaults(config: &Config) {
+    set_value("task", &config.task);
+    match &config.model {
+        ModelConfig::Mlp(m) => {
+            set_value("depth", &m.depth.to_string());
+            set_value("width", &m.width.to_string());
+            set_value("activation", &m.activation);
+        }
+        ModelConfig::Cnn(c) => {
+            let ch: Vec<String> = c.channels.iter().map(|c| c.to_string()).collect();
+            set_value("channels", &ch.join(","));
+            set_value("hidden", &c.hidden.to_string());
+        }
+        ModelConfig::Gpt(g) => {
+            set_value("layers", &g.layers.to_string());
+            set_value("heads", &g.heads.to_string());
+            set_value("gpt-width", &g.width.to_string());
+            set_value("context", &g.context.to_string());
+        }
+    }
+    let rule = match config.optimizer.rule {
+        Rule::Sgd { .. } => "sgd",
+        Rule::Adam { .. } => "adam",
+        Rule::AdamW { .. } => "adamw",
+    };
+    set_value("optimizer", rule);
+    set_value("lr", &config.optimizer.lr.to_string());
+    set_value(
+        "schedule",
+        if matches!(config.optimizer.schedule, Schedule::Constant) {
+            "constant"
+        } else {
+            "cosine"
+        },
+    );
+    set_value("batch", &config.batch.to_string());
+    set_value("noise", &config.noise.to_string());
+}
+
+/// Parses a control as T, marking it when it does not parse or `ok` rejects it.
+fn field<T: std::str::FromStr + Copy>(
+    id: &str,
+    ok: impl Fn(T) -> Option<&'static str>,
+    problems: &mut usize,
+) -> T
+where
+    T: Default,
+{
+    match value(id).trim().parse::<T>() {
+        Ok(v) => match ok(v) {
+            None => {
+                mark(id, None);
+                v
+            }
+            Some(why) => {
+                mark(id, Some(why));
+                *problems += 1;
+                v
+            }
+        },
+        Err(_) => {
+            mark(id, Some("This is not a number."));
+            *problems += 1;
+            T::default()
+        }
+    }
+}
+
+fn at_least_one(v: usize) -> Option<&'static str> {
+    (v == 0).then_some("Must be at least 1.")
+}
+
+/// Reads the controls into a Config for `task`, starting from its defaults. Returns None (with
+/// sentences beside the controls) when something is invalid; `examples` bounds the batch.
+pub fn read(task: &str, vocab: usize, examples: usize) -> Option<Config> {
+    let mut config = Config::defaults(task, None, None, vocab).ok()?;
+    let mut problems = 0;
+    let p = &mut problems;
+    config.model = match config.model {
+        ModelConfig::Mlp(m) => ModelConfig::Mlp(MlpConfig {
+            depth: field(
+                "depth",
+                |v: usize| (v > 8).then_some("At most 8 layers."),
+                p,
+            ),
+            width: field(
+                "width",
+                |v: usize| at_least_one(v).or((v > 1024).then_some("At most 1024.")),
+                p,
+            ),
+            activation: value("activation"),
+            ..m
+        }),
+        ModelConfig::Cnn(c) => {
+            let channels: Vec<usize> = value("channels")
+                .split(',')
+                .filter_map(|s| s.trim().parse().ok())
+                .collect();
+            let bad = channels.is_empty() || channels.contains(&0) || channels.len() > 4;
+            mark(
+                "channels",
+                bad.then_some("Give 1 to 4 positive channel counts, like 8,16."),
+            );
+            *p += bad as usize;
+            ModelConfig::Cnn(CnnConfig {
+                channels,
+                hidden: field("hidden", at_least_one, p),
+                ..c
+            })
+        }
+        ModelConfig::Gpt(g) => {
+            let width = field("gpt-width", at_least_one, p);
+            let heads = field(
+                "heads",
+                |h: usize| {
+                    at_least_one(h)
+                        .or((h > 0 && width % h != 0).then_some("The heads must divide the width."))
+                },
+                p,
+            );
+            ModelConfig::Gpt(GptConfig {
+                layers: field("layers", at_least_one, p),
+                heads,
+                width,
+                context: field("context", |c: usize| (c < 2).then_some("At least 2."), p),
+                ..g
+            })
+        }
+    };
+    config.optimizer.rule = Rule::parse(&value("optimizer")).unwrap_or(config.optimizer.rule);
+    config.optimizer.lr = field(
+        "lr",
+        |v: f32| {
+            (!(v > 0.0 && v.is_finite())).then_some("The learning rate must be a positive number.")
+        },
+        p,
+    );
+    config.optimizer.schedule = match value("schedule").as_str() {
+        "cosine" => Schedule::WarmupCosine {
+            warmup: 50,
+            total: config.steps,
+            min_ratio: 0.1,
+        },
+        _ => Schedule::Constant,
+    };
+    config.batch = field(
+        "batch",
+        |b: usize| {
+            at_least_one(b)
+                .or((b > examples).then_some("The batch is larger than the training data."))
+        },
+        p,
+    );
+    config.seed = field("seed", |_: u64| None, p);
+    config.noise = field(
+        "noise",
+        |n: f64| (!(0.0..=1.0).contains(&n)).then_some("Between 0 and 1."),
+        p,
+    );
+    (problems == 0).then_some(config)
+}
+
+/// The settings as a query string, so that a link reproduces the run.
+pub fn to_query() -> String {
+    let params = web_sys::UrlSearchParams::new().expect("URLSearchParams");
+    for id in CONTROLS {
+        params.append(id, &value(id));
+    }
+    String::from(params.to_string())
+}
+
+/// Fills the controls from the page's query string (after the task's defaults).
+pub fn apply_query(search: &str) {
+    let Ok(params) = web_sys::UrlSearchParams::new_with_str(search) else {
+        return;
+    };
+    for id in CONTROLS.iter().skip(1) {
+        if let Some(v) = params.get(id) {
+            set_value(id, &v);
+        }
+    }
+}
+
+/// The task named in the query string, if any.
+pub fn query_task(search: &str) -> Option<String> {
+    web_sys::UrlSearchParams::new_with_str(search)
+        .ok()?
+        .get("task")
+}
