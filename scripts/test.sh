@@ -14,3 +14,6 @@ cargo test --release --locked
 echo "== browser tests (WebGPU in headless Chromium)"
 export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
 wasm-pack test --headless --chrome --locked
+
+echo "== end-to-end test of the playground (headless Chromium)"
+./scripts/e2e.sh

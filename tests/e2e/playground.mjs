@@ -1,0 +1,79 @@
+// End-to-end test of the playground: for each task, train in headless Chromium (WebGPU on
+// SwiftShader) until the validation loss falls below its first value, check that the views
+// drew, upload a broken checkpoint and see the error sentence, and save a screenshot.
+// Usage: node playground.mjs URL OUTPUT_DIR
+
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+
+const [url, out] = process.argv.slice(2);
+mkdirSync(out, { recursive: true });
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+const problems = [];
+page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+
+const state = () => page.evaluate(() => window.webgrad.state());
+const fail = async (why) => {
+  await page.screenshot({ path: `${out}/failure.png` });
+  console.error(`FAIL: ${why}\nstate: ${JSON.stringify(await state().catch(() => null))}`);
+  await browser.close();
+  process.exit(1);
+};
+// A canvas drew if its pixels are not all the same.
+const drew = (id) => page.evaluate((id) => {
+  const c = document.getElementById(id);
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  for (let i = 4; i < d.length; i += 4) {
+    if (d[i] !== d[0] || d[i + 1] !== d[1] || d[i + 2] !== d[2]) return true;
+  }
+  return false;
+}, id);
+
+const started = Date.now();
+await page.goto(url);
+await page.waitForFunction(() => window.webgrad && window.webgrad.state().val_loss != null, null, { timeout: 120000 })
+  .catch(() => fail('the page never evaluated its first model'));
+console.log(`first evaluation visible after ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(await state())}`);
+
+const tasks = [
+  { task: 'spiral', canvases: ['boundary', 'loss-chart'], timeout: 120 },
+  { task: 'digits', canvases: ['digit-grid', 'confusion', 'loss-chart', 'acc-chart'], timeout: 300 },
+  { task: 'text', canvases: ['loss-chart'], timeout: 300 },
+];
+for (const { task, canvases, timeout } of tasks) {
+  const t0 = Date.now();
+  await page.evaluate((t) => window.webgrad.setTask(t), task);
+  await page.waitForFunction((t) => { const s = window.webgrad.state(); return s.task === t && s.step === 0 && s.val_loss != null; }, task, { timeout: 120000 })
+    .catch(() => fail(`${task}: no first evaluation`));
+  const first = (await state()).val_loss;
+  await page.evaluate(() => window.webgrad.train());
+  await page.waitForFunction((first) => { const s = window.webgrad.state(); return s.step > 0 && s.val_loss < first; }, first, { timeout: timeout * 1000, polling: 250 })
+    .catch(() => fail(`${task}: the validation loss did not fall below its first value ${first}`));
+  const s = await state();
+  console.log(`${task}: validation loss ${first.toFixed(3)} -> ${s.val_loss.toFixed(3)} at step ${s.step} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  await page.evaluate(() => window.webgrad.pause());
+  for (const id of canvases) {
+    if (!(await drew(id))) await fail(`${task}: the canvas ${id} is blank`);
+  }
+  if (task === 'text') {
+    await page.click('#sample');
+    await page.waitForFunction(() => document.getElementById('sample-out').textContent.length > 40, null, { timeout: 120000 })
+      .catch(() => fail('text: no sample appeared'));
+  }
+  await page.setInputFiles('#load', { name: 'broken.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from('this is not a checkpoint') });
+  await page.waitForFunction(() => { const e = document.getElementById('error'); return !e.hidden && e.textContent.includes('cannot be loaded'); }, null, { timeout: 30000 })
+    .catch(() => fail(`${task}: no error sentence for a broken checkpoint`));
+  await page.screenshot({ path: `${out}/${task}.png` });
+}
+// Narrow screens get one column.
+await page.setViewportSize({ width: 420, height: 900 });
+await page.screenshot({ path: `${out}/narrow.png` });
+if (problems.length) await fail(problems.join('\n'));
+console.log(`e2e passed; screenshots in ${out}`);
+await browser.close();
