@@ -38,6 +38,29 @@ fn spiral_defaults_reach_97_percent_validation_accuracy() {
 }
 
 #[test]
+fn digits_mlp_defaults_reach_95_percent_test_accuracy() {
+    run(async {
+        let device = common::gpu().await;
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/web/data/digits.bin.gz"
+        ))
+        .unwrap();
+        let data = webgrad::data::digits_from_gzip(&bytes).unwrap();
+        assert_eq!((data.train.len(), data.val.len()), (9000, 1000));
+        let config = Config::defaults("digits", Some("mlp"), None, 0).unwrap();
+        let mut s = Session::new(config.clone(), TaskData::Labelled(data), &device).unwrap();
+        for _ in 0..config.steps {
+            s.train_step().unwrap();
+        }
+        s.check().await.unwrap();
+        let eval = s.evaluate().await.unwrap();
+        println!("digits MLP after {} steps: {eval:?}", config.steps);
+        assert!(eval.accuracy.unwrap() >= 0.95, "{eval:?}");
+    });
+}
+
+#[test]
 fn the_same_seed_gives_the_same_losses() {
     run(async {
         let device = common::gpu().await;
