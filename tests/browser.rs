@@ -133,3 +133,24 @@ async fn every_other_kernel_runs_in_the_browser() {
     })
     .await;
 }
+
+/// The training session itself runs in the browser: a few steps on the spiral lower the loss.
+#[wasm_bindgen_test]
+async fn a_training_session_learns_in_the_browser() {
+    use webgrad::data::{points, PointSet};
+    use webgrad::train::{Config, Session, TaskData};
+    let device = common::gpu().await;
+    let config = Config::defaults("spiral", None, None, 0).unwrap();
+    let data = points(PointSet::Spiral, 400, config.noise, 0.25, 0).unwrap();
+    let mut session = Session::new(config, TaskData::Labelled(data), &device).unwrap();
+    let before = session.evaluate().await.unwrap();
+    for _ in 0..60 {
+        session.train_step().unwrap();
+    }
+    session.check().await.unwrap();
+    let after = session.evaluate().await.unwrap();
+    assert!(after.loss < before.loss * 0.9, "{before:?} -> {after:?}");
+    let saved = session.save().await.unwrap();
+    session.load(&saved).unwrap();
+    assert_eq!(session.step, 60);
+}

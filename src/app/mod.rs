@@ -148,6 +148,8 @@ struct Loop {
     shakespeare: Option<Text>,
     /// Steps per second, smoothed.
     rate: Option<f32>,
+    /// Milliseconds spent training in this run.
+    trained_ms: f64,
 }
 
 impl Loop {
@@ -158,6 +160,7 @@ impl Loop {
             digits: None,
             shakespeare: None,
             rate: None,
+            trained_ms: 0.0,
         }
     }
 
@@ -270,6 +273,7 @@ impl Loop {
         let session = Session::new(config, data, &self.device).map_err(|e| e.to_string())?;
         self.session = Some(session);
         self.rate = None;
+        self.trained_ms = 0.0;
         show_error(None);
         with(|s| {
             s.history.clear();
@@ -304,6 +308,7 @@ impl Loop {
             }
         }
         let train = session.check().await.map_err(|e| e.to_string())?;
+        self.trained_ms += now_ms() - start;
         let taken = (session.step - first) as f32;
         let rate = taken / ((now_ms() - start) as f32 / 1000.0).max(1e-3);
         self.rate = Some(self.rate.map_or(rate, |r| 0.8 * r + 0.2 * rate));
@@ -346,6 +351,9 @@ impl Loop {
 
     fn show_stats(&self) {
         let rate = self.rate;
+        let per_step = self.session.as_ref().map_or(1, |s| s.items_per_step()) as f32;
+        let text_task = self.session.as_ref().is_some_and(|s| matches!(s.data(), TaskData::Text(_)));
+        let elapsed = self.trained_ms;
         let (text, history) = with(|s| {
             s.status.steps_per_s = rate;
             let st = &s.status;
@@ -361,7 +369,11 @@ impl Loop {
             }
             if let Some(r) = rate {
                 t += &format!(" · {r:.1} steps/s");
+                if text_task {
+                    t += &format!(" · {:.0} tokens/s", r * per_step);
+                }
             }
+            t += &format!(" · {:.0} s", elapsed / 1000.0);
             (t, s.history.clone())
         });
         dom::set_text("stats", &text);

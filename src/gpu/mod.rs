@@ -241,7 +241,14 @@ impl Gpu {
         self.profile.as_ref().map(|p| p.borrow().report())
     }
 
-    /// Blocks until the GPU is idle (native; the profile only).
+    /// Submits what was recorded and, natively, blocks until the GPU has finished it (the
+    /// benchmark's end of a step). In the browser only the submit happens.
+    pub fn finish(&self) {
+        self.flush();
+        self.wait();
+    }
+
+    /// Blocks until the GPU is idle (native).
     fn wait(&self) {
         #[cfg(not(target_arch = "wasm32"))]
         let _ = self.device.poll(wgpu::PollType::wait_indefinitely());

@@ -93,10 +93,19 @@ impl PipelineCache {
         }
         let module_key = kernel.key();
         let module = self.modules.entry(module_key).or_insert_with(|| {
-            device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(kernel.family),
-                source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
-            })
+            {
+                let desc = wgpu::ShaderModuleDescriptor {
+                    label: Some(kernel.family),
+                    source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
+                };
+                if unchecked_shaders() {
+                    // SAFETY: only for measuring the cost of bounds checks (WEBGRAD_UNCHECKED=1
+                    // natively); every kernel's indexing is covered by the correctness tests.
+                    unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+                } else {
+                    device.create_shader_module(desc)
+                }
+            }
         });
         let layout = bind_group_layout(device, bindings);
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -149,4 +158,10 @@ fn bind_group_layout(device: &wgpu::Device, bindings: &[Binding]) -> wgpu::BindG
         label: None,
         entries: &entries,
     })
+}
+
+/// Whether to build shaders without runtime bounds checks: natively, with WEBGRAD_UNCHECKED=1,
+/// for the benchmark's comparison only. The browser always checks.
+fn unchecked_shaders() -> bool {
+    !cfg!(target_arch = "wasm32") && std::env::var("WEBGRAD_UNCHECKED").is_ok_and(|v| v == "1")
 }

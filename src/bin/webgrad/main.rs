@@ -4,6 +4,8 @@
 #[cfg(not(target_arch = "wasm32"))]
 mod args;
 #[cfg(not(target_arch = "wasm32"))]
+mod bench;
+#[cfg(not(target_arch = "wasm32"))]
 mod commands;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -12,6 +14,7 @@ fn main() {
     let result = match argv.first().map(String::as_str) {
         Some("train") => commands::train(&argv[1..]),
         Some("sample") => commands::sample(&argv[1..]),
+        Some("bench") => bench::bench(&argv[1..]),
         Some("--help") | Some("-h") | Some("help") => {
             println!("{}", commands::USAGE);
             Ok(())
