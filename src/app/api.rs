@@ -150,6 +150,31 @@ pub fn wire_controls() {
             }
         });
     });
+    on("text-file", "change", |e| {
+        let Some(input) = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        else {
+            return;
+        };
+        let Some(file) = input.files().and_then(|f| f.get(0)) else {
+            return;
+        };
+        wasm_bindgen_futures::spawn_local(async move {
+            match wasm_bindgen_futures::JsFuture::from(file.text()).await {
+                Ok(text) => {
+                    if let Some(area) = dom::by_id::<web_sys::HtmlTextAreaElement>("user-text") {
+                        area.set_value(&text.as_string().unwrap_or_default());
+                    }
+                    send(Command::Reset);
+                }
+                Err(e) => super::show_error(Some(format!(
+                    "That file cannot be read: {}",
+                    dom::js_error(e)
+                ))),
+            }
+        });
+    });
     on("log-scale", "change", |_| send(Command::Redraw));
     on("smoothing", "input", |_| send(Command::Redraw));
     wire_pad();

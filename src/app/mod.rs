@@ -120,6 +120,7 @@ pub(crate) fn select_task(task: &str) {
     dom::set_hidden("digits-view", kind != "digits");
     dom::set_hidden("gpt-settings", kind != "text");
     dom::set_hidden("text-view", kind != "text");
+    dom::set_hidden("acc-chart", kind == "text");
     with(|s| s.status.task = task.to_string());
 }
 
@@ -352,7 +353,10 @@ impl Loop {
     fn show_stats(&self) {
         let rate = self.rate;
         let per_step = self.session.as_ref().map_or(1, |s| s.items_per_step()) as f32;
-        let text_task = self.session.as_ref().is_some_and(|s| matches!(s.data(), TaskData::Text(_)));
+        let text_task = self
+            .session
+            .as_ref()
+            .is_some_and(|s| matches!(s.data(), TaskData::Text(_)));
         let elapsed = self.trained_ms;
         let (text, history) = with(|s| {
             s.status.steps_per_s = rate;

@@ -101,7 +101,12 @@ impl PipelineCache {
                 if unchecked_shaders() {
                     // SAFETY: only for measuring the cost of bounds checks (WEBGRAD_UNCHECKED=1
                     // natively); every kernel's indexing is covered by the correctness tests.
-                    unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+                    unsafe {
+                        device.create_shader_module_trusted(
+                            desc,
+                            wgpu::ShaderRuntimeChecks::unchecked(),
+                        )
+                    }
                 } else {
                     device.create_shader_module(desc)
                 }

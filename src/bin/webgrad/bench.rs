@@ -15,7 +15,12 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// Times `step` (which must leave its work submitted): `warm` untimed runs, then `reps` runs
 /// each waited for to the end. Returns the median seconds and the counters of the last run.
-fn time(gpu: &Gpu, warm: usize, reps: usize, mut step: impl FnMut() -> Result<(), String>) -> Result<(f64, webgrad::Counters), String> {
+fn time(
+    gpu: &Gpu,
+    warm: usize,
+    reps: usize,
+    mut step: impl FnMut() -> Result<(), String>,
+) -> Result<(f64, webgrad::Counters), String> {
     for _ in 0..warm {
         step()?;
         gpu.finish();
@@ -33,7 +38,13 @@ fn time(gpu: &Gpu, warm: usize, reps: usize, mut step: impl FnMut() -> Result<()
     Ok((median(times), counters))
 }
 
-fn line(name: &str, ms: f64, throughput: (&str, f64), params: Option<usize>, c: &webgrad::Counters) {
+fn line(
+    name: &str,
+    ms: f64,
+    throughput: (&str, f64),
+    params: Option<usize>,
+    c: &webgrad::Counters,
+) {
     let mut v = serde_json::json!({"ms": (ms * 1000.0).round() / 1000.0, throughput.0: (throughput.1 * 1000.0).round() / 1000.0});
     if let Some(p) = params {
         v["params"] = p.into();
@@ -46,10 +57,14 @@ fn line(name: &str, ms: f64, throughput: (&str, f64), params: Option<usize>, c: 
 }
 
 fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
         })
         .collect()
@@ -65,30 +80,56 @@ fn matmul(gpu: &std::rc::Rc<Gpu>, n: usize, suffix: &str) -> Result<(), String> 
         gpu.flush();
         Ok(())
     })?;
-    line(&format!("matmul_{n}{suffix}"), t * 1e3, ("tflops", 2.0 * (n as f64).powi(3) / t / 1e12), None, &c);
+    line(
+        &format!("matmul_{n}{suffix}"),
+        t * 1e3,
+        ("tflops", 2.0 * (n as f64).powi(3) / t / 1e12),
+        None,
+        &c,
+    );
     Ok(())
 }
 
 /// One training workload: model, batch, optimizer; items per step and their unit.
-fn train(gpu: &std::rc::Rc<Gpu>, name: &str, model: ModelConfig, batch: usize, reps: usize) -> Result<(), String> {
+fn train(
+    gpu: &std::rc::Rc<Gpu>,
+    name: &str,
+    model: ModelConfig,
+    batch: usize,
+    reps: usize,
+) -> Result<(), String> {
     let d = Device::Gpu(gpu.clone());
     let e = |e: webgrad::Error| e.to_string();
     let net = Net::new(&model, &mut Init::new(0, &d)).map_err(e)?;
     let params = net.parameters();
     let gpt = matches!(model, ModelConfig::Gpt(_));
     let rule = Rule::parse(if gpt { "adamw" } else { "adam" }).expect("known rule");
-    let config = OptimizerConfig { rule, lr: 1e-3, weight_decay: 0.0, clip: None, schedule: Schedule::Constant };
+    let config = OptimizerConfig {
+        rule,
+        lr: 1e-3,
+        weight_decay: 0.0,
+        clip: None,
+        schedule: Schedule::Constant,
+    };
     let mut optimizer = Optimizer::new(config, &params).map_err(e)?;
     let (x, y, items, unit) = match &model {
         ModelConfig::Gpt(g) => {
-            let tokens = (0..batch * g.context).map(|i| (i * 7919 % g.vocab) as u32).collect::<Vec<_>>();
+            let tokens = (0..batch * g.context)
+                .map(|i| (i * 7919 % g.vocab) as u32)
+                .collect::<Vec<_>>();
             let x = Tensor::from_u32(tokens.clone(), &[batch, g.context], &d).map_err(e)?;
-            let y = Tensor::from_u32(tokens.iter().map(|t| (t + 1) % g.vocab as u32).collect(), &[batch * g.context], &d).map_err(e)?;
+            let y = Tensor::from_u32(
+                tokens.iter().map(|t| (t + 1) % g.vocab as u32).collect(),
+                &[batch * g.context],
+                &d,
+            )
+            .map_err(e)?;
             (x, y, batch * g.context, "tokens_per_s")
         }
         _ => {
             let x = Tensor::from_vec(random(batch * 784, 3), &[batch, 784], &d).map_err(e)?;
-            let y = Tensor::from_u32((0..batch).map(|i| (i % 10) as u32).collect(), &[batch], &d).map_err(e)?;
+            let y = Tensor::from_u32((0..batch).map(|i| (i % 10) as u32).collect(), &[batch], &d)
+                .map_err(e)?;
             (x, y, batch, "samples_per_s")
         }
     };
@@ -111,9 +152,21 @@ pub fn bench(raw: &[String]) -> Result<(), String> {
     let only = a.text("only").map(str::to_string);
     let wanted = |name: &str| only.as_deref().is_none_or(|o| name.starts_with(o));
     let gpu = pollster::block_on(Gpu::new()).map_err(|e| e.to_string())?;
-    println!("device: {} ({:?})", gpu.adapter_name(), gpu.adapter_info().backend);
-    let suffix = if std::env::var("WEBGRAD_UNCHECKED").is_ok() { "_unchecked" } else { "" };
-    let sizes: &[usize] = if quick { &[1024, 2048] } else { &[1024, 2048, 4096] };
+    println!(
+        "device: {} ({:?})",
+        gpu.adapter_name(),
+        gpu.adapter_info().backend
+    );
+    let suffix = if std::env::var("WEBGRAD_UNCHECKED").is_ok() {
+        "_unchecked"
+    } else {
+        ""
+    };
+    let sizes: &[usize] = if quick {
+        &[1024, 2048]
+    } else {
+        &[1024, 2048, 4096]
+    };
     for &n in sizes {
         if wanted(&format!("matmul_{n}")) {
             matmul(&gpu, n, suffix)?;
@@ -121,10 +174,32 @@ pub fn bench(raw: &[String]) -> Result<(), String> {
     }
     let reps = if quick { 20 } else { 50 };
     let workloads: Vec<(&str, ModelConfig, usize)> = vec![
-        ("mlp_mnist_b128", ModelConfig::Mlp(MlpConfig { inputs: 784, outputs: 10, depth: 2, width: 512, activation: "relu".into() }), 128),
-        ("cnn_mnist_b128", ModelConfig::Cnn(CnnConfig::default()), 128),
-        ("gpt_small_b32", ModelConfig::Gpt(GptConfig::preset("small", 65).expect("preset")), 32),
-        ("gpt_nanochar_b64", ModelConfig::Gpt(GptConfig::preset("nanochar", 65).expect("preset")), 64),
+        (
+            "mlp_mnist_b128",
+            ModelConfig::Mlp(MlpConfig {
+                inputs: 784,
+                outputs: 10,
+                depth: 2,
+                width: 512,
+                activation: "relu".into(),
+            }),
+            128,
+        ),
+        (
+            "cnn_mnist_b128",
+            ModelConfig::Cnn(CnnConfig::default()),
+            128,
+        ),
+        (
+            "gpt_small_b32",
+            ModelConfig::Gpt(GptConfig::preset("small", 65).expect("preset")),
+            32,
+        ),
+        (
+            "gpt_nanochar_b64",
+            ModelConfig::Gpt(GptConfig::preset("nanochar", 65).expect("preset")),
+            64,
+        ),
     ];
     for (name, model, batch) in workloads {
         if wanted(name) {
