@@ -129,52 +129,21 @@ pub fn wire_controls() {
     }
     on("sample", "click", |_| send(Command::Sample));
     on("save", "click", |_| send(Command::Save));
-    on("load", "change", |e| {
-        let Some(input) = e
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-        else {
-            return;
-        };
-        let Some(file) = input.files().and_then(|f| f.get(0)) else {
-            return;
-        };
-        input.set_value("");
-        wasm_bindgen_futures::spawn_local(async move {
-            match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
-                Ok(buf) => send(Command::Load(js_sys::Uint8Array::new(&buf).to_vec())),
-                Err(e) => super::show_error(Some(format!(
-                    "That file cannot be read: {}",
-                    dom::js_error(e)
-                ))),
+    on_file(
+        "load",
+        |f| f.array_buffer(),
+        |buf| send(Command::Load(js_sys::Uint8Array::new(&buf).to_vec())),
+    );
+    on_file(
+        "text-file",
+        |f| f.text(),
+        |text| {
+            if let Some(area) = dom::by_id::<web_sys::HtmlTextAreaElement>("user-text") {
+                area.set_value(&text.as_string().unwrap_or_default());
             }
-        });
-    });
-    on("text-file", "change", |e| {
-        let Some(input) = e
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-        else {
-            return;
-        };
-        let Some(file) = input.files().and_then(|f| f.get(0)) else {
-            return;
-        };
-        wasm_bindgen_futures::spawn_local(async move {
-            match wasm_bindgen_futures::JsFuture::from(file.text()).await {
-                Ok(text) => {
-                    if let Some(area) = dom::by_id::<web_sys::HtmlTextAreaElement>("user-text") {
-                        area.set_value(&text.as_string().unwrap_or_default());
-                    }
-                    send(Command::Reset);
-                }
-                Err(e) => super::show_error(Some(format!(
-                    "That file cannot be read: {}",
-                    dom::js_error(e)
-                ))),
-            }
-        });
-    });
+            send(Command::Reset);
+        },
+    );
     on("log-scale", "change", |_| send(Command::Redraw));
     on("smoothing", "input", |_| send(Command::Redraw));
     wire_pad();
@@ -197,6 +166,33 @@ pub fn wire_controls() {
     let _ =
         dom::document().add_event_listener_with_callback("keydown", keys.as_ref().unchecked_ref());
     keys.forget();
+}
+
+/// When a file is chosen in the input `id`, reads it with `read` (a File method returning a
+/// promise) and hands the result to `done`; a failure becomes the page's error sentence.
+fn on_file(id: &str, read: fn(&web_sys::File) -> js_sys::Promise, done: fn(JsValue)) {
+    on(id, "change", move |e| {
+        let Some(input) = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        else {
+            return;
+        };
+        let Some(file) = input.files().and_then(|f| f.get(0)) else {
+            return;
+        };
+        input.set_value("");
+        let promise = read(&file);
+        wasm_bindgen_futures::spawn_local(async move {
+            match wasm_bindgen_futures::JsFuture::from(promise).await {
+                Ok(value) => done(value),
+                Err(e) => super::show_error(Some(format!(
+                    "That file cannot be read: {}",
+                    dom::js_error(e)
+                ))),
+            }
+        });
+    });
 }
 
 fn wire_pad() {
