@@ -1,7 +1,9 @@
 // Batched C = op(A) · op(B), op = transpose when TA / TB, read in place (no transposed copy).
-// Each workgroup computes a 64×64 tile of C through 16-deep slices of A and B staged in
-// workgroup memory; each of its 16×16 threads owns a 4×4 block held in four vec4 registers,
-// indexed only by constants so that bounds checks cost nothing there.
+// Each workgroup of 16×16 threads computes a 128×128 tile of C through 16-deep slices of A and
+// B staged in workgroup memory as vec4s (4 rows of A, or 4 columns of B, per element). Each
+// thread owns 8 rows × 8 columns of C: rows ty*4.. and 64 + ty*4.., columns tx*4.. and
+// 64 + tx*4.., in sixteen vec4 registers named, not indexed, so that bounds checks never
+// touch the inner loop's registers; its workgroup reads are 4 vec4 loads per 64 FMAs.
 
 struct Params {
     m: u32,
@@ -17,11 +19,10 @@ struct Params {
 
 const TA: bool = {{TA}};
 const TB: bool = {{TB}};
-const TILE: u32 = 64u;
 const DEPTH: u32 = 16u;
 
-var<workgroup> a_tile: array<array<f32, 64>, 16>; // [k][m]
-var<workgroup> b_tile: array<array<f32, 64>, 16>; // [k][n]
+var<workgroup> a_tile: array<vec4<f32>, 512>; // [k][32 groups of 4 rows]
+var<workgroup> b_tile: array<vec4<f32>, 512>; // [k][32 groups of 4 columns]
 
 fn load_a(base: u32, row: u32, kk: u32) -> f32 {
     if (row >= p.m || kk >= p.k) { return 0.0; }
@@ -35,62 +36,95 @@ fn load_b(base: u32, kk: u32, col: u32) -> f32 {
     return b[base + kk * p.n + col];
 }
 
-@compute @workgroup_size(16, 16)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let row0 = wid.y * TILE;
-    let col0 = wid.x * TILE;
-    let a_base = wid.z * p.a_batch_stride;
-    let b_base = wid.z * p.b_batch_stride;
-    let tid = lid.y * 16u + lid.x;
-
-    var acc0 = vec4<f32>(0.0);
-    var acc1 = vec4<f32>(0.0);
-    var acc2 = vec4<f32>(0.0);
-    var acc3 = vec4<f32>(0.0);
-
-    for (var k0 = 0u; k0 < p.k; k0 += DEPTH) {
-        // 64×16 elements of each operand, 4 per thread, in the order that keeps reads coalesced.
-        for (var r = 0u; r < 4u; r++) {
-            let e = tid + r * 256u;
-            if (TA) {
-                a_tile[e / TILE][e % TILE] = load_a(a_base, row0 + e % TILE, k0 + e / TILE);
-            } else {
-                a_tile[e % DEPTH][e / DEPTH] = load_a(a_base, row0 + e / DEPTH, k0 + e % DEPTH);
-            }
-            if (TB) {
-                b_tile[e % DEPTH][e / DEPTH] = load_b(b_base, k0 + e % DEPTH, col0 + e / DEPTH);
-            } else {
-                b_tile[e / TILE][e % TILE] = load_b(b_base, k0 + e / TILE, col0 + e % TILE);
-            }
-        }
-        workgroupBarrier();
-        for (var kk = 0u; kk < DEPTH; kk++) {
-            let ar = lid.y * 4u;
-            let bc = lid.x * 4u;
-            let av = vec4<f32>(a_tile[kk][ar], a_tile[kk][ar + 1u], a_tile[kk][ar + 2u], a_tile[kk][ar + 3u]);
-            let bv = vec4<f32>(b_tile[kk][bc], b_tile[kk][bc + 1u], b_tile[kk][bc + 2u], b_tile[kk][bc + 3u]);
-            acc0 += av.x * bv;
-            acc1 += av.y * bv;
-            acc2 += av.z * bv;
-            acc3 += av.w * bv;
-        }
-        workgroupBarrier();
-    }
-
-    let c_base = wid.z * p.m * p.n;
-    let col = col0 + lid.x * 4u;
-    let row = row0 + lid.y * 4u;
-    store_row(c_base, row, col, acc0);
-    store_row(c_base, row + 1u, col, acc1);
-    store_row(c_base, row + 2u, col, acc2);
-    store_row(c_base, row + 3u, col, acc3);
-}
-
-fn store_row(base: u32, row: u32, col: u32, v: vec4<f32>) {
+fn store(base: u32, row: u32, col: u32, v: vec4<f32>) {
     if (row >= p.m) { return; }
     let at = base + row * p.n + col;
     if (col < p.n) { c[at] = v.x; }
     if (col + 1u < p.n) { c[at + 1u] = v.y; }
     if (col + 2u < p.n) { c[at + 2u] = v.z; }
     if (col + 3u < p.n) { c[at + 3u] = v.w; }
+}
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+        @builtin(local_invocation_index) tid: u32) {
+    let row0 = wid.y * 128u;
+    let col0 = wid.x * 128u;
+    let a_base = wid.z * p.a_batch_stride;
+    let b_base = wid.z * p.b_batch_stride;
+    var c00 = vec4<f32>(0.0);
+    var c01 = vec4<f32>(0.0);
+    var c10 = vec4<f32>(0.0);
+    var c11 = vec4<f32>(0.0);
+    var c20 = vec4<f32>(0.0);
+    var c21 = vec4<f32>(0.0);
+    var c30 = vec4<f32>(0.0);
+    var c31 = vec4<f32>(0.0);
+    var c40 = vec4<f32>(0.0);
+    var c41 = vec4<f32>(0.0);
+    var c50 = vec4<f32>(0.0);
+    var c51 = vec4<f32>(0.0);
+    var c60 = vec4<f32>(0.0);
+    var c61 = vec4<f32>(0.0);
+    var c70 = vec4<f32>(0.0);
+    var c71 = vec4<f32>(0.0);
+
+    for (var k0 = 0u; k0 < p.k; k0 += DEPTH) {
+        // Two slots of each tile per thread, in the order that keeps global reads coalesced.
+        for (var half = 0u; half < 2u; half++) {
+            let slot = tid + half * 256u;
+            let a_k = select(slot % DEPTH, slot / 32u, TA);
+            let a_g = select(slot / DEPTH, slot % 32u, TA);
+            let b_k = select(slot / 32u, slot % DEPTH, TB);
+            let b_g = select(slot % 32u, slot / DEPTH, TB);
+            let ar = row0 + a_g * 4u;
+            a_tile[a_k * 32u + a_g] = vec4<f32>(load_a(a_base, ar, k0 + a_k), load_a(a_base, ar + 1u, k0 + a_k),
+                                                load_a(a_base, ar + 2u, k0 + a_k), load_a(a_base, ar + 3u, k0 + a_k));
+            let bc = col0 + b_g * 4u;
+            b_tile[b_k * 32u + b_g] = vec4<f32>(load_b(b_base, k0 + b_k, bc), load_b(b_base, k0 + b_k, bc + 1u),
+                                                load_b(b_base, k0 + b_k, bc + 2u), load_b(b_base, k0 + b_k, bc + 3u));
+        }
+        workgroupBarrier();
+        for (var kk = 0u; kk < DEPTH; kk++) {
+            let a0 = a_tile[kk * 32u + lid.y];
+            let a1 = a_tile[kk * 32u + 16u + lid.y];
+            let b0 = b_tile[kk * 32u + lid.x];
+            let b1 = b_tile[kk * 32u + 16u + lid.x];
+            c00 += a0.x * b0;
+            c01 += a0.x * b1;
+            c10 += a0.y * b0;
+            c11 += a0.y * b1;
+            c20 += a0.z * b0;
+            c21 += a0.z * b1;
+            c30 += a0.w * b0;
+            c31 += a0.w * b1;
+            c40 += a1.x * b0;
+            c41 += a1.x * b1;
+            c50 += a1.y * b0;
+            c51 += a1.y * b1;
+            c60 += a1.z * b0;
+            c61 += a1.z * b1;
+            c70 += a1.w * b0;
+            c71 += a1.w * b1;
+        }
+        workgroupBarrier();
+    }
+
+    let c_base = wid.z * p.m * p.n;
+    store(c_base, row0 + lid.y * 4u + 0u, col0 + lid.x * 4u, c00);
+    store(c_base, row0 + lid.y * 4u + 0u, col0 + 64u + lid.x * 4u, c01);
+    store(c_base, row0 + lid.y * 4u + 1u, col0 + lid.x * 4u, c10);
+    store(c_base, row0 + lid.y * 4u + 1u, col0 + 64u + lid.x * 4u, c11);
+    store(c_base, row0 + lid.y * 4u + 2u, col0 + lid.x * 4u, c20);
+    store(c_base, row0 + lid.y * 4u + 2u, col0 + 64u + lid.x * 4u, c21);
+    store(c_base, row0 + lid.y * 4u + 3u, col0 + lid.x * 4u, c30);
+    store(c_base, row0 + lid.y * 4u + 3u, col0 + 64u + lid.x * 4u, c31);
+    store(c_base, row0 + 64u + lid.y * 4u + 0u, col0 + lid.x * 4u, c40);
+    store(c_base, row0 + 64u + lid.y * 4u + 0u, col0 + 64u + lid.x * 4u, c41);
+    store(c_base, row0 + 64u + lid.y * 4u + 1u, col0 + lid.x * 4u, c50);
+    store(c_base, row0 + 64u + lid.y * 4u + 1u, col0 + 64u + lid.x * 4u, c51);
+    store(c_base, row0 + 64u + lid.y * 4u + 2u, col0 + lid.x * 4u, c60);
+    store(c_base, row0 + 64u + lid.y * 4u + 2u, col0 + 64u + lid.x * 4u, c61);
+    store(c_base, row0 + 64u + lid.y * 4u + 3u, col0 + lid.x * 4u, c70);
+    store(c_base, row0 + 64u + lid.y * 4u + 3u, col0 + 64u + lid.x * 4u, c71);
 }

@@ -28,6 +28,18 @@ fn matmul_matches_cpu_for_every_transpose_and_batch() {
 }
 
 #[test]
+fn matmul_with_many_tiles_uses_the_large_tile_kernel_correctly() {
+    run(async {
+        // 32 × 2 × 2 tiles of 128 reach the large-tile kernel; 129 and 131 leave ragged edges.
+        for (ta, tb) in [(false, false), (true, true)] {
+            let a = input(&stored(129, 20, ta, &[32]), 1);
+            let b = input(&stored(20, 131, tb, &[32]), 2);
+            check_op(&format!("large matmul ta={ta} tb={tb}"), &[a, b], 1e-4, |_, t| t[0].matmul_t(&t[1], ta, tb)).await;
+        }
+    });
+}
+
+#[test]
 fn matmul_broadcasts_batches() {
     run(async {
         // A 2-D right operand is folded into one big product; a batch of one broadcasts.

@@ -6,6 +6,9 @@ use crate::error::{Error, Result};
 use crate::gpu::Kernel;
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
 
+/// Below this many 128×128 tiles a GPU would sit partly idle, so 64×64 tiles are used.
+const BIG_TILES_FROM: usize = 128;
+
 /// (rows, cols) of op(x) for the last two dimensions.
 fn op_dims(x: &Tensor, t: bool) -> (usize, usize) {
     let (r, c) = (x.shape()[x.rank() - 2], x.shape()[x.rank() - 1]);
@@ -116,8 +119,11 @@ fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<Tensor> {
                     "main",
                 );
                 (k, [n.div_ceil(32) as u32, m.div_ceil(32) as u32, nb as u32])
-            } else {
+            } else if m.div_ceil(128) * n.div_ceil(128) * nb >= BIG_TILES_FROM {
                 let k = Kernel::new("matmul", include_str!("../../shaders/matmul.wgsl"), "main");
+                (k, [n.div_ceil(128) as u32, m.div_ceil(128) as u32, nb as u32])
+            } else {
+                let k = Kernel::new("matmul_small", include_str!("../../shaders/matmul_small.wgsl"), "main");
                 (k, [n.div_ceil(64) as u32, m.div_ceil(64) as u32, nb as u32])
             };
             let kernel = kernel.slot("TA", ta).slot("TB", tb);

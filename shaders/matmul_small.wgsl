@@ -1,0 +1,96 @@
+// Batched C = op(A) · op(B) for small outputs, where 128×128 tiles (matmul.wgsl) would leave
+// most of the GPU idle: a 64×64 tile per workgroup, staged through 16-deep slices of A and B in
+// workgroup memory; each of its 16×16 threads owns a 4×4 block held in four vec4 registers.
+// Same parameters and bindings as matmul.wgsl.
+
+struct Params {
+    m: u32,
+    n: u32,
+    k: u32,
+    a_batch_stride: u32,
+    b_batch_stride: u32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> a: array<f32>;
+@group(0) @binding(2) var<storage, read> b: array<f32>;
+@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+
+const TA: bool = {{TA}};
+const TB: bool = {{TB}};
+const TILE: u32 = 64u;
+const DEPTH: u32 = 16u;
+
+var<workgroup> a_tile: array<array<f32, 64>, 16>; // [k][m]
+var<workgroup> b_tile: array<array<f32, 64>, 16>; // [k][n]
+
+fn load_a(base: u32, row: u32, kk: u32) -> f32 {
+    if (row >= p.m || kk >= p.k) { return 0.0; }
+    if (TA) { return a[base + kk * p.m + row]; }
+    return a[base + row * p.k + kk];
+}
+
+fn load_b(base: u32, kk: u32, col: u32) -> f32 {
+    if (col >= p.n || kk >= p.k) { return 0.0; }
+    if (TB) { return b[base + col * p.k + kk]; }
+    return b[base + kk * p.n + col];
+}
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row0 = wid.y * TILE;
+    let col0 = wid.x * TILE;
+    let a_base = wid.z * p.a_batch_stride;
+    let b_base = wid.z * p.b_batch_stride;
+    let tid = lid.y * 16u + lid.x;
+
+    var acc0 = vec4<f32>(0.0);
+    var acc1 = vec4<f32>(0.0);
+    var acc2 = vec4<f32>(0.0);
+    var acc3 = vec4<f32>(0.0);
+
+    for (var k0 = 0u; k0 < p.k; k0 += DEPTH) {
+        // 64×16 elements of each operand, 4 per thread, in the order that keeps reads coalesced.
+        for (var r = 0u; r < 4u; r++) {
+            let e = tid + r * 256u;
+            if (TA) {
+                a_tile[e / TILE][e % TILE] = load_a(a_base, row0 + e % TILE, k0 + e / TILE);
+            } else {
+                a_tile[e % DEPTH][e / DEPTH] = load_a(a_base, row0 + e / DEPTH, k0 + e % DEPTH);
+            }
+            if (TB) {
+                b_tile[e % DEPTH][e / DEPTH] = load_b(b_base, k0 + e % DEPTH, col0 + e / DEPTH);
+            } else {
+                b_tile[e / TILE][e % TILE] = load_b(b_base, k0 + e / TILE, col0 + e % TILE);
+            }
+        }
+        workgroupBarrier();
+        for (var kk = 0u; kk < DEPTH; kk++) {
+            let ar = lid.y * 4u;
+            let bc = lid.x * 4u;
+            let av = vec4<f32>(a_tile[kk][ar], a_tile[kk][ar + 1u], a_tile[kk][ar + 2u], a_tile[kk][ar + 3u]);
+            let bv = vec4<f32>(b_tile[kk][bc], b_tile[kk][bc + 1u], b_tile[kk][bc + 2u], b_tile[kk][bc + 3u]);
+            acc0 += av.x * bv;
+            acc1 += av.y * bv;
+            acc2 += av.z * bv;
+            acc3 += av.w * bv;
+        }
+        workgroupBarrier();
+    }
+
+    let c_base = wid.z * p.m * p.n;
+    let col = col0 + lid.x * 4u;
+    let row = row0 + lid.y * 4u;
+    store_row(c_base, row, col, acc0);
+    store_row(c_base, row + 1u, col, acc1);
+    store_row(c_base, row + 2u, col, acc2);
+    store_row(c_base, row + 3u, col, acc3);
+}
+
+fn store_row(base: u32, row: u32, col: u32, v: vec4<f32>) {
+    if (row >= p.m) { return; }
+    let at = base + row * p.n + col;
+    if (col < p.n) { c[at] = v.x; }
+    if (col + 1u < p.n) { c[at + 1u] = v.y; }
+    if (col + 2u < p.n) { c[at + 2u] = v.z; }
+    if (col + 3u < p.n) { c[at + 3u] = v.w; }
+}
