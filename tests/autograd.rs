@@ -210,6 +210,11 @@ fn misuse_gives_typed_errors() {
         ));
         assert!(matches!(x.sum(3, false), Err(Error::Invalid { .. })));
         assert!(matches!(x.permute(&[0, 0]), Err(Error::Invalid { .. })));
+        // Empty rows are refused, not divided by.
+        let empty = Tensor::zeros(&[2, 0], &Device::Cpu).unwrap();
+        assert!(matches!(empty.softmax(), Err(Error::Invalid { .. })));
+        let none = Tensor::zeros(&[0], &Device::Cpu).unwrap();
+        assert!(matches!(empty.layernorm(&none, &none, 1e-5), Err(Error::Invalid { .. })));
         // Bad targets: an error on the CPU, NaN (never a panic) on the GPU.
         let logits = Tensor::zeros(&[2, 3], &Device::Cpu).unwrap();
         let bad = Tensor::from_u32(vec![0, 3], &[2], &Device::Cpu).unwrap();

@@ -34,7 +34,13 @@ fn matmul_with_many_tiles_uses_the_large_tile_kernel_correctly() {
         for (ta, tb) in [(false, false), (true, true)] {
             let a = input(&stored(129, 20, ta, &[32]), 1);
             let b = input(&stored(20, 131, tb, &[32]), 2);
-            check_op(&format!("large matmul ta={ta} tb={tb}"), &[a, b], 1e-4, |_, t| t[0].matmul_t(&t[1], ta, tb)).await;
+            check_op(
+                &format!("large matmul ta={ta} tb={tb}"),
+                &[a, b],
+                1e-4,
+                |_, t| t[0].matmul_t(&t[1], ta, tb),
+            )
+            .await;
         }
     });
 }

@@ -38,7 +38,12 @@ fn draw_loss(history: &[Point], log_scale: bool, smoothing: f32) -> Option<()> {
     let root = CanvasBackend::new("loss-chart")?.into_drawing_area();
     root.fill(&WHITE).ok()?;
     let y = |v: f32| if log_scale { v.max(1e-6).ln() } else { v };
-    let train: Vec<(u64, f32)> = history.iter().map(|p| (p.step, y(p.train))).collect();
+    // Points that are not finite (a diverged run) would give the axes no range.
+    let train: Vec<(u64, f32)> = history
+        .iter()
+        .map(|p| (p.step, y(p.train)))
+        .filter(|p| p.1.is_finite())
+        .collect();
     let train = smooth(&train, smoothing);
     let val: Vec<(u64, f32)> = history
         .iter()

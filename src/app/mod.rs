@@ -57,7 +57,13 @@ fn with<T>(f: impl FnOnce(&mut Shared) -> T) -> T {
 }
 
 fn send(c: Command) {
-    with(|s| s.commands.push(c));
+    with(|s| {
+        // One pending classification of the pad is enough, however fast the pointer moves.
+        if matches!(c, Command::Pad) && s.commands.iter().any(|q| matches!(q, Command::Pad)) {
+            return;
+        }
+        s.commands.push(c)
+    });
 }
 
 /// Shows an error sentence (or clears it) in the page and in `state()`.
@@ -272,7 +278,13 @@ impl Loop {
             data
         };
         let session = Session::new(config, data, &self.device).map_err(|e| e.to_string())?;
+        // The old model's buffers return to the pool; free them, since the new model's sizes
+        // may differ (trying many sizes would otherwise keep them all).
         self.session = Some(session);
+        if let Device::Gpu(gpu) = &self.device {
+            gpu.flush();
+            gpu.release_free_buffers();
+        }
         self.rate = None;
         self.trained_ms = 0.0;
         show_error(None);

@@ -8,7 +8,7 @@ mod profile;
 mod readback;
 
 pub use batch::Binding;
-pub use pipelines::Kernel;
+pub use pipelines::{unchecked_shaders, Kernel};
 pub(crate) use pool::{BufferKind, PooledBuffer};
 
 use crate::error::{Error, Result};
@@ -195,10 +195,27 @@ impl Gpu {
     pub(crate) fn alloc(self: &Rc<Self>, bytes: u64, for_upload: bool) -> Result<PooledBuffer> {
         self.check_size(bytes)?;
         let after = for_upload.then(|| self.submits());
-        Ok(self
-            .pool
-            .borrow_mut()
-            .acquire(self, bytes, BufferKind::Storage, after))
+        Ok(self.pool.borrow_mut().acquire(
+            self,
+            bytes,
+            BufferKind::Storage,
+            after,
+            self.largest_buffer(),
+        ))
+    }
+
+    /// The largest buffer the device can create and bind, in bytes (a multiple of 4).
+    pub(crate) fn largest_buffer(&self) -> u64 {
+        self.limits
+            .max_storage_buffer_binding_size
+            .min(self.limits.max_buffer_size)
+            & !3
+    }
+
+    /// Destroys the GPU buffers the pool keeps free, returning their memory (call it when a
+    /// model of other sizes replaces the old one).
+    pub fn release_free_buffers(&self) {
+        self.pool.borrow_mut().trim();
     }
 
     /// Records one compute dispatch into the pending command encoder.

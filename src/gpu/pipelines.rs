@@ -167,6 +167,6 @@ fn bind_group_layout(device: &wgpu::Device, bindings: &[Binding]) -> wgpu::BindG
 
 /// Whether to build shaders without runtime bounds checks: natively, with WEBGRAD_UNCHECKED=1,
 /// for the benchmark's comparison only. The browser always checks.
-fn unchecked_shaders() -> bool {
+pub fn unchecked_shaders() -> bool {
     !cfg!(target_arch = "wasm32") && std::env::var("WEBGRAD_UNCHECKED").is_ok_and(|v| v == "1")
 }

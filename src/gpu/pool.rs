@@ -57,8 +57,10 @@ impl BufferPool {
         bytes: u64,
         kind: BufferKind,
         uploaded_after: Option<u64>,
+        largest: u64,
     ) -> PooledBuffer {
-        let class = size_class(bytes);
+        // Never round past what the device can hold (the caller checked `bytes` itself).
+        let class = size_class(bytes).min(largest).max(bytes);
         let list = self.free.entry((kind, class)).or_default();
         let found = match uploaded_after {
             None => list.pop(),
@@ -86,6 +88,14 @@ impl BufferPool {
             buffer: Some(buffer),
             class,
             kind,
+        }
+    }
+
+    /// Drops every free buffer (e.g. when a new model of other sizes replaces the old one);
+    /// wgpu frees each once the GPU work that used it is done.
+    pub fn trim(&mut self) {
+        for (_, list) in self.free.drain() {
+            self.bytes_allocated -= list.iter().map(|f| f.buffer.size()).sum::<u64>();
         }
     }
 
@@ -118,6 +128,17 @@ impl PooledBuffer {
 
     pub fn gpu(&self) -> &Rc<Gpu> {
         &self.gpu
+    }
+}
+
+impl PooledBuffer {
+    /// Drops the buffer instead of returning it to the pool (its mapping state is unknown).
+    pub fn discard(mut self) {
+        if self.buffer.take().is_some() {
+            let mut pool = self.gpu.pool.borrow_mut();
+            pool.bytes_live -= self.class;
+            pool.bytes_allocated -= self.class;
+        }
     }
 }
 

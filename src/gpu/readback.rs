@@ -6,13 +6,33 @@ use std::rc::Rc;
 
 pub(super) async fn read(gpu: &Rc<Gpu>, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
     let bytes = bytes.div_ceil(4) * 4;
-    let staging = gpu
-        .pool
-        .borrow_mut()
-        .acquire(gpu, bytes, BufferKind::Readback, None);
+    if bytes == 0 {
+        return Ok(Vec::new());
+    }
+    let staging =
+        gpu.pool
+            .borrow_mut()
+            .acquire(gpu, bytes, BufferKind::Readback, None, gpu.largest_buffer());
     gpu.copy(buffer, staging.buffer(), bytes);
     gpu.flush();
 
+    let data = map_and_copy(gpu, &staging, bytes).await;
+    match &data {
+        Ok(_) => staging.buffer().unmap(),
+        // A buffer whose mapping failed or is still pending must not go back to the pool.
+        Err(_) => staging.discard(),
+    }
+    let data = data?;
+    // A kernel that failed validation leaves its output untouched: never return such data.
+    let errors = gpu.take_errors();
+    if !errors.is_empty() {
+        return Err(Error::Gpu(errors.join("; ")));
+    }
+    Ok(data)
+}
+
+#[cfg_attr(target_arch = "wasm32", allow(unused_variables))]
+async fn map_and_copy(gpu: &Rc<Gpu>, staging: &super::PooledBuffer, bytes: u64) -> Result<Vec<u8>> {
     let (sender, receiver) = futures_channel::oneshot::channel();
     staging
         .buffer()
@@ -28,18 +48,9 @@ pub(super) async fn read(gpu: &Rc<Gpu>, buffer: &wgpu::Buffer, bytes: u64) -> Re
         .await
         .map_err(|_| Error::Readback("the device was lost".into()))?
         .map_err(|e| Error::Readback(e.to_string()))?;
-    let data = {
-        let view = staging
-            .buffer()
-            .get_mapped_range(0..bytes)
-            .map_err(|e| Error::Readback(e.to_string()))?;
-        view.to_vec()
-    };
-    staging.buffer().unmap();
-    // A kernel that failed validation leaves its output untouched: never return such data.
-    let errors = gpu.take_errors();
-    if !errors.is_empty() {
-        return Err(Error::Gpu(errors.join("; ")));
-    }
-    Ok(data)
+    let view = staging
+        .buffer()
+        .get_mapped_range(0..bytes)
+        .map_err(|e| Error::Readback(e.to_string()))?;
+    Ok(view.to_vec())
 }

@@ -1,6 +1,9 @@
 //! Seeded parameter initialisation, as PyTorch's defaults do it.
 
-use crate::{Device, Result, Tensor};
+use crate::{Device, Error, Result, Tensor};
+
+/// The largest single parameter the CPU backend accepts (1 GiB of f32).
+const CPU_MAX_BYTES: u64 = 1 << 30;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 
 /// A seeded source of initial parameter values.
@@ -21,6 +24,22 @@ impl Init {
         &self.device
     }
 
+    /// The element count of `shape`, refused before anything is allocated when the device
+    /// could not hold it (or it would not even fit in memory here).
+    fn count(&self, shape: &[usize]) -> Result<usize> {
+        let n = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        let bytes = n.and_then(|n| n.checked_mul(4)).map(|b| b as u64);
+        match (bytes, &self.device) {
+            (Some(b), Device::Gpu(gpu)) => gpu.check_size(b).map(|_| n.unwrap_or(0)),
+            (Some(b), Device::Cpu) if b <= CPU_MAX_BYTES => Ok(n.unwrap_or(0)),
+            (b, _) => Err(Error::TooLarge {
+                limit: "memory for one parameter",
+                requested: b.unwrap_or(u64::MAX),
+                max: CPU_MAX_BYTES,
+            }),
+        }
+    }
+
     /// U(-bound, bound), a leaf that needs a gradient.
     pub fn uniform(&mut self, shape: &[usize], bound: f64) -> Result<Tensor> {
         let n = shape.iter().product();
@@ -32,7 +51,7 @@ impl Init {
 
     /// N(0, std²) by Box–Muller.
     pub fn normal(&mut self, shape: &[usize], std: f64) -> Result<Tensor> {
-        let n: usize = shape.iter().product();
+        let n = self.count(shape)?;
         let v = (0..n)
             .map(|_| {
                 let u1: f64 = self.rng.random_range(f64::EPSILON..1.0);
@@ -45,6 +64,7 @@ impl Init {
 
     /// A constant, a leaf that needs a gradient.
     pub fn constant(&mut self, shape: &[usize], value: f32) -> Result<Tensor> {
+        self.count(shape)?;
         Ok(Tensor::full(shape, value, &self.device)?.with_grad())
     }
 }

@@ -112,7 +112,13 @@ impl Tensor {
                 why: "weight and bias must match the last axis".into(),
             });
         }
-        let rows = self.numel() / cols.max(1);
+        if cols == 0 {
+            return Err(Error::Invalid {
+                op: name,
+                why: "needs a last axis of at least one element".into(),
+            });
+        }
+        let rows = self.numel() / cols;
         let (y, stats) = match gpu_of(self.device()) {
             None => {
                 let (x, w, b) = (

@@ -121,11 +121,26 @@ fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<Tensor> {
                 (k, [n.div_ceil(32) as u32, m.div_ceil(32) as u32, nb as u32])
             } else if m.div_ceil(128) * n.div_ceil(128) * nb >= BIG_TILES_FROM {
                 let k = Kernel::new("matmul", include_str!("../../shaders/matmul.wgsl"), "main");
-                (k, [n.div_ceil(128) as u32, m.div_ceil(128) as u32, nb as u32])
+                (
+                    k,
+                    [n.div_ceil(128) as u32, m.div_ceil(128) as u32, nb as u32],
+                )
             } else {
-                let k = Kernel::new("matmul_small", include_str!("../../shaders/matmul_small.wgsl"), "main");
+                let k = Kernel::new(
+                    "matmul_small",
+                    include_str!("../../shaders/matmul_small.wgsl"),
+                    "main",
+                );
                 (k, [n.div_ceil(64) as u32, m.div_ceil(64) as u32, nb as u32])
             };
+            let max = gpu.limits().max_compute_workgroups_per_dimension;
+            if let Some(&too_many) = groups.iter().find(|&&g| g > max) {
+                return Err(Error::TooLarge {
+                    limit: "maxComputeWorkgroupsPerDimension",
+                    requested: too_many as u64,
+                    max: max as u64,
+                });
+            }
             let kernel = kernel.slot("TA", ta).slot("TB", tb);
             let params = [m as u32, n as u32, k as u32, sa as u32, sb as u32];
             launch1(

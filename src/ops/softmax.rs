@@ -8,11 +8,16 @@ use crate::tensor::{DType, Host, Storage, Tensor};
 
 /// (rows, cols) of a tensor seen as rows of its last axis.
 fn rows_cols(x: &Tensor, op: &'static str) -> Result<(usize, usize)> {
-    let cols = *x.shape().last().ok_or(Error::Invalid {
-        op,
-        why: "needs at least one dimension".into(),
-    })?;
-    Ok((x.numel() / cols.max(1), cols))
+    match x.shape().last() {
+        Some(&cols) if cols > 0 => Ok((x.numel() / cols, cols)),
+        _ => Err(Error::Invalid {
+            op,
+            why: format!(
+                "needs a last axis of at least one element, got shape {:?}",
+                x.shape()
+            ),
+        }),
+    }
 }
 
 fn cpu_softmax(v: &[f64], cols: usize, log: bool) -> Vec<f64> {
@@ -133,7 +138,7 @@ fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
             why: "logits must be [rows, classes] and targets [rows]".into(),
         });
     }
-    let (rows, cols) = (logits.shape()[0], logits.shape()[1]);
+    let (rows, cols) = rows_cols(logits, name)?;
     let storage = match gpu_of(logits.device()) {
         None => {
             let t = targets.host_u32(name)?;

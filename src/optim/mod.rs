@@ -117,6 +117,15 @@ impl Optimizer {
         })
     }
 
+    /// Forgets the moments and the step count (after a divergence).
+    pub fn reset(&mut self) -> Result<()> {
+        for t in self.state.iter().flatten() {
+            t.assign(&vec![0.0; t.numel()])?;
+        }
+        self.step = 0;
+        Ok(())
+    }
+
     /// The learning rate of the next step.
     pub fn lr(&self) -> f32 {
         self.config.lr * self.config.schedule.factor(self.step)

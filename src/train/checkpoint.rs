@@ -10,6 +10,8 @@ use std::collections::HashMap;
 
 /// The value of the "format" metadata key.
 pub const CHECKPOINT_FORMAT: &str = "webgrad-1";
+/// Step counts above this are refused.
+const MAX_STEP: u64 = 1 << 30;
 /// Headers larger than this are refused (they hold only names, shapes and settings).
 pub const MAX_HEADER_BYTES: u64 = 1 << 20;
 
@@ -80,6 +82,10 @@ impl Checkpoint {
                 .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
                 .collect();
             tensors.insert(name, (view.shape().to_vec(), values));
+        }
+        // Bias corrections use the step as an i32 power: refuse what no run reaches.
+        if step > MAX_STEP || optimizer_step > MAX_STEP {
+            return Err(bad(format!("its step count is beyond {MAX_STEP}")));
         }
         Ok(Checkpoint {
             config,

@@ -76,7 +76,9 @@ pub struct Session {
     pub step: u64,
     /// The loss of the latest step, still on the GPU.
     last_loss: Option<Tensor>,
-    /// Weights when the loss was last seen finite, to fall back on.
+    /// The weights the latest step's loss was computed from (copied before its update).
+    tried: Vec<Tensor>,
+    /// The last weights whose loss was read back finite, to fall back on.
     good: Vec<Tensor>,
 }
 
@@ -127,6 +129,7 @@ impl Session {
         let params = model.parameters();
         let optimizer = Optimizer::new(config.optimizer.clone(), &params)?;
         let good = snapshot(&params)?;
+        let tried = snapshot(&params)?;
         Ok(Session {
             config,
             device: device.clone(),
@@ -137,6 +140,7 @@ impl Session {
             batches,
             step: 0,
             last_loss: None,
+            tried,
             good,
         })
     }
@@ -197,6 +201,10 @@ impl Session {
         let (x, y) = self.next_batch()?;
         let loss = self.model.forward(&x)?.cross_entropy(&y)?;
         let grads = loss.backward()?;
+        // Keep the weights this loss came from: they are the fallback if it turns out finite.
+        for ((_, p), t) in self.params.iter().zip(&self.tried) {
+            t.copy_from(p)?;
+        }
         self.optimizer.step(&self.params, &grads)?;
         drop(grads);
         if let Device::Gpu(g) = &self.device {
@@ -207,9 +215,9 @@ impl Session {
         Ok(())
     }
 
-    /// Reads the latest training loss back. If it is NaN or infinite, the weights go back to
-    /// those of the last finite check and the error says so; otherwise they become the new
-    /// fallback.
+    /// Reads the latest training loss back. If it is finite, the weights it was computed from
+    /// become the fallback. If it is NaN or infinite, the weights go back to that fallback, the
+    /// optimizer's state (poisoned by the bad gradients) starts afresh, and the error says so.
     pub async fn check(&mut self) -> Result<f32> {
         let Some(loss) = &self.last_loss else {
             return Err(Error::Invalid {
@@ -219,23 +227,41 @@ impl Session {
         };
         let value = loss.to_vec().await?[0];
         if !value.is_finite() {
-            for ((_, p), g) in self.params.iter().zip(&self.good) {
-                p.copy_from(g)?;
-            }
+            self.fall_back()?;
             return Err(Error::Invalid {
                 op: "train",
                 why: format!("the loss became {value} at step {}; training stopped and the last good weights were kept (try a smaller learning rate)", self.step),
             });
         }
-        for ((_, p), g) in self.params.iter().zip(&self.good) {
-            g.copy_from(p)?;
+        for (t, g) in self.tried.iter().zip(&self.good) {
+            g.copy_from(t)?;
         }
         Ok(value)
     }
 
+    /// Puts the last good weights back and clears the optimizer's state.
+    fn fall_back(&mut self) -> Result<()> {
+        for ((_, p), g) in self.params.iter().zip(&self.good) {
+            p.copy_from(g)?;
+        }
+        self.last_loss = None;
+        self.optimizer.reset()
+    }
+
     /// Loss (and accuracy) on the validation split: all of it for classification, a fixed set
-    /// of windows for text.
+    /// of windows for text. A loss that is not finite is an error (the run diverged).
     pub async fn evaluate(&self) -> Result<Eval> {
+        let eval = self.measure().await?;
+        if !eval.loss.is_finite() {
+            return Err(Error::Invalid {
+                op: "evaluate",
+                why: format!("the validation loss is {} at step {}: the run diverged (try a smaller learning rate, then Reset)", eval.loss, self.step),
+            });
+        }
+        Ok(eval)
+    }
+
+    async fn measure(&self) -> Result<Eval> {
         match &self.data {
             TaskData::Labelled(d) => {
                 let (mut loss_sum, mut right, n) = (0.0f64, 0usize, d.val.len());
