@@ -128,6 +128,21 @@ impl Tensor {
         )
     }
 
+    /// The data of `inner` (computed by other ops without recording them) presented as the
+    /// result of `op`, so that backward sees one op with its own rule.
+    pub(crate) fn adopt(inner: &Tensor, op: Op) -> Tensor {
+        let needs = autograd::is_enabled() && op.inputs().iter().any(|t| t.requires_grad());
+        let op = needs.then_some(op);
+        Tensor::make(
+            inner.shape().to_vec(),
+            inner.dtype(),
+            inner.device().clone(),
+            inner.0.storage.clone(),
+            op,
+            needs,
+        )
+    }
+
     /// A tensor from raw storage, with no history.
     pub(crate) fn from_storage(
         shape: Vec<usize>,

@@ -214,7 +214,10 @@ fn misuse_gives_typed_errors() {
         let empty = Tensor::zeros(&[2, 0], &Device::Cpu).unwrap();
         assert!(matches!(empty.softmax(), Err(Error::Invalid { .. })));
         let none = Tensor::zeros(&[0], &Device::Cpu).unwrap();
-        assert!(matches!(empty.layernorm(&none, &none, 1e-5), Err(Error::Invalid { .. })));
+        assert!(matches!(
+            empty.layernorm(&none, &none, 1e-5),
+            Err(Error::Invalid { .. })
+        ));
         // Bad targets: an error on the CPU, NaN (never a panic) on the GPU.
         let logits = Tensor::zeros(&[2, 3], &Device::Cpu).unwrap();
         let bad = Tensor::from_u32(vec![0, 3], &[2], &Device::Cpu).unwrap();

@@ -1,10 +1,10 @@
 //! 2-D convolution, NCHW, with stride and zero padding.
 
-use super::{gpu_of, launch1};
+use super::{gpu_of, launch1, matmul_raw};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
-use crate::tensor::{DType, Device, Host, Storage, Tensor};
+use crate::tensor::{DType, Host, Storage, Tensor};
 
 /// Sizes of one convolution.
 #[derive(Clone, Copy)]
@@ -110,6 +110,27 @@ fn sizes(x: &Tensor, w: &Tensor, stride: usize, pad: usize) -> Result<Conv> {
     })
 }
 
+/// The columns of `x` for the convolution `c`: [N, C·kh·kw, HO·WO].
+fn im2col(gpu: &std::rc::Rc<crate::gpu::Gpu>, x: &Tensor, c: &Conv) -> Result<Tensor> {
+    let (taps, positions) = (c.ci * c.kh * c.kw, c.ho * c.wo);
+    let len = c.n * taps * positions;
+    let kernel = Kernel::new("im2col", include_str!("../../shaders/im2col.wgsl"), "main");
+    let col = launch1(
+        gpu,
+        &kernel,
+        &c.params(),
+        &[x],
+        len,
+        gpu.groups_1d(len, 256),
+    )?;
+    Ok(Tensor::from_storage(
+        vec![c.n, taps, positions],
+        DType::F32,
+        x.device(),
+        col,
+    ))
+}
+
 /// Gradients of the input, the weight and (when there is one) the bias.
 pub(crate) fn conv2d_backward(
     x: &Tensor,
@@ -129,42 +150,35 @@ pub(crate) fn conv2d_backward(
                 dx[xi] += gv[yi] * wv[wi];
                 dw[wi] += gv[yi] * xv[xi];
             });
-            (Storage::Host(Host::F(dx)), Storage::Host(Host::F(dw)))
+            let dw = Tensor::from_storage(
+                w.shape().to_vec(),
+                DType::F32,
+                x.device(),
+                Storage::Host(Host::F(dw)),
+            );
+            (Storage::Host(Host::F(dx)), dw)
         }
         Some(gpu) => {
-            let kx = Kernel::new(
-                "conv2d_backward_input",
-                include_str!("../../shaders/conv2d_backward_input.wgsl"),
-                "main",
-            );
+            // With col = im2col(x): dW = Σ_n g_n · col_nᵀ and dcol = Wᵀ · g, folded back by col2im.
+            let (taps, positions) = (c.ci * c.kh * c.kw, c.ho * c.wo);
+            let col = im2col(gpu, x, &c)?;
+            let g3 = g.reshape(&[c.n, c.co, positions])?;
+            let dw = matmul_raw(&g3, &col, false, true)?.sum(0, false)?;
+            let dcol = matmul_raw(&w.reshape(&[c.co, taps])?, &g3, true, false)?;
+            let kernel = Kernel::new("col2im", include_str!("../../shaders/col2im.wgsl"), "main");
             let dx = launch1(
                 gpu,
-                &kx,
+                &kernel,
                 &c.params(),
-                &[w, g],
+                &[&dcol],
                 x.numel(),
                 gpu.groups_1d(x.numel(), 256),
             )?;
-            let kw = Kernel::new(
-                "conv2d_backward_weight",
-                include_str!("../../shaders/conv2d_backward_weight.wgsl"),
-                "main",
-            );
-            let dw = launch1(
-                gpu,
-                &kw,
-                &c.params(),
-                &[x, g],
-                w.numel(),
-                gpu.groups_1d(w.numel(), 256),
-            )?;
-            (dx, dw)
+            (dx, dw.reshape(w.shape())?)
         }
     };
-    let mut grads = vec![
-        Tensor::from_storage(x.shape().to_vec(), DType::F32, x.device(), dx),
-        Tensor::from_storage(w.shape().to_vec(), DType::F32, x.device(), dw),
-    ];
+    let dx = Tensor::from_storage(x.shape().to_vec(), DType::F32, x.device(), dx);
+    let mut grads = vec![dx, dw];
     if has_bias {
         grads.push(g.sum_to_shape(&[1, c.co, 1, 1])?.reshape(&[c.co])?);
     }
@@ -198,7 +212,7 @@ impl Tensor {
             }
         }
         let out_len = c.n * c.co * c.ho * c.wo;
-        let storage = match gpu_of(self.device()) {
+        let out = match gpu_of(self.device()) {
             None => {
                 let (xv, wv) = (self.host_f64(name)?, weight.host_f64(name)?);
                 let b = match bias {
@@ -209,28 +223,27 @@ impl Tensor {
                     .map(|i| b[(i / (c.ho * c.wo)) % c.co])
                     .collect();
                 c.for_each_tap(|xi, wi, yi| y[yi] += xv[xi] * wv[wi]);
-                Storage::Host(Host::F(y))
+                Tensor::from_storage(
+                    vec![c.n, c.co, c.ho, c.wo],
+                    DType::F32,
+                    self.device(),
+                    Storage::Host(Host::F(y)),
+                )
             }
-            Some(gpu) => {
-                let zeros;
-                let b = match bias {
-                    Some(b) => b,
-                    None => {
-                        zeros = Tensor::zeros(&[c.co], &Device::Gpu(gpu.clone()))?;
-                        &zeros
-                    }
-                };
-                let kernel =
-                    Kernel::new("conv2d", include_str!("../../shaders/conv2d.wgsl"), "main");
-                launch1(
-                    gpu,
-                    &kernel,
-                    &c.params(),
-                    &[self, weight, b],
-                    out_len,
-                    gpu.groups_1d(out_len, 256),
-                )?
-            }
+            // As one batched matrix product: y_n = W [out, taps] · im2col(x)_n [taps, positions].
+            Some(gpu) => crate::autograd::no_grad(|| -> Result<Tensor> {
+                let col = im2col(gpu, self, &c)?;
+                let mut y = matmul_raw(
+                    &weight.reshape(&[c.co, c.ci * c.kh * c.kw])?,
+                    &col,
+                    false,
+                    false,
+                )?;
+                if let Some(b) = bias {
+                    y = y.add(&b.reshape(&[c.co, 1])?)?;
+                }
+                y.reshape(&[c.n, c.co, c.ho, c.wo])
+            })?,
         };
         let op = Op::Conv2d {
             x: self.clone(),
@@ -239,12 +252,6 @@ impl Tensor {
             stride,
             padding,
         };
-        Ok(Tensor::from_op(
-            vec![c.n, c.co, c.ho, c.wo],
-            DType::F32,
-            self.device(),
-            storage,
-            op,
-        ))
+        Ok(Tensor::adopt(&out, op))
     }
 }

@@ -60,7 +60,7 @@ fn cpu_matmul(
 }
 
 /// op(a) · op(b) over broadcast batch dimensions.
-fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<Tensor> {
+pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<Tensor> {
     let name = "matmul";
     a.expect_dtype(name, DType::F32)?;
     b.expect_dtype(name, DType::F32)?;

@@ -22,7 +22,7 @@ pub use binary::Binary;
 pub(crate) use conv::conv2d_backward;
 pub(crate) use embedding::embedding_backward;
 pub(crate) use layernorm::layernorm_backward;
-pub(crate) use matmul::matmul_backward;
+pub(crate) use matmul::{matmul_backward, matmul_raw};
 pub(crate) use movement::{concat_backward, inverse_permutation, slice_backward};
 pub(crate) use pool::maxpool2d_backward;
 pub(crate) use reduce::max_backward;

@@ -1,4 +1,6 @@
-// Conv2d backward for the input: one thread per input element gathers every output it fed.
+// The adjoint of im2col: each input element sums the column entries it was copied to, which
+// gives the input gradient of a convolution from the gradient of its columns. One thread per
+// input element, no atomics.
 
 struct Params {
     n: u32, ci: u32, h: u32, w: u32,
@@ -6,9 +8,8 @@ struct Params {
     wo: u32, stride: u32, pad: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> wt: array<f32>;
-@group(0) @binding(2) var<storage, read> g: array<f32>;
-@group(0) @binding(3) var<storage, read_write> dx: array<f32>;
+@group(0) @binding(1) var<storage, read> dcol: array<f32>;
+@group(0) @binding(2) var<storage, read_write> dx: array<f32>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -18,6 +19,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let iy = (e / p.w) % p.h;
     let c = (e / (p.w * p.h)) % p.ci;
     let b = e / (p.w * p.h * p.ci);
+    let positions = p.ho * p.wo;
+    let taps = p.ci * p.kh * p.kw;
     var acc = 0.0;
     for (var ky = 0u; ky < p.kh; ky++) {
         let ty = i32(iy + p.pad) - i32(ky);
@@ -29,10 +32,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             if (tx < 0 || tx % i32(p.stride) != 0) { continue; }
             let ox = u32(tx) / p.stride;
             if (ox >= p.wo) { continue; }
-            for (var o = 0u; o < p.co; o++) {
-                acc += g[((b * p.co + o) * p.ho + oy) * p.wo + ox]
-                     * wt[((o * p.ci + c) * p.kh + ky) * p.kw + kx];
-            }
+            let r = (c * p.kh + ky) * p.kw + kx;
+            acc += dcol[(b * taps + r) * positions + oy * p.wo + ox];
         }
     }
     dx[e] = acc;
