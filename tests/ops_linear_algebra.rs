@@ -46,6 +46,27 @@ fn matmul_with_many_tiles_uses_the_large_tile_kernel_correctly() {
 }
 
 #[test]
+fn weight_gradients_over_many_rows_split_the_long_dimension_correctly() {
+    run(async {
+        // 4608 rows: the weight gradient's K is cut into 8 chunks of 576, then summed.
+        check_op(
+            "x·wᵀ over many rows",
+            &[input(&[4608, 5], 1), input(&[7, 5], 2)],
+            1e-4,
+            |_, t| t[0].matmul_t(&t[1], false, true),
+        )
+        .await;
+        check_op(
+            "x·w over many rows",
+            &[input(&[4608, 5], 3), input(&[5, 7], 4)],
+            1e-4,
+            |_, t| t[0].matmul(&t[1]),
+        )
+        .await;
+    });
+}
+
+#[test]
 fn matmul_broadcasts_batches() {
     run(async {
         // A 2-D right operand is folded into one big product; a batch of one broadcasts.

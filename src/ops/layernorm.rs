@@ -3,7 +3,6 @@
 use super::{f, gpu_of, launch, launch1, row_kernel};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
-use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
 
 fn cpu_stats(x: &[f64], cols: usize, eps: f64) -> Vec<f64> {
@@ -49,11 +48,15 @@ pub(crate) fn layernorm_backward(
                     db[j] += gv[r * cols + j];
                 }
             }
-            (
-                Storage::Host(Host::F(dx)),
-                Storage::Host(Host::F(dw)),
-                Storage::Host(Host::F(db)),
-            )
+            let param = |v| {
+                Tensor::from_storage(
+                    weight.shape().to_vec(),
+                    DType::F32,
+                    x.device(),
+                    Storage::Host(Host::F(v)),
+                )
+            };
+            (Storage::Host(Host::F(dx)), param(dw), param(db))
         }
         Some(gpu) => {
             let params = [rows as u32, cols as u32];
@@ -65,30 +68,16 @@ pub(crate) fn layernorm_backward(
                 rows,
             );
             let dx = launch1(gpu, &k, &params, &[x, weight, stats, g], x.numel(), groups)?;
-            let k = Kernel::new(
-                "layernorm_params_backward",
-                include_str!("../../shaders/layernorm_params_backward.wgsl"),
-                "main",
-            );
-            let mut out = launch(
-                gpu,
-                &k,
-                &params,
-                &[x, stats, g],
-                &[cols, cols],
-                gpu.groups_1d(cols, 64),
-            )?;
-            let db = Storage::Gpu(out.pop().expect("two outputs"));
-            let dw = Storage::Gpu(out.pop().expect("two outputs"));
-            (dx, dw, db)
+            // Column sums over all rows: the reduction kernel spreads each over a workgroup.
+            let (x2, g2) = (x.reshape(&[rows, cols])?, g.reshape(&[rows, cols])?);
+            let xhat = x2
+                .sub(&stats.slice(1, 0, 1)?)?
+                .mul(&stats.slice(1, 1, 1)?)?;
+            (dx, g2.mul(&xhat)?.sum(0, false)?, g2.sum(0, false)?)
         }
     };
     let make = |s, shape: &[usize]| Tensor::from_storage(shape.to_vec(), DType::F32, x.device(), s);
-    Ok(vec![
-        make(dx, x.shape()),
-        make(dw, weight.shape()),
-        make(db, weight.shape()),
-    ])
+    Ok(vec![make(dx, x.shape()), dw, db])
 }
 
 impl Tensor {

@@ -164,6 +164,31 @@ pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<T
     Ok(Tensor::from_op(shape, DType::F32, a.device(), storage, op))
 }
 
+/// op(a)ᵀ · b when the shared dimension K is long and the output small (weight gradients,
+/// where K is the batch's rows): K is cut into chunks multiplied as one batch and then summed,
+/// so that many workgroups share the work instead of a few looping over all of K. Both stored
+/// operands have K first, so the chunks are plain reshapes.
+fn matmul_split_k(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.rank() == 2 && b.rank() == 2 && a.shape()[0] == b.shape()[0] {
+        let (k, m, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
+        if k >= 4096 && m.div_ceil(128) * n.div_ceil(128) < BIG_TILES_FROM {
+            if let Some(s) = [32, 16, 8, 4]
+                .into_iter()
+                .find(|s| k % s == 0 && k / s >= 512)
+            {
+                let parts = matmul_raw(
+                    &a.reshape(&[s, k / s, m])?,
+                    &b.reshape(&[s, k / s, n])?,
+                    true,
+                    false,
+                )?;
+                return parts.sum(0, false);
+            }
+        }
+    }
+    matmul_raw(a, b, true, false)
+}
+
 /// Gradients of op(a) · op(b) with respect to a and b.
 pub(crate) fn matmul_backward(
     a: &Tensor,
@@ -177,10 +202,11 @@ pub(crate) fn matmul_backward(
     } else {
         matmul_raw(g, b, false, !tb)?
     };
-    let db = if tb {
-        matmul_raw(g, a, true, ta)?
-    } else {
-        matmul_raw(a, g, !ta, false)?
+    let db = match (ta, tb) {
+        (false, true) => matmul_split_k(g, a)?,
+        (false, false) => matmul_split_k(a, g)?,
+        (true, true) => matmul_raw(g, a, true, true)?,
+        (true, false) => matmul_raw(a, g, false, false)?,
     };
     Ok(vec![
         da.sum_to_shape(a.shape())?,
