@@ -128,6 +128,14 @@ fn reductions_match_cpu() {
             .await;
         }
         check_op("sum_all", &[input(&[1031], 4)], 1e-4, |_, t| t[0].sum_all()).await;
+        // Long, wide columns are summed in chunks first.
+        check_op(
+            "sum of long columns",
+            &[input(&[4096, 70], 7)],
+            1e-4,
+            |_, t| t[0].sum(0, false),
+        )
+        .await;
         check_op("mean_all", &[input(&[3, 343], 5)], 1e-4, |_, t| {
             t[0].mean_all()
         })

@@ -95,7 +95,19 @@ pub(crate) fn row_kernel(
     entry: &'static str,
     rows: usize,
 ) -> (Kernel, [u32; 3]) {
-    let serial = gpu.is_cpu_emulated();
+    row_kernel_mode(gpu.is_cpu_emulated(), gpu, family, source, entry, rows)
+}
+
+/// `row_kernel` with the mode chosen by the caller: serial (one thread per row) also suits
+/// real GPUs when neighbouring rows are neighbouring in memory, as columns of a matrix are.
+pub(crate) fn row_kernel_mode(
+    serial: bool,
+    gpu: &Gpu,
+    family: &'static str,
+    source: &'static str,
+    entry: &'static str,
+    rows: usize,
+) -> (Kernel, [u32; 3]) {
     let kernel = Kernel::new(family, source, entry)
         .slot("ROWWISE", if serial { "serial" } else { "shared" })
         .slot("SCORES", if serial { "private" } else { "workgroup" });

@@ -2,7 +2,7 @@
 //! and `sum_to_shape`, which undoes broadcasting in backward passes.
 
 use super::shape::{axis_index, broadcast_shapes};
-use super::{gpu_of, launch, launch1, row_kernel};
+use super::{gpu_of, launch, launch1, row_kernel, row_kernel_mode};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
@@ -49,7 +49,20 @@ fn sum_keepdim(x: &Tensor, axis: usize) -> Result<Tensor> {
         }
         Some(gpu) => {
             let cols = outer * inner;
-            let (kernel, groups) = row_kernel(gpu, "reduce", SOURCE, "sum_axis", cols);
+            // Summing down the columns of a wide matrix: one thread per column reads rows
+            // coalesced; long columns are first cut into chunks summed in parallel.
+            if inner >= 64 && n >= 2048 && cols < 1 << 16 {
+                if let Some(s) = [64, 32, 16, 8]
+                    .into_iter()
+                    .find(|s| n % s == 0 && n / s >= 64)
+                {
+                    let parts = sum_keepdim(&x.reshape(&[outer * s, n / s, inner])?, 1)?;
+                    return sum_keepdim(&parts.reshape(&[outer, s, inner])?, 1)?
+                        .reshape(&keepdim_shape(x.shape(), axis));
+                }
+            }
+            let serial = gpu.is_cpu_emulated() || inner >= 64;
+            let (kernel, groups) = row_kernel_mode(serial, gpu, "reduce", SOURCE, "sum_axis", cols);
             let params = [outer as u32, n as u32, inner as u32];
             launch1(gpu, &kernel, &params, &[x], cols, groups)?
         }
