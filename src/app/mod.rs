@@ -5,10 +5,11 @@
 mod api;
 mod charts;
 mod dom;
+mod loader;
 mod settings;
 mod views;
 
-use crate::data::{digits_from_gzip, points, PointSet, Text};
+use crate::data::{PointSet, Text};
 use crate::train::{Config, SampleSettings, Session, TaskData};
 use crate::{Device, Gpu};
 use charts::Point;
@@ -202,60 +203,6 @@ impl Loop {
                 }
             }
         }
-    }
-
-    async fn fetch(path: &str) -> Result<Vec<u8>, String> {
-        let window = web_sys::window().ok_or("no window")?;
-        let response: web_sys::Response =
-            wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(path))
-                .await
-                .map_err(dom::js_error)?
-                .unchecked_into();
-        if !response.ok() {
-            return Err(format!(
-                "could not load {path} (HTTP {})",
-                response.status()
-            ));
-        }
-        let buffer =
-            wasm_bindgen_futures::JsFuture::from(response.array_buffer().map_err(dom::js_error)?)
-                .await
-                .map_err(dom::js_error)?;
-        Ok(js_sys::Uint8Array::new(&buffer).to_vec())
-    }
-
-    async fn data(&mut self, task: &str, noise: f64, seed: u64) -> Result<TaskData, String> {
-        if let Some(set) = PointSet::parse(task) {
-            return points(set, 1000, noise, 0.2, seed)
-                .map(TaskData::Labelled)
-                .map_err(|e| e.to_string());
-        }
-        if task == "digits" {
-            if self.digits.is_none() {
-                self.digits = Some(
-                    digits_from_gzip(&Self::fetch("data/digits.bin.gz").await?)
-                        .map_err(|e| e.to_string())?,
-                );
-            }
-            return Ok(TaskData::Labelled(
-                self.digits.clone().expect("loaded above"),
-            ));
-        }
-        let own = dom::value("user-text");
-        if !own.trim().is_empty() {
-            return Text::new(&own)
-                .map(TaskData::Text)
-                .map_err(|e| format!("Your text cannot be used: {e}"));
-        }
-        if self.shakespeare.is_none() {
-            self.shakespeare = Some(
-                Text::from_gzip(&Self::fetch("data/shakespeare.txt.gz").await?)
-                    .map_err(|e| e.to_string())?,
-            );
-        }
-        Ok(TaskData::Text(
-            self.shakespeare.clone().expect("loaded above"),
-        ))
     }
 
     /// A new session from the controls; on invalid settings nothing changes.
