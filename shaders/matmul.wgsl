@@ -5,45 +5,12 @@
 // 64 + tx*4.., in sixteen vec4 registers named, not indexed, so that bounds checks never
 // touch the inner loop's registers; its workgroup reads are 4 vec4 loads per 64 FMAs.
 
-struct Params {
-    m: u32,
-    n: u32,
-    k: u32,
-    a_batch_stride: u32,
-    b_batch_stride: u32,
-}
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+//#include matmul_io
 
-const TA: bool = {{TA}};
-const TB: bool = {{TB}};
 const DEPTH: u32 = 16u;
 
 var<workgroup> a_tile: array<vec4<f32>, 512>; // [k][32 groups of 4 rows]
 var<workgroup> b_tile: array<vec4<f32>, 512>; // [k][32 groups of 4 columns]
-
-fn load_a(base: u32, row: u32, kk: u32) -> f32 {
-    if (row >= p.m || kk >= p.k) { return 0.0; }
-    if (TA) { return a[base + kk * p.m + row]; }
-    return a[base + row * p.k + kk];
-}
-
-fn load_b(base: u32, kk: u32, col: u32) -> f32 {
-    if (col >= p.n || kk >= p.k) { return 0.0; }
-    if (TB) { return b[base + col * p.k + kk]; }
-    return b[base + kk * p.n + col];
-}
-
-fn store(base: u32, row: u32, col: u32, v: vec4<f32>) {
-    if (row >= p.m) { return; }
-    let at = base + row * p.n + col;
-    if (col < p.n) { c[at] = v.x; }
-    if (col + 1u < p.n) { c[at + 1u] = v.y; }
-    if (col + 2u < p.n) { c[at + 2u] = v.z; }
-    if (col + 3u < p.n) { c[at + 3u] = v.w; }
-}
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,

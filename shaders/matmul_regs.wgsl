@@ -6,20 +6,7 @@
 // columns past the edge are clamped on load and masked on store, so the inner loop has no
 // branches. Same parameters and bindings as matmul.wgsl.
 
-struct Params {
-    m: u32,
-    n: u32,
-    k: u32,
-    a_batch_stride: u32,
-    b_batch_stride: u32,
-}
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;
-
-const TA: bool = {{TA}};
-const TB: bool = {{TB}};
+//#include matmul_io
 
 // A[row, kk] as op(A) sees it.
 fn a_at(base: u32, row: u32, kk: u32) -> f32 {
@@ -60,6 +47,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     store_row(c_base, row + 3u, col, acc3);
 }
 
+// C[row, col], C[row, col + 8], ...: this thread's columns are 8 apart (see above).
 fn store_row(base: u32, row: u32, col: u32, v: vec4<f32>) {
     if (row >= p.m) { return; }
     let at = base + row * p.n + col;

@@ -3,37 +3,13 @@
 // workgroup memory; each of its 16×16 threads owns a 4×4 block held in four vec4 registers.
 // Same parameters and bindings as matmul.wgsl.
 
-struct Params {
-    m: u32,
-    n: u32,
-    k: u32,
-    a_batch_stride: u32,
-    b_batch_stride: u32,
-}
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+//#include matmul_io
 
-const TA: bool = {{TA}};
-const TB: bool = {{TB}};
 const TILE: u32 = 64u;
 const DEPTH: u32 = 16u;
 
 var<workgroup> a_tile: array<array<f32, 64>, 16>; // [k][m]
 var<workgroup> b_tile: array<array<f32, 64>, 16>; // [k][n]
-
-fn load_a(base: u32, row: u32, kk: u32) -> f32 {
-    if (row >= p.m || kk >= p.k) { return 0.0; }
-    if (TA) { return a[base + kk * p.m + row]; }
-    return a[base + row * p.k + kk];
-}
-
-fn load_b(base: u32, kk: u32, col: u32) -> f32 {
-    if (col >= p.n || kk >= p.k) { return 0.0; }
-    if (TB) { return b[base + col * p.k + kk]; }
-    return b[base + kk * p.n + col];
-}
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -80,17 +56,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let c_base = wid.z * p.m * p.n;
     let col = col0 + lid.x * 4u;
     let row = row0 + lid.y * 4u;
-    store_row(c_base, row, col, acc0);
-    store_row(c_base, row + 1u, col, acc1);
-    store_row(c_base, row + 2u, col, acc2);
-    store_row(c_base, row + 3u, col, acc3);
-}
-
-fn store_row(base: u32, row: u32, col: u32, v: vec4<f32>) {
-    if (row >= p.m) { return; }
-    let at = base + row * p.n + col;
-    if (col < p.n) { c[at] = v.x; }
-    if (col + 1u < p.n) { c[at + 1u] = v.y; }
-    if (col + 2u < p.n) { c[at + 2u] = v.z; }
-    if (col + 3u < p.n) { c[at + 3u] = v.w; }
+    store(c_base, row, col, acc0);
+    store(c_base, row + 1u, col, acc1);
+    store(c_base, row + 2u, col, acc2);
+    store(c_base, row + 3u, col, acc3);
 }

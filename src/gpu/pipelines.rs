@@ -4,9 +4,12 @@ use super::Binding;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// Helpers shared by several shaders, pasted where a shader says `//#include math` or
-/// `//#include rowwise`.
-const MATH: &str = include_str!("../../shaders/math.wgsl");
+/// Shared pieces of shaders, pasted where a shader says `//#include NAME`. `rowwise` is
+/// special: its version follows the kernel's ROWWISE slot.
+const INCLUDES: [(&str, &str); 2] = [
+    ("math", include_str!("../../shaders/math.wgsl")),
+    ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
+];
 const ROWWISE: &str = include_str!("../../shaders/rowwise.wgsl");
 const ROWWISE_SERIAL: &str = include_str!("../../shaders/rowwise_serial.wgsl");
 
@@ -52,10 +55,10 @@ impl Kernel {
             .iter()
             .any(|(k, v)| *k == "ROWWISE" && v == "serial");
         let rowwise = if serial { ROWWISE_SERIAL } else { ROWWISE };
-        let mut text = self
-            .source
-            .replace("//#include math", MATH)
-            .replace("//#include rowwise", rowwise);
+        let mut text = self.source.replace("//#include rowwise", rowwise);
+        for (name, body) in INCLUDES {
+            text = text.replace(&format!("//#include {name}"), body);
+        }
         for (name, value) in &self.slots {
             text = text.replace(&format!("{{{{{name}}}}}"), value);
         }
