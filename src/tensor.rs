@@ -300,13 +300,7 @@ impl Tensor {
     pub(crate) fn host_f64(&self, op: &'static str) -> Result<Vec<f64>> {
         match &*self.0.storage.borrow() {
             Storage::Host(Host::F(v)) => Ok(v.clone()),
-            Storage::Host(Host::U(_)) => Err(Error::DType {
-                op,
-                expected: "f32",
-                got: "u32",
-            }),
-            Storage::Freed => Err(Error::Freed(op)),
-            Storage::Gpu(_) => Err(Error::DeviceMismatch(op)),
+            other => Err(not_host(other, op, DType::F32)),
         }
     }
 
@@ -314,13 +308,7 @@ impl Tensor {
     pub(crate) fn host_u32(&self, op: &'static str) -> Result<Vec<u32>> {
         match &*self.0.storage.borrow() {
             Storage::Host(Host::U(v)) => Ok(v.clone()),
-            Storage::Host(Host::F(_)) => Err(Error::DType {
-                op,
-                expected: "u32",
-                got: "f32",
-            }),
-            Storage::Freed => Err(Error::Freed(op)),
-            Storage::Gpu(_) => Err(Error::DeviceMismatch(op)),
+            other => Err(not_host(other, op, DType::U32)),
         }
     }
 
@@ -331,13 +319,7 @@ impl Tensor {
                 f(v);
                 Ok(())
             }
-            Storage::Host(Host::U(_)) => Err(Error::DType {
-                op,
-                expected: "f32",
-                got: "u32",
-            }),
-            Storage::Freed => Err(Error::Freed(op)),
-            Storage::Gpu(_) => Err(Error::DeviceMismatch(op)),
+            other => Err(not_host(other, op, DType::F32)),
         }
     }
 
@@ -467,6 +449,26 @@ impl fmt::Debug for Tensor {
             self.dtype().name(),
             self.device().name()
         )
+    }
+}
+
+/// Why `storage` is not CPU data of `expected` type.
+fn not_host(storage: &Storage, op: &'static str, expected: DType) -> Error {
+    match storage {
+        Storage::Freed => Error::Freed(op),
+        Storage::Gpu(_) => Error::DeviceMismatch(op),
+        Storage::Host(h) => {
+            let got = if matches!(h, Host::F(_)) {
+                DType::F32
+            } else {
+                DType::U32
+            };
+            Error::DType {
+                op,
+                expected: expected.name(),
+                got: got.name(),
+            }
+        }
     }
 }
 
