@@ -2,6 +2,8 @@
 //! wgpu (WebGPU in the browser, Vulkan/Metal/DX12 natively), with an f64 CPU reference backend.
 
 pub mod autograd;
+pub mod bench;
+pub mod clock;
 pub mod data;
 pub mod error;
 pub mod gpu;

@@ -36,7 +36,7 @@ fn object_fn(
     f.forget();
 }
 
-/// Installs `window.webgrad` = { state, setTask, train, pause, step, reset }.
+/// Installs `window.webgrad` = { state, setTask, train, pause, step, reset, bench }.
 pub fn install() {
     let api = js_sys::Object::new();
     object_fn(
@@ -85,6 +85,14 @@ pub fn install() {
         Closure::new(|_| {
             send(Command::Reset);
             Ok(JsValue::UNDEFINED)
+        }),
+    );
+    object_fn(
+        &api,
+        "bench",
+        Closure::new(|_| {
+            serde_wasm_bindgen::to_value(&super::bench::state())
+                .map_err(|e| JsValue::from_str(&e.to_string()))
         }),
     );
     if let Some(w) = web_sys::window() {

@@ -3,6 +3,7 @@
 //! `train::Session`, the same as the CLI's.
 
 mod api;
+mod bench;
 mod charts;
 mod dom;
 mod loader;
@@ -81,7 +82,18 @@ pub fn start() {
     if dom::by_id::<web_sys::HtmlElement>("task").is_none() {
         return;
     }
-    wasm_bindgen_futures::spawn_local(async {
+    let search = web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default();
+    if let Some(options) = bench::options(&search) {
+        api::install();
+        wasm_bindgen_futures::spawn_local(async move {
+            let gpu = Gpu::new().await.map_err(|e| e.to_string());
+            bench::run(gpu, options).await;
+        });
+        return;
+    }
+    wasm_bindgen_futures::spawn_local(async move {
         let (device, adapter) = match Gpu::new().await {
             Ok(gpu) => {
                 let name = gpu.adapter_name();
@@ -95,9 +107,6 @@ pub fn start() {
         };
         dom::set_text("adapter", &adapter);
         with(|s| s.status.adapter = adapter);
-        let search = web_sys::window()
-            .and_then(|w| w.location().search().ok())
-            .unwrap_or_default();
         let task = settings::query_task(&search)
             .filter(|t| crate::train::TASKS.contains(&t.as_str()))
             .unwrap_or_else(|| "spiral".into());

@@ -233,7 +233,7 @@ impl Gpu {
         let started = self.profile.is_some().then(|| {
             self.flush();
             self.wait();
-            web_time_now()
+            crate::clock::now()
         });
         let flushed = self
             .batch
@@ -249,7 +249,7 @@ impl Gpu {
             self.flush();
             self.wait();
             let name = format!("{}:{} {:?}", kernel.family, kernel.entry, kernel.slots);
-            profile.borrow_mut().add(name, web_time_now() - start);
+            profile.borrow_mut().add(name, crate::clock::now() - start);
         }
     }
 
@@ -258,17 +258,33 @@ impl Gpu {
         self.profile.as_ref().map(|p| p.borrow().report())
     }
 
-    /// Submits what was recorded and, natively, blocks until the GPU has finished it (the
-    /// benchmark's end of a step). In the browser only the submit happens.
-    pub fn finish(&self) {
-        self.flush();
-        self.wait();
-    }
-
-    /// Blocks until the GPU is idle (native).
+    /// Blocks until the GPU is idle (native; the profile times one kernel at a time with it).
     fn wait(&self) {
         #[cfg(not(target_arch = "wasm32"))]
         let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
+    }
+
+    /// Submits what was recorded and waits until the GPU has finished it: the end of a timed
+    /// step in the benchmark. Device errors raised meanwhile come back as the error.
+    pub async fn finished(&self) -> Result<()> {
+        self.flush();
+        let (sender, receiver) = futures_channel::oneshot::channel();
+        self.queue.on_submitted_work_done(move || {
+            let _ = sender.send(());
+        });
+        // Natively nothing drives the GPU but polling; in the browser the device polls itself.
+        #[cfg(not(target_arch = "wasm32"))]
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Readback(e.to_string()))?;
+        receiver
+            .await
+            .map_err(|_| Error::Readback("the device was lost".into()))?;
+        let errors = self.take_errors();
+        if !errors.is_empty() {
+            return Err(Error::Gpu(errors.join("; ")));
+        }
+        Ok(())
     }
 
     /// Submits everything recorded so far (the end of a training step).
@@ -310,16 +326,4 @@ impl Gpu {
             [max as u32, groups.div_ceil(max) as u32, 1]
         }
     }
-}
-
-/// Now, as a duration since an arbitrary start (the profile only runs natively).
-fn web_time_now() -> std::time::Duration {
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        use std::sync::OnceLock;
-        static START: OnceLock<std::time::Instant> = OnceLock::new();
-        START.get_or_init(std::time::Instant::now).elapsed()
-    }
-    #[cfg(target_arch = "wasm32")]
-    std::time::Duration::ZERO
 }

@@ -74,6 +74,22 @@ for (const { task, canvases, timeout } of tasks) {
 // Narrow screens get one column.
 await page.setViewportSize({ width: 420, height: 900 });
 await page.screenshot({ path: `${out}/narrow.png` });
+
+// Bench mode: the same lines as `webgrad bench`, from this browser's adapter.
+await page.setViewportSize({ width: 1280, height: 800 });
+await page.goto(`${url}?bench=1&only=mlp_mnist_b128`);
+await page.waitForFunction(() => window.webgrad && window.webgrad.bench().done, null, { timeout: 300000, polling: 500 })
+  .catch(() => fail('bench: the benchmark did not finish'));
+const bench = await page.evaluate(() => window.webgrad.bench());
+if (bench.error) await fail(`bench: ${bench.error}`);
+const row = bench.lines.find((l) => l.startsWith('mlp_mnist_b128 '));
+if (!row) await fail(`bench: no mlp_mnist_b128 line in ${JSON.stringify(bench.lines)}`);
+const figures = JSON.parse(row.slice(row.indexOf('{')));
+if (!(figures.ms > 0 && figures.samples_per_s > 0 && figures.params === 669706)) await fail(`bench: odd figures ${row}`);
+if (figures.buffers_created_per_step !== 0 || figures.submits_per_step !== 1) await fail(`bench: a step should create no buffer and submit once: ${row}`);
+if (!(await page.textContent('#bench-lines')).includes('mlp_mnist_b128')) await fail('bench: the line is not shown in the page');
+console.log(`bench in this browser: ${bench.lines.join(' | ')}`);
+await page.screenshot({ path: `${out}/bench.png` });
 if (problems.length) await fail(problems.join('\n'));
 console.log(`e2e passed; screenshots in ${out}`);
 await browser.close();

@@ -1,0 +1,88 @@
+//! The page's bench mode, `?bench=1[&only=NAME,NAME][&quick=0]`: instead of the playground,
+//! runs webgrad::bench's workloads in this browser and prints each line in the page and in
+//! `window.webgrad.bench()` ({done, lines, error}). By default it runs the workloads that an
+//! emulated adapter finishes in seconds: matmul_1024 and mlp_mnist_b128.
+
+use super::dom;
+use crate::bench::BenchOptions;
+use crate::Gpu;
+use serde::Serialize;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// What `window.webgrad.bench()` returns.
+#[derive(Serialize, Clone, Default)]
+pub struct BenchState {
+    pub done: bool,
+    pub lines: Vec<String>,
+    pub error: Option<String>,
+}
+
+thread_local! {
+    static STATE: RefCell<BenchState> = RefCell::new(BenchState::default());
+}
+
+/// The bench state so far.
+pub fn state() -> BenchState {
+    STATE.with(|s| s.borrow().clone())
+}
+
+/// The options of `?bench=…`, or None when the page is not in bench mode.
+pub fn options(search: &str) -> Option<BenchOptions> {
+    let params = web_sys::UrlSearchParams::new_with_str(search).ok()?;
+    let mode = params.get("bench")?;
+    if mode == "0" {
+        return None;
+    }
+    let only = params
+        .get("only")
+        .unwrap_or_else(|| "matmul_1024,mlp_mnist_b128".into());
+    Some(BenchOptions {
+        quick: params.get("quick").as_deref() != Some("0"),
+        only: only
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        suffix: String::new(),
+    })
+}
+
+/// Runs the benchmark on `gpu` (or says why it cannot), showing lines as they come.
+pub async fn run(gpu: Result<Rc<Gpu>, String>, options: BenchOptions) {
+    dom::set_hidden("task-bar", true);
+    dom::set_hidden("playground", true);
+    dom::set_hidden("bench", false);
+    let result = match gpu {
+        Ok(gpu) => {
+            let device = format!("device: {}", gpu.adapter_name());
+            show(device);
+            crate::bench::run(&gpu, &options, show)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        Err(e) => Err(format!(
+            "The benchmark needs WebGPU, and this browser offers no adapter ({e})."
+        )),
+    };
+    let status = match &result {
+        Ok(()) => "Done.".to_string(),
+        Err(e) => format!("The benchmark stopped: {e}"),
+    };
+    dom::set_text("bench-status", &status);
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.done = true;
+        s.error = result.err();
+    });
+}
+
+/// Appends one line to the page and to the state.
+fn show(line: String) {
+    let text = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.lines.push(line);
+        s.lines.join("\n")
+    });
+    dom::set_text("bench-lines", &text);
+}

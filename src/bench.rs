@@ -1,0 +1,182 @@
+//! The benchmark workloads of BENCHMARKS.md, shared by `webgrad bench` (native) and the page's
+//! bench mode (`?bench=1`): each result is one line in the format of torch_ref.py, carrying the
+//! counters of one timed step.
+
+use crate::nn::{CnnConfig, GptConfig, Init, MlpConfig};
+use crate::optim::{Optimizer, OptimizerConfig, Rule, Schedule};
+use crate::train::{ModelConfig, Net};
+use crate::{Counters, Device, Gpu, Result, Tensor};
+use std::rc::Rc;
+
+/// What to run.
+#[derive(Debug, Clone, Default)]
+pub struct BenchOptions {
+    /// Fewer timed steps, and no 4096³ matmul.
+    pub quick: bool,
+    /// Only the workloads whose names start with one of these (all when empty).
+    pub only: Vec<String>,
+    /// A suffix for every name (e.g. "_unchecked" when shaders run without bounds checks).
+    pub suffix: String,
+}
+
+/// Every workload name, in the order they run.
+pub const WORKLOADS: [&str; 7] = [
+    "matmul_1024",
+    "matmul_2048",
+    "matmul_4096",
+    "mlp_mnist_b128",
+    "cnn_mnist_b128",
+    "gpt_small_b32",
+    "gpt_nanochar_b64",
+];
+
+/// Runs the chosen workloads on `gpu`, handing each finished line to `emit`.
+pub async fn run(
+    gpu: &Rc<Gpu>,
+    options: &BenchOptions,
+    mut emit: impl FnMut(String),
+) -> Result<()> {
+    let wanted = |name: &str| {
+        options.only.is_empty() || options.only.iter().any(|o| name.starts_with(o.as_str()))
+    };
+    let reps = if options.quick { 30 } else { 50 };
+    for name in WORKLOADS {
+        if !wanted(name) || (options.quick && name == "matmul_4096") {
+            continue;
+        }
+        let label = format!("{name}{}", options.suffix);
+        let line = match name.strip_prefix("matmul_") {
+            Some(n) => matmul(gpu, &label, n.parse().expect("a size"), reps).await?,
+            None => train(gpu, &label, workload_model(name), reps).await?,
+        };
+        emit(line);
+    }
+    Ok(())
+}
+
+/// The model and batch of a training workload.
+fn workload_model(name: &str) -> (ModelConfig, usize) {
+    let gpt = |preset| ModelConfig::Gpt(GptConfig::preset(preset, 65).expect("a preset"));
+    match name {
+        "mlp_mnist_b128" => (
+            ModelConfig::Mlp(MlpConfig {
+                inputs: 784,
+                outputs: 10,
+                depth: 2,
+                width: 512,
+                activation: "relu".into(),
+            }),
+            128,
+        ),
+        "cnn_mnist_b128" => (ModelConfig::Cnn(CnnConfig::default()), 128),
+        "gpt_small_b32" => (gpt("small"), 32),
+        _ => (gpt("nanochar"), 64),
+    }
+}
+
+/// Median seconds of `reps` runs of `step` after 5 untimed ones, each run waited for to the
+/// end, and the counters of the last run.
+async fn time(
+    gpu: &Rc<Gpu>,
+    reps: usize,
+    mut step: impl FnMut() -> Result<()>,
+) -> Result<(f64, Counters)> {
+    for _ in 0..5 {
+        step()?;
+        gpu.finished().await?;
+    }
+    let mut times = Vec::with_capacity(reps);
+    let mut counters = Counters::default();
+    for _ in 0..reps {
+        let mark = gpu.counters();
+        let start = crate::clock::now();
+        step()?;
+        gpu.finished().await?;
+        times.push((crate::clock::now() - start).as_secs_f64());
+        counters = gpu.counters().since(&mark);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((times[times.len() / 2], counters))
+}
+
+/// `name {"ms": …, "<unit>": …, "params": …, counters…}`, as torch_ref.py prints plus counters.
+fn line(
+    name: &str,
+    seconds: f64,
+    throughput: (&str, f64),
+    params: Option<usize>,
+    c: &Counters,
+) -> String {
+    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    let mut v = serde_json::json!({"ms": round(seconds * 1e3), throughput.0: round(throughput.1)});
+    if let Some(p) = params {
+        v["params"] = p.into();
+    }
+    v["dispatches_per_step"] = c.dispatches.into();
+    v["submits_per_step"] = c.submits.into();
+    v["buffers_created_per_step"] = c.buffers_created.into();
+    v["gpu_bytes_live"] = c.bytes_live.into();
+    format!("{name} {v}")
+}
+
+/// Uniform values in [-1, 1) from a seeded generator: inputs whose values do not matter.
+fn random(n: usize, seed: u64) -> Vec<f32> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
+}
+
+async fn matmul(gpu: &Rc<Gpu>, name: &str, n: usize, reps: usize) -> Result<String> {
+    let d = Device::Gpu(gpu.clone());
+    let a = Tensor::from_vec(random(n * n, 1), &[n, n], &d)?;
+    let b = Tensor::from_vec(random(n * n, 2), &[n, n], &d)?;
+    let (t, c) = time(gpu, reps.min(20), || a.matmul(&b).map(drop)).await?;
+    let tflops = 2.0 * (n as f64).powi(3) / t / 1e12;
+    Ok(line(name, t, ("tflops", tflops), None, &c))
+}
+
+/// One training step per run: forward, cross-entropy, backward, optimizer update (AdamW for
+/// the GPTs, Adam otherwise, as torch_ref.py).
+async fn train(
+    gpu: &Rc<Gpu>,
+    name: &str,
+    (model, batch): (ModelConfig, usize),
+    reps: usize,
+) -> Result<String> {
+    let d = Device::Gpu(gpu.clone());
+    let net = Net::new(&model, &mut Init::new(0, &d))?;
+    let params = net.parameters();
+    let gpt = matches!(model, ModelConfig::Gpt(_));
+    let config = OptimizerConfig {
+        rule: Rule::parse(if gpt { "adamw" } else { "adam" }).expect("a known rule"),
+        lr: 1e-3,
+        weight_decay: 0.0,
+        clip: None,
+        schedule: Schedule::Constant,
+    };
+    let mut optimizer = Optimizer::new(config, &params)?;
+    let (x, y, items, unit) = match &model {
+        ModelConfig::Gpt(g) => {
+            let tokens: Vec<u32> = (0..batch * g.context)
+                .map(|i| (i * 7919 % g.vocab) as u32)
+                .collect();
+            let next = tokens.iter().map(|t| (t + 1) % g.vocab as u32).collect();
+            let x = Tensor::from_u32(tokens, &[batch, g.context], &d)?;
+            let y = Tensor::from_u32(next, &[batch * g.context], &d)?;
+            (x, y, batch * g.context, "tokens_per_s")
+        }
+        _ => {
+            let x = Tensor::from_vec(random(batch * 784, 3), &[batch, 784], &d)?;
+            let y = Tensor::from_u32((0..batch).map(|i| (i % 10) as u32).collect(), &[batch], &d)?;
+            (x, y, batch, "samples_per_s")
+        }
+    };
+    let (t, c) = time(gpu, reps, || {
+        let loss = net.forward(&x)?.cross_entropy(&y)?;
+        let grads = loss.backward()?;
+        optimizer.step(&params, &grads)
+    })
+    .await?;
+    let count = params.iter().map(|(_, p)| p.numel()).sum();
+    Ok(line(name, t, (unit, items as f64 / t), Some(count), &c))
+}

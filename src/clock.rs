@@ -1,0 +1,21 @@
+//! Now, as a duration since an arbitrary start: `Instant` natively, `performance.now()` in the
+//! browser (where `Instant` panics). The benchmark and the kernel profile time with it.
+
+use std::time::Duration;
+
+/// The time since an arbitrary, fixed start.
+pub fn now() -> Duration {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use std::sync::OnceLock;
+        static START: OnceLock<std::time::Instant> = OnceLock::new();
+        START.get_or_init(std::time::Instant::now).elapsed()
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        let ms = web_sys::window()
+            .and_then(|w| w.performance())
+            .map_or(0.0, |p| p.now());
+        Duration::from_secs_f64(ms / 1e3)
+    }
+}
