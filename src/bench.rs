@@ -107,8 +107,7 @@ fn line(
     params: Option<usize>,
     c: &Counters,
 ) -> String {
-    let round = |x: f64| (x * 1000.0).round() / 1000.0;
-    let mut v = serde_json::json!({"ms": round(seconds * 1e3), throughput.0: round(throughput.1)});
+    let mut v = serde_json::json!({"ms": significant(seconds * 1e3), throughput.0: significant(throughput.1)});
     if let Some(p) = params {
         v["params"] = p.into();
     }
@@ -117,6 +116,16 @@ fn line(
     v["buffers_created_per_step"] = c.buffers_created.into();
     v["gpu_bytes_live"] = c.bytes_live.into();
     format!("{name} {v}")
+}
+
+/// `x` to four significant digits, so that 0.0027 TFLOPS on an emulated adapter does not print
+/// as 0.003 and 1234567 tokens/s carries no false precision.
+fn significant(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(3 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
 }
 
 /// Uniform values in [-1, 1) from a seeded generator: inputs whose values do not matter.
@@ -179,4 +188,17 @@ async fn train(
     .await?;
     let count = params.iter().map(|(_, p)| p.numel()).sum();
     Ok(line(name, t, (unit, items as f64 / t), Some(count), &c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::significant;
+
+    #[test]
+    fn figures_keep_four_significant_digits() {
+        assert_eq!(significant(0.0027123), 0.002712);
+        assert_eq!(significant(182.4234), 182.4);
+        assert_eq!(significant(1234567.0), 1235000.0);
+        assert_eq!(significant(0.0), 0.0);
+    }
 }
