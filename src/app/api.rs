@@ -23,6 +23,14 @@ fn set_task(name: &str) -> Result<(), JsValue> {
         )));
     }
     super::select_task(name);
+    // Until the new model's first evaluation, state() must not show the old model's figures:
+    // a script that waits for step 0 with a validation loss would otherwise read stale ones.
+    with(|s| {
+        s.status.step = 0;
+        s.status.train_loss = None;
+        s.status.val_loss = None;
+        s.status.val_acc = None;
+    });
     send(Command::Reset);
     Ok(())
 }

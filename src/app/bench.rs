@@ -55,8 +55,8 @@ pub async fn run(gpu: Result<Rc<Gpu>, String>, options: BenchOptions) {
     dom::set_hidden("bench", false);
     let result = match gpu {
         Ok(gpu) => {
-            let device = format!("device: {}", gpu.adapter_name());
-            show(device);
+            dom::set_text("adapter", &format!("GPU adapter: {}", gpu.adapter_name()));
+            show(format!("device: {}", gpu.adapter_name()));
             crate::bench::run(&gpu, &options, show)
                 .await
                 .map_err(|e| e.to_string())

@@ -272,14 +272,28 @@ impl Gpu {
         self.queue.on_submitted_work_done(move || {
             let _ = sender.send(());
         });
-        // Natively nothing drives the GPU but polling; in the browser the device polls itself.
+        self.answer(receiver).await?;
+        self.check_errors()
+    }
+
+    /// The answer of a callback the GPU calls when its work is done: natively the device is
+    /// polled until then (nothing else drives it); in the browser the device polls itself.
+    pub(crate) async fn answer<T>(
+        &self,
+        receiver: futures_channel::oneshot::Receiver<T>,
+    ) -> Result<T> {
         #[cfg(not(target_arch = "wasm32"))]
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Readback(e.to_string()))?;
         receiver
             .await
-            .map_err(|_| Error::Readback("the device was lost".into()))?;
+            .map_err(|_| Error::Readback("the device was lost".into()))
+    }
+
+    /// The errors the device reported on its own since the last check, as one error: work that
+    /// failed validation must never pass for done.
+    pub(crate) fn check_errors(&self) -> Result<()> {
         let errors = self.take_errors();
         if !errors.is_empty() {
             return Err(Error::Gpu(errors.join("; ")));

@@ -24,14 +24,10 @@ pub(super) async fn read(gpu: &Rc<Gpu>, buffer: &wgpu::Buffer, bytes: u64) -> Re
     }
     let data = data?;
     // A kernel that failed validation leaves its output untouched: never return such data.
-    let errors = gpu.take_errors();
-    if !errors.is_empty() {
-        return Err(Error::Gpu(errors.join("; ")));
-    }
+    gpu.check_errors()?;
     Ok(data)
 }
 
-#[cfg_attr(target_arch = "wasm32", allow(unused_variables))]
 async fn map_and_copy(gpu: &Rc<Gpu>, staging: &super::PooledBuffer, bytes: u64) -> Result<Vec<u8>> {
     let (sender, receiver) = futures_channel::oneshot::channel();
     staging
@@ -39,14 +35,8 @@ async fn map_and_copy(gpu: &Rc<Gpu>, staging: &super::PooledBuffer, bytes: u64) 
         .map_async(wgpu::MapMode::Read, 0..bytes, move |result| {
             let _ = sender.send(result);
         });
-    // Natively nothing drives the GPU but polling; in the browser the device polls itself.
-    #[cfg(not(target_arch = "wasm32"))]
-    gpu.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Readback(e.to_string()))?;
-    receiver
-        .await
-        .map_err(|_| Error::Readback("the device was lost".into()))?
+    gpu.answer(receiver)
+        .await?
         .map_err(|e| Error::Readback(e.to_string()))?;
     let view = staging
         .buffer()
