@@ -25,12 +25,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var rem = i;
     var ia = 0u;
     var ib = 0u;
-    for (var d = i32(p.rank) - 1; d >= 0; d--) {
+    // The outermost coordinate is what remains: no division for it (and none at all for a
+    // flat walk), since integer division is slow on CPU-emulated adapters.
+    for (var d = i32(p.rank) - 1; d > 0; d--) {
         let size = p.shape[d / 4][d % 4];
         let coord = rem % size;
         rem = rem / size;
         ia += coord * p.sa[d / 4][d % 4];
         ib += coord * p.sb[d / 4][d % 4];
     }
+    ia += rem * p.sa[0].x;
+    ib += rem * p.sb[0].x;
     out[i] = op(xa[ia], xb[ib]);
 }

@@ -21,12 +21,16 @@ fn copy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var rem = i;
     var si = p.src_off;
     var di = p.dst_off;
-    for (var d = i32(p.rank) - 1; d >= 0; d--) {
+    // The outermost coordinate is what remains: no division for it (and none at all for a
+    // flat walk), since integer division is slow on CPU-emulated adapters.
+    for (var d = i32(p.rank) - 1; d > 0; d--) {
         let size = p.shape[d / 4][d % 4];
         let coord = rem % size;
         rem = rem / size;
         si += coord * p.ss[d / 4][d % 4];
         di += coord * p.ds[d / 4][d % 4];
     }
+    si += rem * p.ss[0].x;
+    di += rem * p.ds[0].x;
     dst[di] = src[si];
 }

@@ -15,13 +15,15 @@ fn stored(rows: usize, cols: usize, t: bool, batch: &[usize]) -> Vec<usize> {
 #[test]
 fn matmul_matches_cpu_for_every_transpose_and_batch() {
     run(async {
-        let (m, k, n) = (67, 45, 71);
-        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
-            for batch in [&[][..], &[3][..]] {
-                let a = input(&stored(m, k, ta, batch), 1);
-                let b = input(&stored(k, n, tb, batch), 2);
-                let name = format!("matmul ta={ta} tb={tb} batch={batch:?}");
-                check_op(&name, &[a, b], 1e-4, |_, t| t[0].matmul_t(&t[1], ta, tb)).await;
+        // Ragged edges for each tile of the emulated-GPU kernel: 16 × 16 and 8 × 8 per lane.
+        for (m, k, n) in [(67, 45, 71), (40, 9, 13)] {
+            for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+                for batch in [&[][..], &[3][..]] {
+                    let a = input(&stored(m, k, ta, batch), 1);
+                    let b = input(&stored(k, n, tb, batch), 2);
+                    let name = format!("matmul {m}x{k}x{n} ta={ta} tb={tb} batch={batch:?}");
+                    check_op(&name, &[a, b], 1e-4, |_, t| t[0].matmul_t(&t[1], ta, tb)).await;
+                }
             }
         }
     });

@@ -1,5 +1,6 @@
 //! Batched matrix multiplication with operands optionally transposed in place.
 
+use super::matmul_regs;
 use super::{gpu_of, launch1};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
@@ -113,19 +114,10 @@ pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<T
         Some(gpu) => {
             // Emulated GPUs want register blocking without barriers; real ones, shared tiles.
             let (kernel, groups) = if gpu.is_cpu_emulated() {
-                // Eight columns a thread pay off from 128 columns on; below, half the tile
-                // would be clamped copies (measured on lavapipe).
-                let wide = n >= 128;
-                let k = Kernel::new(
-                    "matmul_regs",
-                    include_str!("../../shaders/matmul_regs.wgsl"),
-                    "main",
-                )
-                .slot("WIDE", wide);
-                let span = if wide { 64 } else { 32 };
+                let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));
                 (
-                    k,
-                    [n.div_ceil(span) as u32, m.div_ceil(64) as u32, nb as u32],
+                    matmul_regs::kernel(rows, cols),
+                    [m.div_ceil(8 * rows) as u32, n.div_ceil(cols) as u32, nb as u32],
                 )
             } else if m.div_ceil(128) * n.div_ceil(128) * nb >= BIG_TILES_FROM {
                 let k = Kernel::new("matmul", include_str!("../../shaders/matmul.wgsl"), "main");

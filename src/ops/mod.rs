@@ -9,6 +9,7 @@ mod dropout;
 mod embedding;
 mod layernorm;
 mod matmul;
+mod matmul_regs;
 mod movement;
 mod pool;
 mod reduce;

@@ -115,7 +115,7 @@ impl Config {
                         "unknown preset {name:?}; choose tiny, small or nanochar"
                     ));
                 };
-                let steps = if name == "tiny" { 1200 } else { 5000 };
+                let steps = if name == "tiny" { 1500 } else { 5000 };
                 let opt = OptimizerConfig {
                     rule: Rule::parse("adamw").expect("adamw exists"),
                     lr: if name == "tiny" { 0.01 } else { 0.001 },

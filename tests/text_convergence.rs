@@ -1,0 +1,38 @@
+//! The tiny GPT's defaults bring Shakespeare below 2.0 nats per character (it starts near
+//! ln 65 = 4.17). Alone in its own test binary, so that it has the machine to itself: on
+//! lavapipe it is the longest test (about ten minutes on two cores).
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+use common::run;
+use webgrad::data::Text;
+use webgrad::train::{Config, Session, TaskData};
+
+#[test]
+fn tiny_gpt_defaults_reach_2_nats_on_shakespeare() {
+    run(async {
+        let device = common::gpu().await;
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/web/data/shakespeare.txt.gz"
+        ))
+        .unwrap();
+        let text = Text::from_gzip(&bytes).unwrap();
+        let config = Config::defaults("text", None, None, text.vocab.len()).unwrap();
+        let mut s = Session::new(config.clone(), TaskData::Text(text), &device).unwrap();
+        let first = s.evaluate().await.unwrap().loss;
+        assert!((first - 65f32.ln()).abs() < 0.3, "starts at {first}");
+        let start = std::time::Instant::now();
+        while s.step < config.steps {
+            s.train_step().unwrap();
+            if s.step % 100 == 0 {
+                // Reading the loss back keeps the queue short and stops on a NaN.
+                let loss = s.check().await.unwrap();
+                eprintln!("[{:>5.0}s] step {} train loss {loss:.3}", start.elapsed().as_secs_f64(), s.step);
+            }
+        }
+        let eval = s.evaluate().await.unwrap();
+        println!("text, tiny GPT, after {} steps: {eval:?}", config.steps);
+        assert!(eval.loss < 2.0, "{eval:?}");
+    });
+}
