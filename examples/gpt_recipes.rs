@@ -5,6 +5,8 @@
 //! RECIPES="context,layers,heads,width,batch,lr,steps[,seed];..." \
 //!     cargo run --release --example gpt_recipes
 
+#![cfg_attr(target_arch = "wasm32", allow(dead_code, unused_imports))]
+
 use webgrad::data::Text;
 use webgrad::nn::GptConfig;
 use webgrad::optim::Schedule;
@@ -14,6 +16,11 @@ use webgrad::{Device, Gpu};
 const SHAKESPEARE: &[u8] = include_bytes!("../web/data/shakespeare.txt.gz");
 const USAGE: &str = "RECIPES must be context,layers,heads,width,batch,lr,steps[,seed];...";
 
+/// Native only (it blocks on the GPU); the browser build of the tests compiles examples too.
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let device = Device::Gpu(pollster::block_on(Gpu::new())?);
     let recipes = std::env::var("RECIPES").map_err(|_| USAGE)?;
