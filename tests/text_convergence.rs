@@ -28,7 +28,11 @@ fn tiny_gpt_defaults_reach_2_nats_on_shakespeare() {
             if s.step % 100 == 0 {
                 // Reading the loss back keeps the queue short and stops on a NaN.
                 let loss = s.check().await.unwrap();
-                eprintln!("[{:>5.0}s] step {} train loss {loss:.3}", start.elapsed().as_secs_f64(), s.step);
+                eprintln!(
+                    "[{:>5.0}s] step {} train loss {loss:.3}",
+                    start.elapsed().as_secs_f64(),
+                    s.step
+                );
             }
         }
         let eval = s.evaluate().await.unwrap();

@@ -117,7 +117,11 @@ pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<T
                 let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));
                 (
                     matmul_regs::kernel(rows, cols),
-                    [m.div_ceil(8 * rows) as u32, n.div_ceil(cols) as u32, nb as u32],
+                    [
+                        m.div_ceil(8 * rows) as u32,
+                        n.div_ceil(cols) as u32,
+                        nb as u32,
+                    ],
                 )
             } else if m.div_ceil(128) * n.div_ceil(128) * nb >= BIG_TILES_FROM {
                 let k = Kernel::new("matmul", include_str!("../../shaders/matmul.wgsl"), "main");
