@@ -79,8 +79,15 @@ fn layernorm_matches_cpu() {
 #[test]
 fn causal_attention_matches_cpu() {
     run(async {
-        // Two heads of 8 with 37 positions, and 70 positions (more than a workgroup's threads).
-        for (b, t, c, h) in [(2, 37, 24, 3), (1, 70, 16, 2)] {
+        // Heads of 8 with 37 positions, and 70 (more than a workgroup's rows and two blocks of
+        // keys); heads of 64, the widest the tiled GPU kernels keep in registers; heads of 6,
+        // which those kernels leave to the row kernels.
+        for (b, t, c, h) in [
+            (2, 37, 24, 3),
+            (1, 70, 16, 2),
+            (1, 70, 128, 2),
+            (1, 9, 12, 2),
+        ] {
             let ins = [
                 input(&[b, t, c], 1),
                 input(&[b, t, c], 2),

@@ -2,10 +2,11 @@
 //! future positions masked, stable softmax, backward on the GPU without materialising the
 //! T×T matrix in memory.
 
-use super::{f, gpu_of, launch, row_kernel};
+use super::{attention_tiled, f, gpu_of, launch, row_kernel};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::gpu::PooledBuffer;
 use crate::tensor::{DType, Host, Storage, Tensor};
 
 /// The sizes of one attention call.
@@ -165,6 +166,27 @@ pub(crate) fn attention_backward(
             )
         }
         Some(gpu) => {
+            if let Some(d4) = attention_tiled::head_vecs(gpu, dm.d, dm.batch * dm.heads) {
+                let [dq, dk, dv] = attention_tiled::backward(
+                    gpu,
+                    d4,
+                    &dm.params(),
+                    (dm.batch, dm.heads, dm.t),
+                    [q, k, v],
+                    out,
+                    lse,
+                    g,
+                )?;
+                let make = |b| {
+                    Tensor::from_storage(
+                        q.shape().to_vec(),
+                        DType::F32,
+                        q.device(),
+                        Storage::Gpu(b),
+                    )
+                };
+                return Ok(vec![make(dq), make(dk), make(dv)]);
+            }
             let slots = score_slots(gpu, dm.t)?;
             let (kdq, groups) = row_kernel(
                 gpu,
@@ -213,6 +235,28 @@ pub(crate) fn attention_backward(
     Ok(vec![make(dq), make(dk), make(dv)])
 }
 
+/// Forward on the row kernels (emulated GPUs, and heads the tiled kernels do not take): the
+/// output and the log-sum-exp per row.
+fn row_attention(gpu: &std::rc::Rc<Gpu>, dm: Dims, qkv: [&Tensor; 3]) -> Result<Vec<PooledBuffer>> {
+    let slots = score_slots(gpu, dm.t)?;
+    let (kernel, groups) = row_kernel(
+        gpu,
+        "attention",
+        include_str!("../../shaders/attention.wgsl"),
+        "main",
+        dm.rows(),
+    );
+    let kernel = kernel.slot("T", slots);
+    launch(
+        gpu,
+        &kernel,
+        &dm.params(),
+        &qkv,
+        &[qkv[0].numel(), dm.rows()],
+        groups,
+    )
+}
+
 impl Tensor {
     /// Causal self-attention of queries `self`, keys `k` and values `v`, all [B, T, C], split
     /// into `heads` heads of C / heads channels: softmax(q kᵀ / sqrt(d)) v with future
@@ -247,23 +291,16 @@ impl Tensor {
                 )
             }
             Some(gpu) => {
-                let slots = score_slots(gpu, dm.t)?;
-                let (kernel, groups) = row_kernel(
-                    gpu,
-                    "attention",
-                    include_str!("../../shaders/attention.wgsl"),
-                    "main",
-                    dm.rows(),
-                );
-                let kernel = kernel.slot("T", slots);
-                let mut out = launch(
-                    gpu,
-                    &kernel,
-                    &dm.params(),
-                    &[self, k, v],
-                    &[self.numel(), dm.rows()],
-                    groups,
-                )?;
+                let mut out = match attention_tiled::head_vecs(gpu, dm.d, dm.batch * dm.heads) {
+                    Some(d4) => attention_tiled::forward(
+                        gpu,
+                        d4,
+                        &dm.params(),
+                        (dm.batch, dm.heads, dm.t),
+                        [self, k, v],
+                    )?,
+                    None => row_attention(gpu, dm, [self, k, v])?,
+                };
                 let lse = Storage::Gpu(out.pop().expect("two outputs"));
                 (Storage::Gpu(out.pop().expect("two outputs")), lse)
             }

@@ -1,9 +1,8 @@
 //! The matmul for CPU-emulated adapters (shaders/matmul_regs.wgsl): each lane keeps ROWS × COLS
 //! outputs in named vec4 registers, in a body unrolled here.
 
+use super::generated_source;
 use crate::gpu::Kernel;
-use std::cell::RefCell;
-use std::collections::HashMap;
 
 /// Rows per lane: a workgroup's 8 lanes cover 8 × ROWS rows, up to 128 (on lavapipe, 16 × 16
 /// tiles ran 2-3× faster than 8 × 4 on the tiny GPT's shapes; 32 × 16 compiled for seconds).
@@ -24,17 +23,10 @@ pub(crate) fn cols_per_lane(n: usize) -> usize {
     }
 }
 
-thread_local! {
-    /// Each tile's shader text, generated once (a handful of tiles exist).
-    static SOURCES: RefCell<HashMap<(usize, usize), &'static str>> = RefCell::default();
-}
-
 /// The kernel for `rows` × `cols` outputs per lane.
 pub(crate) fn kernel(rows: usize, cols: usize) -> Kernel {
-    let source = SOURCES.with(|s| {
-        *s.borrow_mut()
-            .entry((rows, cols))
-            .or_insert_with(|| Box::leak(source(rows, cols).into_boxed_str()))
+    let source = generated_source("matmul_regs", format!("{rows}x{cols}"), || {
+        source(rows, cols)
     });
     Kernel::new("matmul_regs", source, "main")
         .slot("ROWS", rows)

@@ -1,0 +1,78 @@
+// Causal multi-head self-attention, forward, for real GPUs (the FlashAttention scheme): a
+// workgroup takes 64 query rows of one (batch, head), a thread per row, and walks the blocks of
+// 32 keys up to its diagonal. Each block's keys and values are staged in workgroup memory by
+// coalesced vec4 loads and read back as broadcasts (all threads read the same key). A thread
+// keeps its query, its output and a running max and sum in registers, so the T×T scores never
+// reach memory. Same bindings as attention.wgsl, as vec4s: the head width is a multiple of 4.
+// Lines holding `$` are repeated for each of the head's D4 vec4s by src/ops/attention_tiled.rs,
+// since arrays indexed in loops would live in memory.
+
+struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> lse: array<f32>;
+
+const ROWS: u32 = 64u;
+const KEYS: u32 = 32u;
+const D4: u32 = {{D4}}u;
+const MASKED: f32 = -3.402823e38;
+
+var<workgroup> k_tile: array<vec4<f32>, KEYS * D4>;
+var<workgroup> v_tile: array<vec4<f32>, KEYS * D4>;
+// Each thread's scores for the block, 4 keys per vec4: [KEYS / 4][ROWS].
+var<workgroup> scores: array<vec4<f32>, KEYS / 4u * ROWS>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let b = wid.y / p.heads;
+    let h = wid.y % p.heads;
+    let c4 = p.c / 4u;
+    let i0 = wid.x * ROWS;
+    let i = i0 + lid;
+    let row_at = (b * p.t + min(i, p.t - 1u)) * c4 + h * D4;
+    let q$ = q[row_at + $u] * p.scale;
+    var o$ = vec4<f32>(0.0);
+    var m = MASKED;
+    var l = 0.0;
+    let keys = min(i0 + ROWS, p.t);
+    for (var j0 = 0u; j0 < keys; j0 += KEYS) {
+        workgroupBarrier();
+        for (var s = lid; s < KEYS * D4; s += ROWS) {
+            let at = (b * p.t + min(j0 + s / D4, p.t - 1u)) * c4 + h * D4 + s % D4;
+            k_tile[s] = k[at];
+            v_tile[s] = v[at];
+        }
+        workgroupBarrier();
+        // Scores of this block, masked above the diagonal, and their max.
+        var block_max = m;
+        for (var g = 0u; g < KEYS / 4u; g++) {
+            let jj = g * 4u;
+            var s = vec4<f32>(0.0);
+            s.x += dot(q$, k_tile[jj * D4 + $u]);
+            s.y += dot(q$, k_tile[(jj + 1u) * D4 + $u]);
+            s.z += dot(q$, k_tile[(jj + 2u) * D4 + $u]);
+            s.w += dot(q$, k_tile[(jj + 3u) * D4 + $u]);
+            let key = vec4<u32>(j0 + jj) + vec4<u32>(0u, 1u, 2u, 3u);
+            s = select(vec4<f32>(MASKED), s, key <= vec4<u32>(i));
+            scores[g * ROWS + lid] = s;
+            block_max = max(block_max, max(max(s.x, s.y), max(s.z, s.w)));
+        }
+        // Rescale what came before to the new max once per block, then add this block.
+        let factor = exp(m - block_max);
+        m = block_max;
+        l *= factor;
+        o$ *= factor;
+        for (var g = 0u; g < KEYS / 4u; g++) {
+            let jj = g * 4u;
+            let e = exp(scores[g * ROWS + lid] - m);
+            l += e.x + e.y + e.z + e.w;
+            o$ += e.x * v_tile[jj * D4 + $u] + e.y * v_tile[(jj + 1u) * D4 + $u] + e.z * v_tile[(jj + 2u) * D4 + $u] + e.w * v_tile[(jj + 3u) * D4 + $u];
+        }
+    }
+    if (i >= p.t) { return; }
+    out[row_at + $u] = o$ / l;
+    lse[wid.y * p.t + i] = m + log(l);
+}

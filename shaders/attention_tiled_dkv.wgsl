@@ -1,0 +1,77 @@
+// Attention backward for real GPUs, per key row j: over the queries i >= j that see it,
+// dk_j = scale Σ_i p_ij (dp_ij - delta_i) q_i when GRAD_K, else dv_j = Σ_i p_ij dO_i (see
+// attention_tiled_dq.wgsl). A workgroup takes 64 key rows of one (batch, head), a thread per
+// row, and walks the blocks of 32 queries from its diagonal to the end, staged in workgroup
+// memory like the keys of the forward kernel. The two gradients are two dispatches so that a
+// thread holds at most three vectors of the head's width in registers. `$` lines repeat for
+// each of the D4 vec4s.
+
+struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> dout: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> lse: array<f32>;
+@group(0) @binding(6) var<storage, read> delta: array<f32>;
+@group(0) @binding(7) var<storage, read_write> grad: array<vec4<f32>>;
+
+const ROWS: u32 = 64u;
+const QUERIES: u32 = 32u;
+const D4: u32 = {{D4}}u;
+const GRAD_K: bool = {{GRAD_K}};
+
+var<workgroup> q_tile: array<vec4<f32>, QUERIES * D4>;
+var<workgroup> g_tile: array<vec4<f32>, QUERIES * D4>;
+var<workgroup> lse_tile: array<vec4<f32>, QUERIES / 4u>;
+var<workgroup> delta_tile: array<vec4<f32>, QUERIES / 4u>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let b = wid.y / p.heads;
+    let h = wid.y % p.heads;
+    let c4 = p.c / 4u;
+    let j0 = wid.x * ROWS;
+    let j = j0 + lid;
+    let row_at = (b * p.t + min(j, p.t - 1u)) * c4 + h * D4;
+    let k$ = k[row_at + $u] * p.scale;
+    let v$ = v[row_at + $u];
+    var acc$ = vec4<f32>(0.0);
+    for (var i0 = j0; i0 < p.t; i0 += QUERIES) {
+        workgroupBarrier();
+        for (var s = lid; s < QUERIES * D4; s += ROWS) {
+            let at = (b * p.t + min(i0 + s / D4, p.t - 1u)) * c4 + h * D4 + s % D4;
+            q_tile[s] = q[at];
+            g_tile[s] = dout[at];
+        }
+        if (lid < QUERIES) {
+            let r = wid.y * p.t + min(i0 + lid, p.t - 1u);
+            lse_tile[lid / 4u][lid % 4u] = lse[r];
+            delta_tile[lid / 4u][lid % 4u] = delta[r];
+        }
+        workgroupBarrier();
+        for (var ii = 0u; ii < QUERIES; ii += 4u) {
+            var s = vec4<f32>(0.0);
+            s.x += dot(k$, q_tile[ii * D4 + $u]);
+            s.y += dot(k$, q_tile[(ii + 1u) * D4 + $u]);
+            s.z += dot(k$, q_tile[(ii + 2u) * D4 + $u]);
+            s.w += dot(k$, q_tile[(ii + 3u) * D4 + $u]);
+            let query = vec4<u32>(i0 + ii) + vec4<u32>(0u, 1u, 2u, 3u);
+            let seen = query >= vec4<u32>(j) & query < vec4<u32>(p.t);
+            let pr = select(vec4<f32>(0.0), exp(s - lse_tile[ii / 4u]), seen);
+            if (GRAD_K) {
+                var dp = vec4<f32>(0.0);
+                dp.x += dot(v$, g_tile[ii * D4 + $u]);
+                dp.y += dot(v$, g_tile[(ii + 1u) * D4 + $u]);
+                dp.z += dot(v$, g_tile[(ii + 2u) * D4 + $u]);
+                dp.w += dot(v$, g_tile[(ii + 3u) * D4 + $u]);
+                let ds = pr * (dp - delta_tile[ii / 4u]);
+                acc$ += ds.x * q_tile[ii * D4 + $u] + ds.y * q_tile[(ii + 1u) * D4 + $u] + ds.z * q_tile[(ii + 2u) * D4 + $u] + ds.w * q_tile[(ii + 3u) * D4 + $u];
+            } else {
+                acc$ += pr.x * g_tile[ii * D4 + $u] + pr.y * g_tile[(ii + 1u) * D4 + $u] + pr.z * g_tile[(ii + 2u) * D4 + $u] + pr.w * g_tile[(ii + 3u) * D4 + $u];
+            }
+        }
+    }
+    if (j >= p.t) { return; }
+    grad[row_at + $u] = acc$ * select(1.0, p.scale, GRAD_K);
+}

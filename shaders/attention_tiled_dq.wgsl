@@ -1,0 +1,67 @@
+// Attention backward for real GPUs, per query row i, in the tiling of attention_tiled.wgsl:
+// with p_ij = exp(s_ij - lse_i), dp_ij = dO_i·v_j and delta_i = dO_i·O_i,
+// dq_i = scale Σ_j p_ij (dp_ij - delta_i) k_j. Also writes delta for the key-side kernels.
+// Same bindings as attention_dq.wgsl, as vec4s; `$` lines repeat for each of the D4 vec4s.
+
+struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> o: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> dout: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> lse: array<f32>;
+@group(0) @binding(7) var<storage, read_write> dq: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read_write> delta: array<f32>;
+
+const ROWS: u32 = 64u;
+const KEYS: u32 = 32u;
+const D4: u32 = {{D4}}u;
+
+var<workgroup> k_tile: array<vec4<f32>, KEYS * D4>;
+var<workgroup> v_tile: array<vec4<f32>, KEYS * D4>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let b = wid.y / p.heads;
+    let h = wid.y % p.heads;
+    let c4 = p.c / 4u;
+    let i0 = wid.x * ROWS;
+    let i = i0 + lid;
+    let row = wid.y * p.t + min(i, p.t - 1u);
+    let row_at = (b * p.t + min(i, p.t - 1u)) * c4 + h * D4;
+    let q$ = q[row_at + $u] * p.scale;
+    let g$ = dout[row_at + $u];
+    var dlt = 0.0;
+    dlt += dot(g$, o[row_at + $u]);
+    let l = lse[row];
+    var acc$ = vec4<f32>(0.0);
+    let keys = min(i0 + ROWS, p.t);
+    for (var j0 = 0u; j0 < keys; j0 += KEYS) {
+        workgroupBarrier();
+        for (var s = lid; s < KEYS * D4; s += ROWS) {
+            let at = (b * p.t + min(j0 + s / D4, p.t - 1u)) * c4 + h * D4 + s % D4;
+            k_tile[s] = k[at];
+            v_tile[s] = v[at];
+        }
+        workgroupBarrier();
+        for (var jj = 0u; jj < KEYS; jj += 4u) {
+            var s = vec4<f32>(0.0);
+            var dp = vec4<f32>(0.0);
+            s.x += dot(q$, k_tile[jj * D4 + $u]);
+            s.y += dot(q$, k_tile[(jj + 1u) * D4 + $u]);
+            s.z += dot(q$, k_tile[(jj + 2u) * D4 + $u]);
+            s.w += dot(q$, k_tile[(jj + 3u) * D4 + $u]);
+            dp.x += dot(g$, v_tile[jj * D4 + $u]);
+            dp.y += dot(g$, v_tile[(jj + 1u) * D4 + $u]);
+            dp.z += dot(g$, v_tile[(jj + 2u) * D4 + $u]);
+            dp.w += dot(g$, v_tile[(jj + 3u) * D4 + $u]);
+            let key = vec4<u32>(j0 + jj) + vec4<u32>(0u, 1u, 2u, 3u);
+            let ds = select(vec4<f32>(0.0), exp(s - l) * (dp - dlt), key <= vec4<u32>(i));
+            acc$ += ds.x * k_tile[jj * D4 + $u] + ds.y * k_tile[(jj + 1u) * D4 + $u] + ds.z * k_tile[(jj + 2u) * D4 + $u] + ds.w * k_tile[(jj + 3u) * D4 + $u];
+        }
+    }
+    if (i >= p.t) { return; }
+    dq[row_at + $u] = acc$ * p.scale;
+    delta[row] = dlt;
+}
