@@ -2,6 +2,7 @@
 //! parameters into one arena, all submitted together at a sync point (DESIGN.md rule 4).
 
 use super::pipelines::Pipeline;
+use super::profile::PassTimer;
 use super::Gpu;
 
 /// The most parameter bytes one kernel may take.
@@ -36,10 +37,12 @@ pub(crate) struct Batch {
     params: Vec<u8>,
     arena: wgpu::Buffer,
     stride: u64,
+    /// Times each pass when profiling with timestamps (one dispatch per pass then).
+    pub timer: Option<PassTimer>,
 }
 
 impl Batch {
-    pub fn new(device: &wgpu::Device, limits: &wgpu::Limits) -> Batch {
+    pub fn new(device: &wgpu::Device, limits: &wgpu::Limits, timer: Option<PassTimer>) -> Batch {
         let stride = PARAM_BYTES.max(limits.min_uniform_buffer_offset_alignment as u64);
         let arena = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("kernel parameters"),
@@ -53,6 +56,7 @@ impl Batch {
             params: Vec::new(),
             arena,
             stride,
+            timer,
         }
     }
 
@@ -111,9 +115,12 @@ impl Batch {
     /// Submits what was recorded. Returns false when there was nothing to submit.
     pub fn flush(&mut self, gpu: &Gpu) -> bool {
         self.pass = None;
-        let Some(encoder) = self.encoder.take() else {
+        let Some(mut encoder) = self.encoder.take() else {
             return false;
         };
+        if let Some(timer) = self.timer.as_mut().filter(|t| t.pending) {
+            timer.resolve(&mut encoder);
+        }
         if !self.params.is_empty() {
             gpu.queue.write_buffer(&self.arena, 0, &self.params);
             self.params.clear();
@@ -129,10 +136,18 @@ impl Batch {
 
     fn pass(&mut self, gpu: &Gpu) -> &mut wgpu::ComputePass<'static> {
         if self.pass.is_none() {
-            let pass = self
-                .encoder(gpu)
-                .begin_compute_pass(&Default::default())
+            let encoder = self
+                .encoder
+                .get_or_insert_with(|| gpu.device.create_command_encoder(&Default::default()));
+            let pass = encoder
+                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: None,
+                    timestamp_writes: self.timer.as_ref().map(PassTimer::writes),
+                })
                 .forget_lifetime();
+            if let Some(timer) = self.timer.as_mut() {
+                timer.pending = true;
+            }
             self.pass = Some(pass);
         }
         self.pass.as_mut().expect("pass was just created")

@@ -86,6 +86,7 @@ impl Gpu {
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("webgrad"),
                 required_limits: limits.clone(),
+                required_features: profile::PassTimer::features(&adapter),
                 ..Default::default()
             })
             .await
@@ -98,7 +99,7 @@ impl Gpu {
                 list.push(e.to_string());
             }
         }));
-        let batch = Batch::new(&device, &limits);
+        let batch = Batch::new(&device, &limits, profile::PassTimer::new(&device, &queue));
         Ok(Rc::new(Gpu {
             device,
             queue,
@@ -248,8 +249,10 @@ impl Gpu {
         if let (Some(start), Some(profile)) = (started, &self.profile) {
             self.flush();
             self.wait();
+            let wall = crate::clock::now() - start;
+            let gpu_time = self.batch.borrow().timer.as_ref().and_then(|t| t.read(&self.device));
             let name = format!("{}:{} {:?}", kernel.family, kernel.entry, kernel.slots);
-            profile.borrow_mut().add(name, crate::clock::now() - start);
+            profile.borrow_mut().add(name, gpu_time.unwrap_or(wall));
         }
     }
 
