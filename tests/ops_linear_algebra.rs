@@ -130,14 +130,17 @@ fn reductions_match_cpu() {
             .await;
         }
         check_op("sum_all", &[input(&[1031], 4)], 1e-4, |_, t| t[0].sum_all()).await;
-        // Long, wide columns are summed in chunks first.
-        check_op(
-            "sum of long columns",
-            &[input(&[4096, 70], 7)],
-            1e-4,
-            |_, t| t[0].sum(0, false),
-        )
-        .await;
+        // Long, wide columns are summed in chunks first; on GPUs also ragged chunks of rows
+        // with an outer axis, and short columns in one pass.
+        for (shape, axis) in [([1, 4096, 70], 1), ([3, 130, 65], 1), ([2, 5, 80], 1)] {
+            check_op(
+                &format!("sum of wide columns {shape:?}"),
+                &[input(&shape, 7)],
+                1e-4,
+                |_, t| t[0].sum(axis, false),
+            )
+            .await;
+        }
         check_op("mean_all", &[input(&[3, 343], 5)], 1e-4, |_, t| {
             t[0].mean_all()
         })

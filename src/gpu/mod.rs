@@ -250,7 +250,12 @@ impl Gpu {
             self.flush();
             self.wait();
             let wall = crate::clock::now() - start;
-            let gpu_time = self.batch.borrow().timer.as_ref().and_then(|t| t.read(&self.device));
+            let gpu_time = self
+                .batch
+                .borrow()
+                .timer
+                .as_ref()
+                .and_then(|t| t.read(&self.device));
             let name = format!("{}:{} {:?}", kernel.family, kernel.entry, kernel.slots);
             profile.borrow_mut().add(name, gpu_time.unwrap_or(wall));
         }

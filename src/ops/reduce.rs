@@ -5,8 +5,9 @@ use super::shape::{axis_index, broadcast_shapes};
 use super::{gpu_of, launch, launch1, row_kernel, row_kernel_mode};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
-use crate::gpu::Kernel;
+use crate::gpu::{Gpu, Kernel};
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
+use std::rc::Rc;
 
 const SOURCE: &str = include_str!("../../shaders/reduce.wgsl");
 
@@ -48,23 +49,24 @@ fn sum_keepdim(x: &Tensor, axis: usize) -> Result<Tensor> {
             Storage::Host(Host::F(out))
         }
         Some(gpu) => {
-            let cols = outer * inner;
-            // Summing down the columns of a wide matrix: one thread per column reads rows
-            // coalesced; long columns are first cut into chunks summed in parallel.
-            if inner >= 64 && n >= 2048 && cols < 1 << 16 {
-                if let Some(s) = [64, 32, 16, 8]
-                    .into_iter()
-                    .find(|s| n % s == 0 && n / s >= 64)
-                {
-                    let parts = sum_keepdim(&x.reshape(&[outer * s, n / s, inner])?, 1)?;
-                    return sum_keepdim(&parts.reshape(&[outer, s, inner])?, 1)?
-                        .reshape(&keepdim_shape(x.shape(), axis));
+            if let Some(sums) = sum_columns(gpu, x, (outer, n, inner))? {
+                sums
+            } else {
+                // Emulated GPUs sum a column per thread: long columns are first cut into
+                // chunks summed in parallel.
+                let cols = outer * inner;
+                if inner >= 64 && n >= 2048 && cols < 1 << 16 {
+                    if let Some(s) = [64, 32, 16, 8]
+                        .into_iter()
+                        .find(|s| n % s == 0 && n / s >= 64)
+                    {
+                        let parts = sum_keepdim(&x.reshape(&[outer * s, n / s, inner])?, 1)?;
+                        return sum_keepdim(&parts.reshape(&[outer, s, inner])?, 1)?
+                            .reshape(&keepdim_shape(x.shape(), axis));
+                    }
                 }
+                sum_rowwise(gpu, x, (outer, n, inner))?
             }
-            let serial = gpu.is_cpu_emulated() || inner >= 64;
-            let (kernel, groups) = row_kernel_mode(serial, gpu, "reduce", SOURCE, "sum_axis", cols);
-            let params = [outer as u32, n as u32, inner as u32];
-            launch1(gpu, &kernel, &params, &[x], cols, groups)?
         }
     };
     Ok(Tensor::from_op(
@@ -74,6 +76,65 @@ fn sum_keepdim(x: &Tensor, axis: usize) -> Result<Tensor> {
         storage,
         Op::SumAxis { x: x.clone() },
     ))
+}
+
+/// Workgroups that keep every SM of a large GPU busy.
+const BUSY_GROUPS: usize = 1024;
+
+/// Sums of the wide columns of [outer, n, inner] on real GPUs (shaders/sum_columns.wgsl):
+/// chunks of rows summed in parallel, then their partial sums. None where the kernel does not
+/// apply (emulated GPUs, narrow rows, more workgroups than a dispatch may have).
+fn sum_columns(
+    gpu: &Rc<Gpu>,
+    x: &Tensor,
+    (outer, n, inner): (usize, usize, usize),
+) -> Result<Option<Storage>> {
+    let col_groups = inner.div_ceil(64);
+    let max = gpu.limits().max_compute_workgroups_per_dimension as usize;
+    if gpu.is_cpu_emulated() || inner < 64 || col_groups > max || outer > max {
+        return Ok(None);
+    }
+    let chunks = (BUSY_GROUPS / (col_groups * outer)).clamp(1, n.div_ceil(64).max(1));
+    let chunk = n.div_ceil(chunks);
+    let chunks = n.div_ceil(chunk);
+    let kernel = Kernel::new(
+        "sum_columns",
+        include_str!("../../shaders/sum_columns.wgsl"),
+        "main",
+    );
+    let pass = |input: &Tensor, n: usize, chunk: usize, chunks: usize| {
+        let params = [outer as u32, n as u32, inner as u32, chunk as u32];
+        let groups = [col_groups as u32, chunks as u32, outer as u32];
+        launch1(
+            gpu,
+            &kernel,
+            &params,
+            &[input],
+            outer * chunks * inner,
+            groups,
+        )
+    };
+    let partial = pass(x, n, chunk, chunks)?;
+    if chunks == 1 {
+        return Ok(Some(partial));
+    }
+    let partial = Tensor::from_storage(vec![outer, chunks, inner], DType::F32, x.device(), partial);
+    Ok(Some(pass(&partial, chunks, chunks, 1)?))
+}
+
+/// Sums along the middle axis of [outer, n, inner] with the row kernels: a workgroup per
+/// column on real GPUs, a thread per column on emulated ones.
+fn sum_rowwise(
+    gpu: &Rc<Gpu>,
+    x: &Tensor,
+    (outer, n, inner): (usize, usize, usize),
+) -> Result<Storage> {
+    let cols = outer * inner;
+    // Wide rows: neighbouring threads read neighbouring columns, so a thread per column.
+    let serial = gpu.is_cpu_emulated() || inner >= 64;
+    let (kernel, groups) = row_kernel_mode(serial, gpu, "reduce", SOURCE, "sum_axis", cols);
+    let params = [outer as u32, n as u32, inner as u32];
+    launch1(gpu, &kernel, &params, &[x], cols, groups)
 }
 
 /// Max along `axis` (kept with size 1) and the index of the first maximum.
