@@ -4,13 +4,112 @@
 // thread owns 8 rows × 8 columns of C: rows ty*4.. and 64 + ty*4.., columns tx*4.. and
 // 64 + tx*4.., in sixteen vec4 registers named, not indexed, so that bounds checks never
 // touch the inner loop's registers; its workgroup reads are 4 vec4 loads per 64 FMAs.
+// The next slice is fetched into registers while this one is multiplied, so that global
+// latency hides behind the math. With VEC4 (each operand's rows a multiple of 4 long) a fetch
+// is one vec4 along the operand's rows; otherwise four edge-checked values.
 
-//#include matmul_io
+//#include matmul_out
+
+@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;
 
 const DEPTH: u32 = 16u;
+const VEC4: bool = {{VEC4}};
 
 var<workgroup> a_tile: array<vec4<f32>, 512>; // [k][32 groups of 4 rows]
 var<workgroup> b_tile: array<vec4<f32>, 512>; // [k][32 groups of 4 columns]
+
+// op(A)[row, kk] and op(B)[kk, col] one value at a time, 0 past the edges.
+fn load_a(base: u32, row: u32, kk: u32) -> f32 {
+    if (row >= p.m || kk >= p.k) { return 0.0; }
+    let i = select(base + row * p.k + kk, base + kk * p.m + row, TA);
+    return a[i >> 2u][i & 3u];
+}
+
+fn load_b(base: u32, kk: u32, col: u32) -> f32 {
+    if (col >= p.n || kk >= p.k) { return 0.0; }
+    let i = select(base + kk * p.n + col, base + col * p.k + kk, TB);
+    return b[i >> 2u][i & 3u];
+}
+
+// Slot s (0..512) of a tile: its depth and group of 4 rows (or columns), in the order that
+// keeps global reads coalesced when the 4 run along the stored rows.
+fn slot_depth(s: u32, along_depth: bool) -> u32 {
+    return select(s / 32u, s % DEPTH, along_depth);
+}
+
+fn slot_group(s: u32, along_depth: bool) -> u32 {
+    return select(s % 32u, s / DEPTH, along_depth);
+}
+
+// What a thread fetches for slot s of the A tile at depth k0. With VEC4 and A stored [M, K],
+// the vec4 runs along k (4 depths of one row, slot s = row * 4 + quarter); else 4 rows at one
+// depth, as the tile holds them.
+fn fetch_a(base: u32, row0: u32, k0: u32, s: u32) -> vec4<f32> {
+    if (VEC4) {
+        if (TA) {
+            let kk = k0 + s / 32u;
+            let r = row0 + (s % 32u) * 4u;
+            if (kk >= p.k || r >= p.m) { return vec4<f32>(0.0); }
+            return a[(base + kk * p.m + r) >> 2u];
+        }
+        let r = row0 + s / 4u;
+        let kk = k0 + (s % 4u) * 4u;
+        if (r >= p.m || kk >= p.k) { return vec4<f32>(0.0); }
+        return a[(base + r * p.k + kk) >> 2u];
+    }
+    let kk = k0 + slot_depth(s, !TA);
+    let r = row0 + slot_group(s, !TA) * 4u;
+    return vec4<f32>(load_a(base, r, kk), load_a(base, r + 1u, kk), load_a(base, r + 2u, kk),
+                     load_a(base, r + 3u, kk));
+}
+
+fn put_a(s: u32, v: vec4<f32>) {
+    if (VEC4 && !TA) {
+        let r = s / 4u;
+        let at = (s % 4u) * 4u * 32u + r / 4u;
+        a_tile[at][r % 4u] = v.x;
+        a_tile[at + 32u][r % 4u] = v.y;
+        a_tile[at + 64u][r % 4u] = v.z;
+        a_tile[at + 96u][r % 4u] = v.w;
+        return;
+    }
+    a_tile[slot_depth(s, !TA) * 32u + slot_group(s, !TA)] = v;
+}
+
+// The same for B, whose tile holds 4 columns at one depth; with VEC4 and B stored [N, K] the
+// fetched vec4 runs along k.
+fn fetch_b(base: u32, col0: u32, k0: u32, s: u32) -> vec4<f32> {
+    if (VEC4) {
+        if (!TB) {
+            let kk = k0 + s / 32u;
+            let cc = col0 + (s % 32u) * 4u;
+            if (kk >= p.k || cc >= p.n) { return vec4<f32>(0.0); }
+            return b[(base + kk * p.n + cc) >> 2u];
+        }
+        let cc = col0 + s / 4u;
+        let kk = k0 + (s % 4u) * 4u;
+        if (cc >= p.n || kk >= p.k) { return vec4<f32>(0.0); }
+        return b[(base + cc * p.k + kk) >> 2u];
+    }
+    let kk = k0 + slot_depth(s, TB);
+    let cc = col0 + slot_group(s, TB) * 4u;
+    return vec4<f32>(load_b(base, kk, cc), load_b(base, kk, cc + 1u), load_b(base, kk, cc + 2u),
+                     load_b(base, kk, cc + 3u));
+}
+
+fn put_b(s: u32, v: vec4<f32>) {
+    if (VEC4 && TB) {
+        let cc = s / 4u;
+        let at = (s % 4u) * 4u * 32u + cc / 4u;
+        b_tile[at][cc % 4u] = v.x;
+        b_tile[at + 32u][cc % 4u] = v.y;
+        b_tile[at + 64u][cc % 4u] = v.z;
+        b_tile[at + 96u][cc % 4u] = v.w;
+        return;
+    }
+    b_tile[slot_depth(s, TB) * 32u + slot_group(s, TB)] = v;
+}
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
@@ -36,22 +135,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     var c70 = vec4<f32>(0.0);
     var c71 = vec4<f32>(0.0);
 
+    // Two slots of each tile per thread.
+    var a0n = fetch_a(a_base, row0, 0u, tid);
+    var a1n = fetch_a(a_base, row0, 0u, tid + 256u);
+    var b0n = fetch_b(b_base, col0, 0u, tid);
+    var b1n = fetch_b(b_base, col0, 0u, tid + 256u);
     for (var k0 = 0u; k0 < p.k; k0 += DEPTH) {
-        // Two slots of each tile per thread, in the order that keeps global reads coalesced.
-        for (var half = 0u; half < 2u; half++) {
-            let slot = tid + half * 256u;
-            let a_k = select(slot % DEPTH, slot / 32u, TA);
-            let a_g = select(slot / DEPTH, slot % 32u, TA);
-            let b_k = select(slot / 32u, slot % DEPTH, TB);
-            let b_g = select(slot % 32u, slot / DEPTH, TB);
-            let ar = row0 + a_g * 4u;
-            a_tile[a_k * 32u + a_g] = vec4<f32>(load_a(a_base, ar, k0 + a_k), load_a(a_base, ar + 1u, k0 + a_k),
-                                                load_a(a_base, ar + 2u, k0 + a_k), load_a(a_base, ar + 3u, k0 + a_k));
-            let bc = col0 + b_g * 4u;
-            b_tile[b_k * 32u + b_g] = vec4<f32>(load_b(b_base, k0 + b_k, bc), load_b(b_base, k0 + b_k, bc + 1u),
-                                                load_b(b_base, k0 + b_k, bc + 2u), load_b(b_base, k0 + b_k, bc + 3u));
-        }
+        put_a(tid, a0n);
+        put_a(tid + 256u, a1n);
+        put_b(tid, b0n);
+        put_b(tid + 256u, b1n);
         workgroupBarrier();
+        if (k0 + DEPTH < p.k) {
+            a0n = fetch_a(a_base, row0, k0 + DEPTH, tid);
+            a1n = fetch_a(a_base, row0, k0 + DEPTH, tid + 256u);
+            b0n = fetch_b(b_base, col0, k0 + DEPTH, tid);
+            b1n = fetch_b(b_base, col0, k0 + DEPTH, tid + 256u);
+        }
         for (var kk = 0u; kk < DEPTH; kk++) {
             let a0 = a_tile[kk * 32u + lid.y];
             let a1 = a_tile[kk * 32u + 16u + lid.y];

@@ -32,12 +32,22 @@ fn matmul_matches_cpu_for_every_transpose_and_batch() {
 #[test]
 fn matmul_with_many_tiles_uses_the_large_tile_kernel_correctly() {
     run(async {
-        // 32 × 2 × 2 tiles of 128 reach the large-tile kernel; 129 and 131 leave ragged edges.
-        for (ta, tb) in [(false, false), (true, true)] {
-            let a = input(&stored(129, 20, ta, &[32]), 1);
-            let b = input(&stored(20, 131, tb, &[32]), 2);
+        // 32 × 2 × 2 tiles of 128 reach the large-tile kernel; 129 and 131 leave ragged edges
+        // and odd rows (values fetched one by one); 132 and 136 leave ragged edges with rows a
+        // multiple of 4 long (fetched as vec4s, in every layout); depth 20 is a slice and a bit.
+        let cases = [
+            (129, 131, false, false),
+            (129, 131, true, true),
+            (132, 136, false, false),
+            (132, 136, true, false),
+            (132, 136, false, true),
+            (132, 136, true, true),
+        ];
+        for (m, n, ta, tb) in cases {
+            let a = input(&stored(m, 20, ta, &[32]), 1);
+            let b = input(&stored(20, n, tb, &[32]), 2);
             check_op(
-                &format!("large matmul ta={ta} tb={tb}"),
+                &format!("large matmul {m}x20x{n} ta={ta} tb={tb}"),
                 &[a, b],
                 1e-4,
                 |_, t| t[0].matmul_t(&t[1], ta, tb),

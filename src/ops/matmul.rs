@@ -60,6 +60,17 @@ fn cpu_matmul(
     c
 }
 
+/// Whether the buffers can be read as vec4s whole (shaders/matmul.wgsl binds them so): pool
+/// buffers are, unless one was sized exactly to the device's largest.
+fn vec4_buffers(xs: &[&Tensor], op: &'static str) -> Result<bool> {
+    for x in xs {
+        if x.buffer(op)?.size() % 16 != 0 {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// op(a) · op(b) over broadcast batch dimensions.
 pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<Tensor> {
     let name = "matmul";
@@ -123,8 +134,14 @@ pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<T
                         nb as u32,
                     ],
                 )
-            } else if m.div_ceil(128) * n.div_ceil(128) * nb >= BIG_TILES_FROM {
-                let k = Kernel::new("matmul", include_str!("../../shaders/matmul.wgsl"), "main");
+            } else if m.div_ceil(128) * n.div_ceil(128) * nb >= BIG_TILES_FROM
+                && vec4_buffers(&[&a_full, &b_full], name)?
+            {
+                // Rows that are a multiple of 4 long are fetched as vec4s.
+                let rows_of_4 =
+                    (if ta { m } else { k }) % 4 == 0 && (if tb { k } else { n }) % 4 == 0;
+                let k = Kernel::new("matmul", include_str!("../../shaders/matmul.wgsl"), "main")
+                    .slot("VEC4", rows_of_4);
                 (
                     k,
                     [n.div_ceil(128) as u32, m.div_ceil(128) as u32, nb as u32],

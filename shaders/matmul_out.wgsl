@@ -1,0 +1,26 @@
+// What every matmul kernel shares: C = op(A) · op(B) batched, op = transpose when TA / TB
+// (read in place), its parameters, its output and the edge-safe store. The inputs A and B are
+// bindings 1 and 2, declared by matmul_io.wgsl (as f32s) or by the kernel itself.
+
+struct Params {
+    m: u32,
+    n: u32,
+    k: u32,
+    a_batch_stride: u32,
+    b_batch_stride: u32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+
+const TA: bool = {{TA}};
+const TB: bool = {{TB}};
+
+// C[row, col..col + 4] = v, masked at the edges.
+fn store(base: u32, row: u32, col: u32, v: vec4<f32>) {
+    if (row >= p.m) { return; }
+    let at = base + row * p.n + col;
+    if (col < p.n) { c[at] = v.x; }
+    if (col + 1u < p.n) { c[at + 1u] = v.y; }
+    if (col + 2u < p.n) { c[at + 2u] = v.z; }
+    if (col + 3u < p.n) { c[at + 3u] = v.w; }
+}
