@@ -4,20 +4,16 @@
 // coalesced vec4 loads and read back as broadcasts (all threads read the same key). A thread
 // keeps its query, its output and a running max and sum in registers, so the T×T scores never
 // reach memory. Same bindings as attention.wgsl, as vec4s: the head width is a multiple of 4.
-// Lines holding `$` are repeated for each of the head's D4 vec4s by src/ops/attention_tiled.rs,
-// since arrays indexed in loops would live in memory.
 
-struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
-@group(0) @binding(0) var<uniform> p: Params;
+//#include attention_tiled_common
+
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;
 
-const ROWS: u32 = 64u;
-const KEYS: u32 = 32u;
-const D4: u32 = {{D4}}u;
+const KEYS: u32 = BLOCK;
 const MASKED: f32 = -3.402823e38;
 
 var<workgroup> k_tile: array<vec4<f32>, KEYS * D4>;
@@ -50,11 +46,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         var block_max = m;
         for (var g = 0u; g < KEYS / 4u; g++) {
             let jj = g * 4u;
-            var s = vec4<f32>(0.0);
-            s.x += dot(q$, k_tile[jj * D4 + $u]);
-            s.y += dot(q$, k_tile[(jj + 1u) * D4 + $u]);
-            s.z += dot(q$, k_tile[(jj + 2u) * D4 + $u]);
-            s.w += dot(q$, k_tile[(jj + 3u) * D4 + $u]);
+            var s_x = vec4<f32>(0.0);
+            var s_y = vec4<f32>(0.0);
+            var s_z = vec4<f32>(0.0);
+            var s_w = vec4<f32>(0.0);
+            s_x += q$ * k_tile[jj * D4 + $u];
+            s_y += q$ * k_tile[(jj + 1u) * D4 + $u];
+            s_z += q$ * k_tile[(jj + 2u) * D4 + $u];
+            s_w += q$ * k_tile[(jj + 3u) * D4 + $u];
+            var s = sums(s_x, s_y, s_z, s_w);
             let key = vec4<u32>(j0 + jj) + vec4<u32>(0u, 1u, 2u, 3u);
             s = select(vec4<f32>(MASKED), s, key <= vec4<u32>(i));
             scores[g * ROWS + lid] = s;

@@ -1,10 +1,10 @@
 // Attention backward for real GPUs, per query row i, in the tiling of attention_tiled.wgsl:
 // with p_ij = exp(s_ij - lse_i), dp_ij = dO_i·v_j and delta_i = dO_i·O_i,
 // dq_i = scale Σ_j p_ij (dp_ij - delta_i) k_j. Also writes delta for the key-side kernels.
-// Same bindings as attention_dq.wgsl, as vec4s; `$` lines repeat for each of the D4 vec4s.
+// Same bindings as attention_dq.wgsl, as vec4s.
 
-struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
-@group(0) @binding(0) var<uniform> p: Params;
+//#include attention_tiled_common
+
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
@@ -14,9 +14,7 @@ struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
 @group(0) @binding(7) var<storage, read_write> dq: array<vec4<f32>>;
 @group(0) @binding(8) var<storage, read_write> delta: array<f32>;
 
-const ROWS: u32 = 64u;
-const KEYS: u32 = 32u;
-const D4: u32 = {{D4}}u;
+const KEYS: u32 = BLOCK;
 
 var<workgroup> k_tile: array<vec4<f32>, KEYS * D4>;
 var<workgroup> v_tile: array<vec4<f32>, KEYS * D4>;
@@ -46,16 +44,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         workgroupBarrier();
         for (var jj = 0u; jj < KEYS; jj += 4u) {
-            var s = vec4<f32>(0.0);
-            var dp = vec4<f32>(0.0);
-            s.x += dot(q$, k_tile[jj * D4 + $u]);
-            s.y += dot(q$, k_tile[(jj + 1u) * D4 + $u]);
-            s.z += dot(q$, k_tile[(jj + 2u) * D4 + $u]);
-            s.w += dot(q$, k_tile[(jj + 3u) * D4 + $u]);
-            dp.x += dot(g$, v_tile[jj * D4 + $u]);
-            dp.y += dot(g$, v_tile[(jj + 1u) * D4 + $u]);
-            dp.z += dot(g$, v_tile[(jj + 2u) * D4 + $u]);
-            dp.w += dot(g$, v_tile[(jj + 3u) * D4 + $u]);
+            var s_x = vec4<f32>(0.0);
+            var s_y = vec4<f32>(0.0);
+            var s_z = vec4<f32>(0.0);
+            var s_w = vec4<f32>(0.0);
+            var dp_x = vec4<f32>(0.0);
+            var dp_y = vec4<f32>(0.0);
+            var dp_z = vec4<f32>(0.0);
+            var dp_w = vec4<f32>(0.0);
+            s_x += q$ * k_tile[jj * D4 + $u];
+            s_y += q$ * k_tile[(jj + 1u) * D4 + $u];
+            s_z += q$ * k_tile[(jj + 2u) * D4 + $u];
+            s_w += q$ * k_tile[(jj + 3u) * D4 + $u];
+            let s = sums(s_x, s_y, s_z, s_w);
+            dp_x += g$ * v_tile[jj * D4 + $u];
+            dp_y += g$ * v_tile[(jj + 1u) * D4 + $u];
+            dp_z += g$ * v_tile[(jj + 2u) * D4 + $u];
+            dp_w += g$ * v_tile[(jj + 3u) * D4 + $u];
+            let dp = sums(dp_x, dp_y, dp_z, dp_w);
             let key = vec4<u32>(j0 + jj) + vec4<u32>(0u, 1u, 2u, 3u);
             let ds = select(vec4<f32>(0.0), exp(s - l) * (dp - dlt), key <= vec4<u32>(i));
             acc$ += ds.x * k_tile[jj * D4 + $u] + ds.y * k_tile[(jj + 1u) * D4 + $u] + ds.z * k_tile[(jj + 2u) * D4 + $u] + ds.w * k_tile[(jj + 3u) * D4 + $u];
