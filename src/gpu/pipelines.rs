@@ -11,7 +11,10 @@ const INCLUDES: [(&str, &str); 4] = [
     ("math", include_str!("../../shaders/math.wgsl")),
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
-    ("attention_tiled_common", include_str!("../../shaders/attention_tiled_common.wgsl")),
+    (
+        "attention_tiled_common",
+        include_str!("../../shaders/attention_tiled_common.wgsl"),
+    ),
 ];
 const ROWWISE: &str = include_str!("../../shaders/rowwise.wgsl");
 const ROWWISE_SERIAL: &str = include_str!("../../shaders/rowwise_serial.wgsl");

@@ -6,6 +6,10 @@ use crate::error::{Error, Result};
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
 
+/// Indices per chunk in the GPU backward, and the most chunks.
+const CHUNK_INDICES: usize = 256;
+const MAX_CHUNKS: usize = 64;
+
 /// dweight: the gradient rows summed into the rows their indices name.
 pub(crate) fn embedding_backward(
     weight: &Tensor,
@@ -34,15 +38,39 @@ pub(crate) fn embedding_backward(
                 include_str!("../../shaders/embedding_backward.wgsl"),
                 "main",
             );
-            let params = [n as u32, dim as u32, vocab as u32];
-            launch1(
+            // Real GPUs have threads to spare: long index lists are cut into chunks summed in
+            // parallel, then added up (emulated GPUs would only do the same work twice).
+            let chunks = if gpu.is_cpu_emulated() {
+                1
+            } else {
+                (n / CHUNK_INDICES).clamp(1, MAX_CHUNKS)
+            };
+            let chunk = n.div_ceil(chunks);
+            let params = [
+                n as u32,
+                dim as u32,
+                vocab as u32,
+                chunk as u32,
+                chunks as u32,
+            ];
+            let parts = launch1(
                 gpu,
                 &kernel,
                 &params,
                 &[indices, g],
-                vocab * dim,
-                gpu.groups_1d(vocab * dim, 256),
-            )?
+                chunks * vocab * dim,
+                gpu.groups_1d(chunks * vocab * dim, 256),
+            )?;
+            if chunks > 1 {
+                let parts = Tensor::from_storage(
+                    vec![chunks, vocab, dim],
+                    DType::F32,
+                    weight.device(),
+                    parts,
+                );
+                return Ok(vec![parts.sum(0, false)?.detach()]);
+            }
+            parts
         }
     };
     Ok(vec![Tensor::from_storage(
