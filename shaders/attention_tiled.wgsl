@@ -16,13 +16,6 @@
 const KEYS: u32 = BLOCK;
 const MASKED: f32 = -3.402823e38;
 
-// The four sums of four vectors' components: products are summed per component first, so that
-// a score is four short chains of additions rather than one long one.
-fn sums(x: vec4<f32>, y: vec4<f32>, z: vec4<f32>, w: vec4<f32>) -> vec4<f32> {
-    let one = vec4<f32>(1.0);
-    return vec4<f32>(dot(x, one), dot(y, one), dot(z, one), dot(w, one));
-}
-
 var<workgroup> k_tile: array<vec4<f32>, KEYS * D4>;
 var<workgroup> v_tile: array<vec4<f32>, KEYS * D4>;
 // Each thread's scores for the block, 4 keys per vec4: [KEYS / 4][ROWS].

@@ -1,9 +1,9 @@
 // Attention backward for real GPUs, per key row j: over the queries i >= j that see it,
 // dk_j = scale Σ_i p_ij (dp_ij - delta_i) q_i when GRAD_K, else dv_j = Σ_i p_ij dO_i (see
 // attention_tiled_dq.wgsl). A workgroup takes 64 key rows of one (batch, head), a thread per
-// row, and walks the blocks of 16 queries from its diagonal to the end, staged in workgroup
+// row, and walks the blocks of 32 queries from its diagonal to the end, staged in workgroup
 // memory like the keys of the forward kernel. The two gradients are two dispatches so that a
-// thread holds two vectors of the head's width in registers.
+// thread holds at most three vectors of the head's width in registers.
 
 //#include attention_tiled_common
 
@@ -15,16 +15,13 @@
 @group(0) @binding(6) var<storage, read> delta: array<f32>;
 @group(0) @binding(7) var<storage, read_write> grad: array<vec4<f32>>;
 
-const QUERIES: u32 = BLOCK / 2u;
+const QUERIES: u32 = BLOCK;
 const GRAD_K: bool = {{GRAD_K}};
 
 var<workgroup> q_tile: array<vec4<f32>, QUERIES * D4>;
 var<workgroup> g_tile: array<vec4<f32>, QUERIES * D4>;
 var<workgroup> lse_tile: array<vec4<f32>, QUERIES / 4u>;
 var<workgroup> delta_tile: array<vec4<f32>, QUERIES / 4u>;
-// Each thread's row of v (for dk), read back from here rather than held in registers, padded
-// as in attention_tiled_dq.wgsl.
-var<workgroup> v_rows: array<vec4<f32>, ROWS * (D4 + 1u)>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -35,10 +32,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let j = j0 + lid;
     let row_at = (b * p.t + min(j, p.t - 1u)) * c4 + h * D4;
     let k$ = k[row_at + $u] * p.scale;
-    let own = lid * (D4 + 1u);
-    if (GRAD_K) {
-        v_rows[own + $u] = v[row_at + $u];
-    }
+    let v$ = v[row_at + $u];
     var acc$ = vec4<f32>(0.0);
     for (var i0 = j0; i0 < p.t; i0 += QUERIES) {
         workgroupBarrier();
@@ -54,20 +48,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         workgroupBarrier();
         for (var ii = 0u; ii < QUERIES; ii += 4u) {
-            var s = vec4<f32>(0.0);
-            s.x += dot(k$, q_tile[ii * D4 + $u]);
-            s.y += dot(k$, q_tile[(ii + 1u) * D4 + $u]);
-            s.z += dot(k$, q_tile[(ii + 2u) * D4 + $u]);
-            s.w += dot(k$, q_tile[(ii + 3u) * D4 + $u]);
+            var s_x = vec4<f32>(0.0);
+            var s_y = vec4<f32>(0.0);
+            var s_z = vec4<f32>(0.0);
+            var s_w = vec4<f32>(0.0);
+            s_x += k$ * q_tile[ii * D4 + $u];
+            s_y += k$ * q_tile[(ii + 1u) * D4 + $u];
+            s_z += k$ * q_tile[(ii + 2u) * D4 + $u];
+            s_w += k$ * q_tile[(ii + 3u) * D4 + $u];
+            let s = sums(s_x, s_y, s_z, s_w);
             let query = vec4<u32>(i0 + ii) + vec4<u32>(0u, 1u, 2u, 3u);
             let seen = query >= vec4<u32>(j) & query < vec4<u32>(p.t);
             let pr = select(vec4<f32>(0.0), exp(s - lse_tile[ii / 4u]), seen);
             if (GRAD_K) {
-                var dp = vec4<f32>(0.0);
-                dp.x += dot(v_rows[own + $u], g_tile[ii * D4 + $u]);
-                dp.y += dot(v_rows[own + $u], g_tile[(ii + 1u) * D4 + $u]);
-                dp.z += dot(v_rows[own + $u], g_tile[(ii + 2u) * D4 + $u]);
-                dp.w += dot(v_rows[own + $u], g_tile[(ii + 3u) * D4 + $u]);
+                var dp_x = vec4<f32>(0.0);
+                var dp_y = vec4<f32>(0.0);
+                var dp_z = vec4<f32>(0.0);
+                var dp_w = vec4<f32>(0.0);
+                dp_x += v$ * g_tile[ii * D4 + $u];
+                dp_y += v$ * g_tile[(ii + 1u) * D4 + $u];
+                dp_z += v$ * g_tile[(ii + 2u) * D4 + $u];
+                dp_w += v$ * g_tile[(ii + 3u) * D4 + $u];
+                let dp = sums(dp_x, dp_y, dp_z, dp_w);
                 let ds = pr * (dp - delta_tile[ii / 4u]);
                 acc$ += ds.x * q_tile[ii * D4 + $u] + ds.y * q_tile[(ii + 1u) * D4 + $u] + ds.z * q_tile[(ii + 2u) * D4 + $u] + ds.w * q_tile[(ii + 3u) * D4 + $u];
             } else {

@@ -1,7 +1,6 @@
 // Attention backward for real GPUs, per query row i, in the tiling of attention_tiled.wgsl:
 // with p_ij = exp(s_ij - lse_i), dp_ij = dO_i·v_j and delta_i = dO_i·O_i,
-// dq_i = scale Σ_j p_ij (dp_ij - delta_i) k_j, over blocks of 16 keys. Also writes delta for the
-// key-side kernels.
+// dq_i = scale Σ_j p_ij (dp_ij - delta_i) k_j. Also writes delta for the key-side kernels.
 // Same bindings as attention_dq.wgsl, as vec4s.
 
 //#include attention_tiled_common
@@ -15,14 +14,10 @@
 @group(0) @binding(7) var<storage, read_write> dq: array<vec4<f32>>;
 @group(0) @binding(8) var<storage, read_write> delta: array<f32>;
 
-const KEYS: u32 = BLOCK / 2u;
+const KEYS: u32 = BLOCK;
 
 var<workgroup> k_tile: array<vec4<f32>, KEYS * D4>;
 var<workgroup> v_tile: array<vec4<f32>, KEYS * D4>;
-// Each thread's row of dO, read back from here rather than held in registers: fewer registers
-// let more threads run at once. Rows are padded by a vec4 so that threads' reads of their own
-// rows fall in different banks.
-var<workgroup> g_rows: array<vec4<f32>, ROWS * (D4 + 1u)>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -34,10 +29,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let row = wid.y * p.t + min(i, p.t - 1u);
     let row_at = (b * p.t + min(i, p.t - 1u)) * c4 + h * D4;
     let q$ = q[row_at + $u] * p.scale;
-    let own = lid * (D4 + 1u);
-    g_rows[own + $u] = dout[row_at + $u];
+    let g$ = dout[row_at + $u];
     var dlt = 0.0;
-    dlt += dot(g_rows[own + $u], o[row_at + $u]);
+    dlt += dot(g$, o[row_at + $u]);
     let l = lse[row];
     var acc$ = vec4<f32>(0.0);
     let keys = min(i0 + ROWS, p.t);
@@ -50,16 +44,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         workgroupBarrier();
         for (var jj = 0u; jj < KEYS; jj += 4u) {
-            var s = vec4<f32>(0.0);
-            var dp = vec4<f32>(0.0);
-            s.x += dot(q$, k_tile[jj * D4 + $u]);
-            s.y += dot(q$, k_tile[(jj + 1u) * D4 + $u]);
-            s.z += dot(q$, k_tile[(jj + 2u) * D4 + $u]);
-            s.w += dot(q$, k_tile[(jj + 3u) * D4 + $u]);
-            dp.x += dot(g_rows[own + $u], v_tile[jj * D4 + $u]);
-            dp.y += dot(g_rows[own + $u], v_tile[(jj + 1u) * D4 + $u]);
-            dp.z += dot(g_rows[own + $u], v_tile[(jj + 2u) * D4 + $u]);
-            dp.w += dot(g_rows[own + $u], v_tile[(jj + 3u) * D4 + $u]);
+            var s_x = vec4<f32>(0.0);
+            var s_y = vec4<f32>(0.0);
+            var s_z = vec4<f32>(0.0);
+            var s_w = vec4<f32>(0.0);
+            var dp_x = vec4<f32>(0.0);
+            var dp_y = vec4<f32>(0.0);
+            var dp_z = vec4<f32>(0.0);
+            var dp_w = vec4<f32>(0.0);
+            s_x += q$ * k_tile[jj * D4 + $u];
+            s_y += q$ * k_tile[(jj + 1u) * D4 + $u];
+            s_z += q$ * k_tile[(jj + 2u) * D4 + $u];
+            s_w += q$ * k_tile[(jj + 3u) * D4 + $u];
+            let s = sums(s_x, s_y, s_z, s_w);
+            dp_x += g$ * v_tile[jj * D4 + $u];
+            dp_y += g$ * v_tile[(jj + 1u) * D4 + $u];
+            dp_z += g$ * v_tile[(jj + 2u) * D4 + $u];
+            dp_w += g$ * v_tile[(jj + 3u) * D4 + $u];
+            let dp = sums(dp_x, dp_y, dp_z, dp_w);
             let key = vec4<u32>(j0 + jj) + vec4<u32>(0u, 1u, 2u, 3u);
             let ds = select(vec4<f32>(0.0), exp(s - l) * (dp - dlt), key <= vec4<u32>(i));
             acc$ += ds.x * k_tile[jj * D4 + $u] + ds.y * k_tile[(jj + 1u) * D4 + $u] + ds.z * k_tile[(jj + 2u) * D4 + $u] + ds.w * k_tile[(jj + 3u) * D4 + $u];

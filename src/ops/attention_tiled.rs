@@ -11,7 +11,7 @@ use std::rc::Rc;
 /// Rows (query or key) per workgroup, and rows per staged block: as in the shaders.
 const ROWS: usize = 64;
 const BLOCK: usize = 32;
-/// Widest head kept in registers: two or three vectors of 64 floats per thread.
+/// Widest head kept in registers: three vectors of 64 floats per thread.
 const MAX_HEAD_VECS: usize = 16;
 
 /// The head width in vec4s when the tiled kernels can run: a real GPU, a head width that is a
@@ -19,11 +19,7 @@ const MAX_HEAD_VECS: usize = 16;
 /// kernels of shaders/attention*.wgsl run.
 pub(super) fn head_vecs(gpu: &Gpu, d: usize, batch_heads: usize) -> Option<usize> {
     let d4 = d / 4;
-    // Forward: key and value blocks and the scores; backward: half-size blocks and one row of
-    // the head per thread, padded.
-    let forward_bytes = 2 * BLOCK * d4 * 16 + BLOCK / 4 * ROWS * 16;
-    let backward_bytes = 2 * (BLOCK / 2) * (d4 + 1) * 16 + ROWS * (d4 + 1) * 16;
-    let workgroup_bytes = forward_bytes.max(backward_bytes);
+    let workgroup_bytes = 2 * BLOCK * d4 * 16 + BLOCK / 4 * ROWS * 16;
     let fits = workgroup_bytes as u64 <= gpu.limits().max_compute_workgroup_storage_size as u64
         && batch_heads as u64 <= gpu.limits().max_compute_workgroups_per_dimension as u64;
     (!gpu.is_cpu_emulated() && d % 4 == 0 && (1..=MAX_HEAD_VECS).contains(&d4) && fits)
