@@ -1,6 +1,6 @@
 // Causal multi-head self-attention, forward, for real GPUs (the FlashAttention scheme): a
 // workgroup takes 64 query rows of one (batch, head), a thread per row, and walks the blocks of
-// 32 keys up to its diagonal. Each block's keys and values are staged in workgroup memory by
+// keys up to its diagonal. Each block's keys and values are staged in workgroup memory by
 // coalesced vec4 loads and read back as broadcasts (all threads read the same key). A thread
 // keeps its query, its output and a running max and sum in registers, so the T×T scores never
 // reach memory. Same bindings as attention.wgsl, as vec4s: the head width is a multiple of 4.
@@ -15,6 +15,13 @@
 
 const KEYS: u32 = BLOCK;
 const MASKED: f32 = -3.402823e38;
+
+// The four sums of four vectors' components: products are summed per component first, so that
+// a score is four short chains of additions rather than one long one.
+fn sums(x: vec4<f32>, y: vec4<f32>, z: vec4<f32>, w: vec4<f32>) -> vec4<f32> {
+    let one = vec4<f32>(1.0);
+    return vec4<f32>(dot(x, one), dot(y, one), dot(z, one), dot(w, one));
+}
 
 var<workgroup> k_tile: array<vec4<f32>, KEYS * D4>;
 var<workgroup> v_tile: array<vec4<f32>, KEYS * D4>;

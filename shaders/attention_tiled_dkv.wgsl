@@ -1,7 +1,7 @@
 // Attention backward for real GPUs, per key row j: over the queries i >= j that see it,
 // dk_j = scale Σ_i p_ij (dp_ij - delta_i) q_i when GRAD_K, else dv_j = Σ_i p_ij dO_i (see
 // attention_tiled_dq.wgsl). A workgroup takes 64 key rows of one (batch, head), a thread per
-// row, and walks the blocks of 32 queries from its diagonal to the end, staged in workgroup
+// row, and walks the blocks of queries from its diagonal to the end, staged in workgroup
 // memory like the keys of the forward kernel. The two gradients are two dispatches so that a
 // thread holds at most three vectors of the head's width in registers.
 
@@ -48,28 +48,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         workgroupBarrier();
         for (var ii = 0u; ii < QUERIES; ii += 4u) {
-            var s_x = vec4<f32>(0.0);
-            var s_y = vec4<f32>(0.0);
-            var s_z = vec4<f32>(0.0);
-            var s_w = vec4<f32>(0.0);
-            s_x += k$ * q_tile[ii * D4 + $u];
-            s_y += k$ * q_tile[(ii + 1u) * D4 + $u];
-            s_z += k$ * q_tile[(ii + 2u) * D4 + $u];
-            s_w += k$ * q_tile[(ii + 3u) * D4 + $u];
-            let s = sums(s_x, s_y, s_z, s_w);
+            var s = vec4<f32>(0.0);
+            s.x += dot(k$, q_tile[ii * D4 + $u]);
+            s.y += dot(k$, q_tile[(ii + 1u) * D4 + $u]);
+            s.z += dot(k$, q_tile[(ii + 2u) * D4 + $u]);
+            s.w += dot(k$, q_tile[(ii + 3u) * D4 + $u]);
             let query = vec4<u32>(i0 + ii) + vec4<u32>(0u, 1u, 2u, 3u);
             let seen = query >= vec4<u32>(j) & query < vec4<u32>(p.t);
             let pr = select(vec4<f32>(0.0), exp(s - lse_tile[ii / 4u]), seen);
             if (GRAD_K) {
-                var dp_x = vec4<f32>(0.0);
-                var dp_y = vec4<f32>(0.0);
-                var dp_z = vec4<f32>(0.0);
-                var dp_w = vec4<f32>(0.0);
-                dp_x += v$ * g_tile[ii * D4 + $u];
-                dp_y += v$ * g_tile[(ii + 1u) * D4 + $u];
-                dp_z += v$ * g_tile[(ii + 2u) * D4 + $u];
-                dp_w += v$ * g_tile[(ii + 3u) * D4 + $u];
-                let dp = sums(dp_x, dp_y, dp_z, dp_w);
+                var dp = vec4<f32>(0.0);
+                dp.x += dot(v$, g_tile[ii * D4 + $u]);
+                dp.y += dot(v$, g_tile[(ii + 1u) * D4 + $u]);
+                dp.z += dot(v$, g_tile[(ii + 2u) * D4 + $u]);
+                dp.w += dot(v$, g_tile[(ii + 3u) * D4 + $u]);
                 let ds = pr * (dp - delta_tile[ii / 4u]);
                 acc$ += ds.x * q_tile[ii * D4 + $u] + ds.y * q_tile[(ii + 1u) * D4 + $u] + ds.z * q_tile[(ii + 2u) * D4 + $u] + ds.w * q_tile[(ii + 3u) * D4 + $u];
             } else {

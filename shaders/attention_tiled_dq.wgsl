@@ -44,24 +44,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         workgroupBarrier();
         for (var jj = 0u; jj < KEYS; jj += 4u) {
-            var s_x = vec4<f32>(0.0);
-            var s_y = vec4<f32>(0.0);
-            var s_z = vec4<f32>(0.0);
-            var s_w = vec4<f32>(0.0);
-            var dp_x = vec4<f32>(0.0);
-            var dp_y = vec4<f32>(0.0);
-            var dp_z = vec4<f32>(0.0);
-            var dp_w = vec4<f32>(0.0);
-            s_x += q$ * k_tile[jj * D4 + $u];
-            s_y += q$ * k_tile[(jj + 1u) * D4 + $u];
-            s_z += q$ * k_tile[(jj + 2u) * D4 + $u];
-            s_w += q$ * k_tile[(jj + 3u) * D4 + $u];
-            let s = sums(s_x, s_y, s_z, s_w);
-            dp_x += g$ * v_tile[jj * D4 + $u];
-            dp_y += g$ * v_tile[(jj + 1u) * D4 + $u];
-            dp_z += g$ * v_tile[(jj + 2u) * D4 + $u];
-            dp_w += g$ * v_tile[(jj + 3u) * D4 + $u];
-            let dp = sums(dp_x, dp_y, dp_z, dp_w);
+            var s = vec4<f32>(0.0);
+            var dp = vec4<f32>(0.0);
+            s.x += dot(q$, k_tile[jj * D4 + $u]);
+            s.y += dot(q$, k_tile[(jj + 1u) * D4 + $u]);
+            s.z += dot(q$, k_tile[(jj + 2u) * D4 + $u]);
+            s.w += dot(q$, k_tile[(jj + 3u) * D4 + $u]);
+            dp.x += dot(g$, v_tile[jj * D4 + $u]);
+            dp.y += dot(g$, v_tile[(jj + 1u) * D4 + $u]);
+            dp.z += dot(g$, v_tile[(jj + 2u) * D4 + $u]);
+            dp.w += dot(g$, v_tile[(jj + 3u) * D4 + $u]);
             let key = vec4<u32>(j0 + jj) + vec4<u32>(0u, 1u, 2u, 3u);
             let ds = select(vec4<f32>(0.0), exp(s - l) * (dp - dlt), key <= vec4<u32>(i));
             acc$ += ds.x * k_tile[jj * D4 + $u] + ds.y * k_tile[(jj + 1u) * D4 + $u] + ds.z * k_tile[(jj + 2u) * D4 + $u] + ds.w * k_tile[(jj + 3u) * D4 + $u];

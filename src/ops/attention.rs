@@ -166,10 +166,10 @@ pub(crate) fn attention_backward(
             )
         }
         Some(gpu) => {
-            if let Some(d4) = attention_tiled::head_vecs(gpu, dm.d, dm.batch * dm.heads) {
+            if let Some(plan) = attention_tiled::plan(gpu, dm.d, dm.batch * dm.heads) {
                 let [dq, dk, dv] = attention_tiled::backward(
                     gpu,
-                    d4,
+                    plan,
                     &dm.params(),
                     (dm.batch, dm.heads, dm.t),
                     [q, k, v],
@@ -291,10 +291,10 @@ impl Tensor {
                 )
             }
             Some(gpu) => {
-                let mut out = match attention_tiled::head_vecs(gpu, dm.d, dm.batch * dm.heads) {
-                    Some(d4) => attention_tiled::forward(
+                let mut out = match attention_tiled::plan(gpu, dm.d, dm.batch * dm.heads) {
+                    Some(plan) => attention_tiled::forward(
                         gpu,
-                        d4,
+                        plan,
                         &dm.params(),
                         (dm.batch, dm.heads, dm.t),
                         [self, k, v],

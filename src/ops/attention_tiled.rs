@@ -8,22 +8,49 @@ use crate::gpu::{Gpu, Kernel, PooledBuffer};
 use crate::tensor::{DType, Storage, Tensor};
 use std::rc::Rc;
 
-/// Rows (query or key) per workgroup, and rows per staged block: as in the shaders.
+/// Rows (query or key) per workgroup, as in the shaders.
 const ROWS: usize = 64;
-const BLOCK: usize = 32;
 /// Widest head kept in registers: three vectors of 64 floats per thread.
 const MAX_HEAD_VECS: usize = 16;
 
-/// The head width in vec4s when the tiled kernels can run: a real GPU, a head width that is a
-/// multiple of 4 and at most 64, and workgroup memory for the blocks. Otherwise the row
+/// How the tiled kernels run one attention: the head's width in vec4s and, per kernel
+/// (forward, dq, dk/dv), the rows staged per block.
+#[derive(Clone, Copy)]
+pub(super) struct Plan {
+    d4: usize,
+    blocks: [usize; 3],
+}
+
+/// The plan when the tiled kernels can run: a real GPU, a head width that is a multiple of 4
+/// and at most 64, and workgroup memory for blocks of at least 32 rows. Otherwise the row
 /// kernels of shaders/attention*.wgsl run.
-pub(super) fn head_vecs(gpu: &Gpu, d: usize, batch_heads: usize) -> Option<usize> {
+pub(super) fn plan(gpu: &Gpu, d: usize, batch_heads: usize) -> Option<Plan> {
     let d4 = d / 4;
-    let workgroup_bytes = 2 * BLOCK * d4 * 16 + BLOCK / 4 * ROWS * 16;
-    let fits = workgroup_bytes as u64 <= gpu.limits().max_compute_workgroup_storage_size as u64
-        && batch_heads as u64 <= gpu.limits().max_compute_workgroups_per_dimension as u64;
-    (!gpu.is_cpu_emulated() && d % 4 == 0 && (1..=MAX_HEAD_VECS).contains(&d4) && fits)
-        .then_some(d4)
+    let limits = gpu.limits();
+    if gpu.is_cpu_emulated()
+        || d % 4 != 0
+        || !(1..=MAX_HEAD_VECS).contains(&d4)
+        || batch_heads as u64 > limits.max_compute_workgroups_per_dimension as u64
+    {
+        return None;
+    }
+    // Workgroup bytes per kernel for blocks of b rows: two blocks of the head's vectors, plus
+    // the scores (forward) or the rows' lse and delta (dk/dv).
+    let blocks_of = |b: usize| 2 * b * d4 * 16;
+    let bytes: [&dyn Fn(usize) -> usize; 3] =
+        [&|b| blocks_of(b) + b / 4 * ROWS * 16, &blocks_of, &|b| {
+            blocks_of(b) + 2 * b * 4
+        }];
+    // Larger blocks mean fewer barriers and staging rounds per row (on an H100, blocks of 16
+    // made the key-side kernels ~1.8× as slow as 32): 64 when it fits, else 32.
+    let fits = |b: &usize, kernel: usize| {
+        bytes[kernel](*b) as u64 <= limits.max_compute_workgroup_storage_size as u64
+    };
+    let mut blocks = [0; 3];
+    for (kernel, block) in blocks.iter_mut().enumerate() {
+        *block = [64, 32].into_iter().find(|b| fits(b, kernel))?;
+    }
+    Some(Plan { d4, blocks })
 }
 
 /// `source` with each line that holds `$` repeated for $ = 0..d4.
@@ -43,15 +70,17 @@ fn unrolled(source: &str, d4: usize) -> String {
     text
 }
 
-fn kernel(family: &'static str, source: &'static str, d4: usize) -> Kernel {
+fn kernel(family: &'static str, source: &'static str, d4: usize, block: usize) -> Kernel {
     let text = generated_source(family, d4.to_string(), || unrolled(source, d4));
-    Kernel::new(family, text, "main").slot("D4", d4)
+    Kernel::new(family, text, "main")
+        .slot("D4", d4)
+        .slot("BLOCK", block)
 }
 
 /// Forward: the output [B, T, C] and the log-sum-exp per row [B·H·T].
 pub(super) fn forward(
     gpu: &Rc<Gpu>,
-    d4: usize,
+    plan: Plan,
     params: &[u32],
     (batch, heads, t): (usize, usize, usize),
     qkv: [&Tensor; 3],
@@ -59,7 +88,8 @@ pub(super) fn forward(
     let k = kernel(
         "attention_tiled",
         include_str!("../../shaders/attention_tiled.wgsl"),
-        d4,
+        plan.d4,
+        plan.blocks[0],
     );
     let groups = [t.div_ceil(ROWS) as u32, (batch * heads) as u32, 1];
     launch(
@@ -76,7 +106,7 @@ pub(super) fn forward(
 #[allow(clippy::too_many_arguments)]
 pub(super) fn backward(
     gpu: &Rc<Gpu>,
-    d4: usize,
+    plan: Plan,
     params: &[u32],
     (batch, heads, t): (usize, usize, usize),
     [q, k, v]: [&Tensor; 3],
@@ -89,7 +119,8 @@ pub(super) fn backward(
     let kdq = kernel(
         "attention_tiled_dq",
         include_str!("../../shaders/attention_tiled_dq.wgsl"),
-        d4,
+        plan.d4,
+        plan.blocks[1],
     );
     let mut first = launch(
         gpu,
@@ -110,7 +141,8 @@ pub(super) fn backward(
         let kernel = kernel(
             "attention_tiled_dkv",
             include_str!("../../shaders/attention_tiled_dkv.wgsl"),
-            d4,
+            plan.d4,
+            plan.blocks[2],
         )
         .slot("GRAD_K", grad_k);
         let mut out = launch(
