@@ -5,8 +5,8 @@
 struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
 @group(0) @binding(0) var<uniform> p: Params;
 
-// Rows (queries or keys) per workgroup, a thread each, and rows per staged block: as many as
-// the device's workgroup memory holds, 64 or 32 (src/ops/attention_tiled.rs).
+// Rows (queries or keys) per workgroup, a thread each, and rows per staged block (chosen by
+// src/ops/attention_tiled.rs).
 const ROWS: u32 = 64u;
 const BLOCK: u32 = {{BLOCK}}u;
 const D4: u32 = {{D4}}u;

@@ -13,44 +13,32 @@ const ROWS: usize = 64;
 /// Widest head kept in registers: three vectors of 64 floats per thread.
 const MAX_HEAD_VECS: usize = 16;
 
-/// How the tiled kernels run one attention: the head's width in vec4s and, per kernel
-/// (forward, dq, dk/dv), the rows staged per block.
+/// How the tiled kernels run one attention: the head's width in vec4s and the rows staged
+/// per block.
 #[derive(Clone, Copy)]
 pub(super) struct Plan {
     d4: usize,
-    blocks: [usize; 3],
+    block: usize,
 }
 
 /// The plan when the tiled kernels can run: a real GPU, a head width that is a multiple of 4
-/// and at most 64, and workgroup memory for blocks of at least 32 rows. Otherwise the row
-/// kernels of shaders/attention*.wgsl run.
+/// and at most 64, and workgroup memory for the blocks. Otherwise the row kernels of
+/// shaders/attention*.wgsl run.
 pub(super) fn plan(gpu: &Gpu, d: usize, batch_heads: usize) -> Option<Plan> {
     let d4 = d / 4;
     let limits = gpu.limits();
-    if gpu.is_cpu_emulated()
-        || d % 4 != 0
-        || !(1..=MAX_HEAD_VECS).contains(&d4)
-        || batch_heads as u64 > limits.max_compute_workgroups_per_dimension as u64
-    {
-        return None;
-    }
-    // Workgroup bytes per kernel for blocks of b rows: two blocks of the head's vectors, plus
-    // the scores (forward) or the rows' lse and delta (dk/dv).
-    let blocks_of = |b: usize| 2 * b * d4 * 16;
-    let bytes: [&dyn Fn(usize) -> usize; 3] =
-        [&|b| blocks_of(b) + b / 4 * ROWS * 16, &blocks_of, &|b| {
-            blocks_of(b) + 2 * b * 4
-        }];
-    // Larger blocks mean fewer barriers and staging rounds per row (on an H100, blocks of 16
-    // made the key-side kernels ~1.8× as slow as 32): 64 when it fits, else 32.
-    let fits = |b: &usize, kernel: usize| {
-        bytes[kernel](*b) as u64 <= limits.max_compute_workgroup_storage_size as u64
-    };
-    let mut blocks = [0; 3];
-    for (kernel, block) in blocks.iter_mut().enumerate() {
-        *block = [64, 32].into_iter().find(|b| fits(b, kernel))?;
-    }
-    Some(Plan { d4, blocks })
+    // Blocks of 32 rows: on an H100 blocks of 64 made every kernel 1.5-1.7× as slow (more
+    // workgroup memory, fewer workgroups at once) and blocks of 16 the backward ones ~1.3-1.8×.
+    let block = 32;
+    // The forward kernel's workgroup memory, the most of the three: key and value blocks and
+    // each row's scores for a block.
+    let bytes = 2 * block * d4 * 16 + block / 4 * ROWS * 16;
+    let usable = !gpu.is_cpu_emulated()
+        && d % 4 == 0
+        && (1..=MAX_HEAD_VECS).contains(&d4)
+        && bytes as u64 <= limits.max_compute_workgroup_storage_size as u64
+        && batch_heads as u64 <= limits.max_compute_workgroups_per_dimension as u64;
+    usable.then_some(Plan { d4, block })
 }
 
 /// `source` with each line that holds `$` repeated for $ = 0..d4.
@@ -89,7 +77,7 @@ pub(super) fn forward(
         "attention_tiled",
         include_str!("../../shaders/attention_tiled.wgsl"),
         plan.d4,
-        plan.blocks[0],
+        plan.block,
     );
     let groups = [t.div_ceil(ROWS) as u32, (batch * heads) as u32, 1];
     launch(
@@ -120,7 +108,7 @@ pub(super) fn backward(
         "attention_tiled_dq",
         include_str!("../../shaders/attention_tiled_dq.wgsl"),
         plan.d4,
-        plan.blocks[1],
+        plan.block,
     );
     let mut first = launch(
         gpu,
@@ -142,7 +130,7 @@ pub(super) fn backward(
             "attention_tiled_dkv",
             include_str!("../../shaders/attention_tiled_dkv.wgsl"),
             plan.d4,
-            plan.blocks[2],
+            plan.block,
         )
         .slot("GRAD_K", grad_k);
         let mut out = launch(
