@@ -16,8 +16,10 @@
 const DEPTH: u32 = 16u;
 const VEC4: bool = {{VEC4}};
 
-var<workgroup> a_tile: array<vec4<f32>, 512>; // [k][32 groups of 4 rows]
-var<workgroup> b_tile: array<vec4<f32>, 512>; // [k][32 groups of 4 columns]
+// [k][32 groups of 4 rows] and [k][32 groups of 4 columns]: two indices, so that the bounds
+// check on the group is the same at every depth and leaves the inner loop.
+var<workgroup> a_tile: array<array<vec4<f32>, 32>, DEPTH>;
+var<workgroup> b_tile: array<array<vec4<f32>, 32>, DEPTH>;
 
 // op(A)[row, kk] and op(B)[kk, col] one value at a time, 0 past the edges.
 fn load_a(base: u32, row: u32, kk: u32) -> f32 {
@@ -67,14 +69,14 @@ fn fetch_a(base: u32, row0: u32, k0: u32, s: u32) -> vec4<f32> {
 fn put_a(s: u32, v: vec4<f32>) {
     if (VEC4 && !TA) {
         let r = s / 4u;
-        let at = (s % 4u) * 4u * 32u + r / 4u;
-        a_tile[at][r % 4u] = v.x;
-        a_tile[at + 32u][r % 4u] = v.y;
-        a_tile[at + 64u][r % 4u] = v.z;
-        a_tile[at + 96u][r % 4u] = v.w;
+        let kk = (s % 4u) * 4u;
+        a_tile[kk][r / 4u][r % 4u] = v.x;
+        a_tile[kk + 1u][r / 4u][r % 4u] = v.y;
+        a_tile[kk + 2u][r / 4u][r % 4u] = v.z;
+        a_tile[kk + 3u][r / 4u][r % 4u] = v.w;
         return;
     }
-    a_tile[slot_depth(s, !TA) * 32u + slot_group(s, !TA)] = v;
+    a_tile[slot_depth(s, !TA)][slot_group(s, !TA)] = v;
 }
 
 // The same for B, whose tile holds 4 columns at one depth; with VEC4 and B stored [N, K] the
@@ -101,14 +103,14 @@ fn fetch_b(base: u32, col0: u32, k0: u32, s: u32) -> vec4<f32> {
 fn put_b(s: u32, v: vec4<f32>) {
     if (VEC4 && TB) {
         let cc = s / 4u;
-        let at = (s % 4u) * 4u * 32u + cc / 4u;
-        b_tile[at][cc % 4u] = v.x;
-        b_tile[at + 32u][cc % 4u] = v.y;
-        b_tile[at + 64u][cc % 4u] = v.z;
-        b_tile[at + 96u][cc % 4u] = v.w;
+        let kk = (s % 4u) * 4u;
+        b_tile[kk][cc / 4u][cc % 4u] = v.x;
+        b_tile[kk + 1u][cc / 4u][cc % 4u] = v.y;
+        b_tile[kk + 2u][cc / 4u][cc % 4u] = v.z;
+        b_tile[kk + 3u][cc / 4u][cc % 4u] = v.w;
         return;
     }
-    b_tile[slot_depth(s, TB) * 32u + slot_group(s, TB)] = v;
+    b_tile[slot_depth(s, TB)][slot_group(s, TB)] = v;
 }
 
 @compute @workgroup_size(16, 16)
@@ -153,10 +155,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             b1n = fetch_b(b_base, col0, k0 + DEPTH, tid + 256u);
         }
         for (var kk = 0u; kk < DEPTH; kk++) {
-            let a0 = a_tile[kk * 32u + lid.y];
-            let a1 = a_tile[kk * 32u + 16u + lid.y];
-            let b0 = b_tile[kk * 32u + lid.x];
-            let b1 = b_tile[kk * 32u + 16u + lid.x];
+            let a0 = a_tile[kk][lid.y];
+            let a1 = a_tile[kk][16u + lid.y];
+            let b0 = b_tile[kk][lid.x];
+            let b1 = b_tile[kk][16u + lid.x];
             c00 += a0.x * b0;
             c01 += a0.x * b1;
             c10 += a0.y * b0;
