@@ -4,6 +4,7 @@
 // coalesced vec4 loads and read back as broadcasts (all threads read the same key). A thread
 // keeps its query, its output and a running max and sum in registers, so the T×T scores never
 // reach memory. Same bindings as attention.wgsl, as vec4s: the head width is a multiple of 4.
+// Parameters as attention_tiled_common.wgsl says.
 
 //#include attention_tiled_common
 
@@ -32,11 +33,10 @@ var<workgroup> scores: array<vec4<f32>, KEYS / 4u * ROWS>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let b = wid.y / p.heads;
     let h = wid.y % p.heads;
-    let c4 = p.c / 4u;
     let i0 = wid.x * ROWS;
     let i = i0 + lid;
-    let row_at = (b * p.t + min(i, p.t - 1u)) * c4 + h * D4;
-    let q$ = q[row_at + $u] * p.scale;
+    let q_at = in_at(b, i, h, p.q_off4);
+    let q$ = q[q_at + $u] * p.scale;
     var o$ = vec4<f32>(0.0);
     var m = MASKED;
     var l = 0.0;
@@ -44,9 +44,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     for (var j0 = 0u; j0 < keys; j0 += KEYS) {
         workgroupBarrier();
         for (var s = lid; s < KEYS * D4; s += ROWS) {
-            let at = (b * p.t + min(j0 + s / D4, p.t - 1u)) * c4 + h * D4 + s % D4;
-            k_tile[s] = k[at];
-            v_tile[s] = v[at];
+            let j = j0 + s / D4;
+            k_tile[s] = k[in_at(b, j, h, p.k_off4) + s % D4];
+            v_tile[s] = v[in_at(b, j, h, p.v_off4) + s % D4];
         }
         workgroupBarrier();
         // Scores of this block, masked above the diagonal, and their max.
@@ -80,6 +80,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
     if (i >= p.t) { return; }
+    let row_at = out_at(b, i, h);
     out[row_at + $u] = o$ / l;
     lse[wid.y * p.t + i] = m + log(l);
 }

@@ -27,19 +27,19 @@ var<workgroup> delta_tile: array<vec4<f32>, QUERIES / 4u>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let b = wid.y / p.heads;
     let h = wid.y % p.heads;
-    let c4 = p.c / 4u;
     let j0 = wid.x * ROWS;
     let j = j0 + lid;
-    let row_at = (b * p.t + min(j, p.t - 1u)) * c4 + h * D4;
-    let k$ = k[row_at + $u] * p.scale;
-    let v$ = v[row_at + $u];
+    let k_at = in_at(b, j, h, p.k_off4);
+    let v_at = in_at(b, j, h, p.v_off4);
+    let k$ = k[k_at + $u] * p.scale;
+    let v$ = v[v_at + $u];
     var acc$ = vec4<f32>(0.0);
     for (var i0 = j0; i0 < p.t; i0 += QUERIES) {
         workgroupBarrier();
         for (var s = lid; s < QUERIES * D4; s += ROWS) {
-            let at = (b * p.t + min(i0 + s / D4, p.t - 1u)) * c4 + h * D4 + s % D4;
-            q_tile[s] = q[at];
-            g_tile[s] = dout[at];
+            let i = i0 + s / D4;
+            q_tile[s] = q[in_at(b, i, h, p.q_off4) + s % D4];
+            g_tile[s] = dout[out_at(b, i, h) + s % D4];
         }
         if (lid < QUERIES) {
             let r = wid.y * p.t + min(i0 + lid, p.t - 1u);
@@ -70,5 +70,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
     if (j >= p.t) { return; }
+    let row_at = out_at(b, j, h);
     grad[row_at + $u] = acc$ * select(1.0, p.scale, GRAD_K);
 }

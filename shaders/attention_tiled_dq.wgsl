@@ -23,12 +23,12 @@ var<workgroup> v_tile: array<vec4<f32>, KEYS * D4>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let b = wid.y / p.heads;
     let h = wid.y % p.heads;
-    let c4 = p.c / 4u;
     let i0 = wid.x * ROWS;
     let i = i0 + lid;
     let row = wid.y * p.t + min(i, p.t - 1u);
-    let row_at = (b * p.t + min(i, p.t - 1u)) * c4 + h * D4;
-    let q$ = q[row_at + $u] * p.scale;
+    let row_at = out_at(b, i, h);
+    let q_at = in_at(b, i, h, p.q_off4);
+    let q$ = q[q_at + $u] * p.scale;
     let g$ = dout[row_at + $u];
     var dlt = 0.0;
     dlt += dot(g$, o[row_at + $u]);
@@ -38,9 +38,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     for (var j0 = 0u; j0 < keys; j0 += KEYS) {
         workgroupBarrier();
         for (var s = lid; s < KEYS * D4; s += ROWS) {
-            let at = (b * p.t + min(j0 + s / D4, p.t - 1u)) * c4 + h * D4 + s % D4;
-            k_tile[s] = k[at];
-            v_tile[s] = v[at];
+            let j = j0 + s / D4;
+            k_tile[s] = k[in_at(b, j, h, p.k_off4) + s % D4];
+            v_tile[s] = v[in_at(b, j, h, p.v_off4) + s % D4];
         }
         workgroupBarrier();
         for (var jj = 0u; jj < KEYS; jj += 4u) {

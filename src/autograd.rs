@@ -80,6 +80,11 @@ pub(crate) enum Op {
         heads: usize,
         lse: Tensor,
     },
+    AttentionPacked {
+        qkv: Tensor,
+        heads: usize,
+        lse: Tensor,
+    },
     Conv2d {
         x: Tensor,
         weight: Tensor,
@@ -120,6 +125,7 @@ impl Op {
                 x, weight, bias, ..
             } => vec![x, weight, bias],
             Attention { q, k, v, .. } => vec![q, k, v],
+            AttentionPacked { qkv, .. } => vec![qkv],
             Conv2d {
                 x, weight, bias, ..
             } => {
@@ -160,6 +166,9 @@ impl Op {
                 heads,
                 lse,
             } => ops::attention_backward(q, k, v, out, lse, *heads, g),
+            AttentionPacked { qkv, heads, lse } => {
+                ops::attention_packed_backward(qkv, out, lse, *heads, g)
+            }
             Conv2d {
                 x,
                 weight,

@@ -108,6 +108,23 @@ fn causal_attention_matches_cpu() {
 }
 
 #[test]
+fn packed_attention_matches_cpu() {
+    run(async {
+        // q, k and v side by side in one [B, T, 3C] tensor, read in place by the tiled GPU
+        // kernels (heads of 8 and of 64, ragged blocks), sliced out elsewhere.
+        for (b, t, c, h) in [(2, 37, 24, 3), (1, 70, 128, 2)] {
+            check_op(
+                &format!("packed attention t={t} c={c}"),
+                &[input(&[b, t, 3 * c], 4)],
+                1e-4,
+                |_, x| x[0].attention_packed(h),
+            )
+            .await;
+        }
+    });
+}
+
+#[test]
 fn attention_masks_the_future() {
     run(async {
         let gpu = common::gpu().await;

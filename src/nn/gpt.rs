@@ -81,14 +81,9 @@ impl Block {
     }
 
     fn forward(&self, x: &Tensor, heads: usize) -> Result<Tensor> {
-        let c = x.shape()[2];
+        // q, k and v side by side, read in place by the attention.
         let qkv = self.qkv.forward(&self.ln1.forward(x)?)?;
-        let (q, k, v) = (
-            qkv.slice(2, 0, c)?,
-            qkv.slice(2, c, c)?,
-            qkv.slice(2, 2 * c, c)?,
-        );
-        let x = x.add(&self.proj.forward(&q.attention(&k, &v, heads)?)?)?;
+        let x = x.add(&self.proj.forward(&qkv.attention_packed(heads)?)?)?;
         let h = self.fc.forward(&self.ln2.forward(&x)?)?.gelu()?;
         x.add(&self.fc_proj.forward(&h)?)
     }

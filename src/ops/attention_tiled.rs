@@ -65,11 +65,26 @@ fn kernel(family: &'static str, source: &'static str, d4: usize, block: usize) -
         .slot("BLOCK", block)
 }
 
-/// Forward: the output [B, T, C] and the log-sum-exp per row [B·H·T].
+/// The kernels' parameters: the attention's (batch, t, c, heads, d, scale), then where q, k
+/// and v are, in vec4s: their row stride and column offsets. `packed`: the three are columns
+/// of one [B, T, 3C] tensor; else each is its own [B, T, C] tensor.
+fn layout(params: &[u32], packed: bool) -> Vec<u32> {
+    let c4 = params[2] / 4;
+    let mut all = params.to_vec();
+    if packed {
+        all.extend([3 * c4, 0, c4, 2 * c4]);
+    } else {
+        all.extend([c4, 0, 0, 0]);
+    }
+    all
+}
+
+/// Forward: the output [B, T, C] and the log-sum-exp per row [B·H·T]. With `packed`, the
+/// three inputs are one [B, T, 3C] tensor (see `layout`).
 pub(super) fn forward(
     gpu: &Rc<Gpu>,
     plan: Plan,
-    params: &[u32],
+    (params, packed): (&[u32], bool),
     (batch, heads, t): (usize, usize, usize),
     qkv: [&Tensor; 3],
 ) -> Result<Vec<PooledBuffer>> {
@@ -80,22 +95,23 @@ pub(super) fn forward(
         plan.block,
     );
     let groups = [t.div_ceil(ROWS) as u32, (batch * heads) as u32, 1];
+    let c = params[2] as usize;
     launch(
         gpu,
         &k,
-        params,
+        &layout(params, packed),
         &qkv,
-        &[qkv[0].numel(), batch * heads * t],
+        &[batch * t * c, batch * heads * t],
         groups,
     )
 }
 
-/// Backward: dq, dk and dv, each [B, T, C].
+/// Backward: dq, dk and dv, each [B, T, C], whatever the inputs' layout.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn backward(
     gpu: &Rc<Gpu>,
     plan: Plan,
-    params: &[u32],
+    (params, packed): (&[u32], bool),
     (batch, heads, t): (usize, usize, usize),
     [q, k, v]: [&Tensor; 3],
     out: &Tensor,
@@ -104,6 +120,7 @@ pub(super) fn backward(
 ) -> Result<[PooledBuffer; 3]> {
     let groups = [t.div_ceil(ROWS) as u32, (batch * heads) as u32, 1];
     let rows = batch * heads * t;
+    let params = &layout(params, packed);
     let kdq = kernel(
         "attention_tiled_dq",
         include_str!("../../shaders/attention_tiled_dq.wgsl"),
@@ -115,7 +132,7 @@ pub(super) fn backward(
         &kdq,
         params,
         &[q, k, v, out, g, lse],
-        &[q.numel(), rows],
+        &[g.numel(), rows],
         groups,
     )?;
     let delta = Tensor::from_storage(
@@ -138,7 +155,7 @@ pub(super) fn backward(
             &kernel,
             params,
             &[q, k, v, g, lse, &delta],
-            &[q.numel()],
+            &[g.numel()],
             groups,
         )?;
         Ok(out.pop().expect("one output"))

@@ -18,7 +18,7 @@ mod shape;
 mod softmax;
 mod unary;
 
-pub(crate) use attention::attention_backward;
+pub(crate) use attention::{attention_backward, attention_packed_backward};
 pub(crate) use binary::binary_backward;
 pub use binary::Binary;
 pub(crate) use conv::conv2d_backward;
