@@ -34,7 +34,7 @@ fn matmul_with_many_tiles_uses_the_large_tile_kernel_correctly() {
     run(async {
         // 32 × 2 × 2 tiles of 128 reach the large-tile kernel; 129 and 131 leave ragged edges
         // and odd rows (values fetched one by one); 132 and 136 leave ragged edges with rows a
-        // multiple of 4 long (fetched as vec4s, in every layout); depth 20 is a slice and a bit.
+        // multiple of 4 long (fetched as vec4s, in every layout); depth 44 is a slice of 32 and a bit.
         let cases = [
             (129, 131, false, false),
             (129, 131, true, true),
@@ -44,10 +44,10 @@ fn matmul_with_many_tiles_uses_the_large_tile_kernel_correctly() {
             (132, 136, true, true),
         ];
         for (m, n, ta, tb) in cases {
-            let a = input(&stored(m, 20, ta, &[32]), 1);
-            let b = input(&stored(20, n, tb, &[32]), 2);
+            let a = input(&stored(m, 44, ta, &[32]), 1);
+            let b = input(&stored(44, n, tb, &[32]), 2);
             check_op(
-                &format!("large matmul {m}x20x{n} ta={ta} tb={tb}"),
+                &format!("large matmul {m}x44x{n} ta={ta} tb={tb}"),
                 &[a, b],
                 1e-4,
                 |_, t| t[0].matmul_t(&t[1], ta, tb),
