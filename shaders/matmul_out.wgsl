@@ -1,6 +1,7 @@
-// What every matmul kernel shares: C = op(A) · op(B) batched, op = transpose when TA / TB
-// (read in place), its parameters, its output and the edge-safe store. The inputs A and B are
-// bindings 1 and 2, declared by matmul_io.wgsl (as f32s) or by the kernel itself.
+// What every matmul kernel shares: C = op(A) · op(B) (+ a bias per column) batched, op =
+// transpose when TA / TB (read in place), its parameters, its output and the edge-safe store.
+// The inputs A and B are bindings 1 and 2, declared by matmul_io.wgsl (as f32s) or by the
+// kernel itself; the bias, if any, is binding 3 and C follows the inputs (OUT).
 
 struct Params {
     m: u32,
@@ -10,14 +11,17 @@ struct Params {
     b_batch_stride: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+@group(0) @binding({{OUT}}) var<storage, read_write> c: array<f32>;
+
+//#include {{BIAS}}
 
 const TA: bool = {{TA}};
 const TB: bool = {{TB}};
 
-// C[row, col..col + 4] = v, masked at the edges.
-fn store(base: u32, row: u32, col: u32, v: vec4<f32>) {
+// C[row, col..col + 4] = product + bias, masked at the edges.
+fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
     if (row >= p.m) { return; }
+    let v = product + bias4(col);
     let at = base + row * p.n + col;
     if (col < p.n) { c[at] = v.x; }
     if (col + 1u < p.n) { c[at + 1u] = v.y; }

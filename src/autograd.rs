@@ -33,6 +33,8 @@ pub(crate) enum Op {
         b: Tensor,
         ta: bool,
         tb: bool,
+        /// Added to every row as the product is stored (Tensor::linear).
+        bias: Option<Tensor>,
     },
     SumAxis {
         x: Tensor,
@@ -119,7 +121,8 @@ impl Op {
             Dropout { x, .. } | CrossEntropy { logits: x, .. } | Embedding { weight: x, .. } => {
                 vec![x]
             }
-            Binary(_, a, b) | MatMul { a, b, .. } => vec![a, b],
+            Binary(_, a, b) => vec![a, b],
+            MatMul { a, b, bias, .. } => [a, b].into_iter().chain(bias).collect(),
             Concat { xs, .. } => xs.iter().collect(),
             LayerNorm {
                 x, weight, bias, ..
@@ -142,7 +145,9 @@ impl Op {
         match self {
             Unary(kind, x) => Ok(vec![ops::unary_backward(*kind, x, out, g)?]),
             Binary(kind, a, b) => ops::binary_backward(*kind, a, b, out, g),
-            MatMul { a, b, ta, tb } => ops::matmul_backward(a, b, *ta, *tb, g),
+            MatMul { a, b, ta, tb, bias } => {
+                ops::matmul_backward(a, b, (*ta, *tb), bias.as_ref(), g)
+            }
             SumAxis { x } => Ok(vec![g.expand(x.shape())?]),
             MaxAxis { x, axis, argmax } => Ok(vec![ops::max_backward(x, *axis, argmax, g)?]),
             Reshape(x) => Ok(vec![g.reshape(x.shape())?]),

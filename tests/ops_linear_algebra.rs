@@ -107,6 +107,32 @@ fn matmul_broadcasts_batches() {
 }
 
 #[test]
+fn linear_adds_its_bias_as_it_stores() {
+    run(async {
+        // Each matmul kernel: emulated-GPU, 64 × 64 tiles, and 128 × 128 tiles (64 × 2 tiles,
+        // rows a multiple of 4 long or not), columns ragged at the tile edges.
+        for (rows, k, n) in [(5, 7, 9), (8192, 12, 131), (8192, 13, 130)] {
+            let ins = [
+                input(&[2, rows / 2, k], 1),
+                input(&[n, k], 2),
+                input(&[n], 3),
+            ];
+            check_op(&format!("linear {rows}x{k}x{n}"), &ins, 1e-4, |_, t| {
+                t[0].linear(&t[1], Some(&t[2]))
+            })
+            .await;
+        }
+        let gpu = common::gpu().await;
+        let x = Tensor::zeros(&[3, 4], &gpu).unwrap();
+        let w = Tensor::zeros(&[5, 4], &gpu).unwrap();
+        let err = x
+            .linear(&w, Some(&Tensor::zeros(&[4], &gpu).unwrap()))
+            .unwrap_err();
+        assert!(err.to_string().contains("must be [5]"), "{err}");
+    });
+}
+
+#[test]
 fn matmul_rejects_mismatched_inner_sizes() {
     run(async {
         let gpu = common::gpu().await;

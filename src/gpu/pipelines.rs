@@ -7,10 +7,18 @@ use std::rc::Rc;
 /// Shared pieces of shaders, pasted where a shader says `//#include NAME`. `rowwise` is
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it.
-const INCLUDES: [(&str, &str); 4] = [
+const INCLUDES: [(&str, &str); 6] = [
     ("math", include_str!("../../shaders/math.wgsl")),
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
+    (
+        "matmul_bias",
+        include_str!("../../shaders/matmul_bias.wgsl"),
+    ),
+    (
+        "matmul_no_bias",
+        include_str!("../../shaders/matmul_no_bias.wgsl"),
+    ),
     (
         "attention_tiled_common",
         include_str!("../../shaders/attention_tiled_common.wgsl"),
@@ -62,11 +70,14 @@ impl Kernel {
             .any(|(k, v)| *k == "ROWWISE" && v == "serial");
         let rowwise = if serial { ROWWISE_SERIAL } else { ROWWISE };
         let mut text = self.source.replace("//#include rowwise", rowwise);
-        for (name, body) in INCLUDES {
-            text = text.replace(&format!("//#include {name}"), body);
-        }
-        for (name, value) in &self.slots {
-            text = text.replace(&format!("{{{{{name}}}}}"), value);
+        // Twice: a slot may name an include (`//#include {{BIAS}}`), and includes hold slots.
+        for _ in 0..2 {
+            for (name, body) in INCLUDES {
+                text = text.replace(&format!("//#include {name}"), body);
+            }
+            for (name, value) in &self.slots {
+                text = text.replace(&format!("{{{{{name}}}}}"), value);
+            }
         }
         text
     }

@@ -23,11 +23,7 @@ impl Linear {
     }
 
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let y = x.matmul_t(&self.weight, false, true)?;
-        match &self.bias {
-            Some(b) => y.add(b),
-            None => Ok(y),
-        }
+        x.linear(&self.weight, self.bias.as_ref())
     }
 }
 

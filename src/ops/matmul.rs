@@ -73,6 +73,27 @@ fn vec4_buffers(xs: &[&Tensor], op: &'static str) -> Result<bool> {
 
 /// op(a) · op(b) over broadcast batch dimensions.
 pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<Tensor> {
+    product(a, b, (ta, tb), None)
+}
+
+/// The slots every matmul kernel takes (shaders/matmul_out.wgsl): whether a bias is bound
+/// (as input 3, before C) and where C is.
+fn out_slots(kernel: Kernel, bias: bool) -> Kernel {
+    if bias {
+        kernel.slot("BIAS", "matmul_bias").slot("OUT", 4)
+    } else {
+        kernel.slot("BIAS", "matmul_no_bias").slot("OUT", 3)
+    }
+}
+
+/// op(a) · op(b) over broadcast batch dimensions, plus `bias` ([N]) on every row if given,
+/// added as C is stored.
+fn product(
+    a: &Tensor,
+    b: &Tensor,
+    (ta, tb): (bool, bool),
+    bias: Option<&Tensor>,
+) -> Result<Tensor> {
     let name = "matmul";
     a.expect_dtype(name, DType::F32)?;
     b.expect_dtype(name, DType::F32)?;
@@ -95,6 +116,18 @@ pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<T
             why: format!("inner sizes {k} and {k2} differ"),
         });
     }
+    if let Some(bias) = bias {
+        bias.expect_dtype(name, DType::F32)?;
+        a.same_device(name, bias)?;
+        if bias.shape() != [n] {
+            return Err(Error::Shape {
+                op: name,
+                a: vec![m, n],
+                b: bias.shape().to_vec(),
+                why: format!("a bias for {n} columns must be [{n}]"),
+            });
+        }
+    }
     let batch = super::broadcast_shapes(name, batch_shape(a), batch_shape(b))?;
     let nb = numel(&batch);
     // A batch of one broadcasts for free (stride 0); other broadcasts are materialised.
@@ -111,7 +144,7 @@ pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<T
     let (b_full, sb) = operand(b)?;
     let storage = match gpu_of(a.device()) {
         None => {
-            let c = cpu_matmul(
+            let mut c = cpu_matmul(
                 &a_full.host_f64(name)?,
                 &b_full.host_f64(name)?,
                 (m, n, k),
@@ -120,6 +153,10 @@ pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<T
                 (sa, sb),
                 nb,
             );
+            if let Some(bias) = bias {
+                let bv = bias.host_f64(name)?;
+                c.iter_mut().enumerate().for_each(|(i, x)| *x += bv[i % n]);
+            }
             Storage::Host(Host::F(c))
         }
         Some(gpu) => {
@@ -162,16 +199,11 @@ pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<T
                     max: max as u64,
                 });
             }
-            let kernel = kernel.slot("TA", ta).slot("TB", tb);
+            let kernel = out_slots(kernel.slot("TA", ta).slot("TB", tb), bias.is_some());
             let params = [m as u32, n as u32, k as u32, sa as u32, sb as u32];
-            launch1(
-                gpu,
-                &kernel,
-                &params,
-                &[&a_full, &b_full],
-                nb * m * n,
-                groups,
-            )?
+            let mut inputs = vec![&a_full, &b_full];
+            inputs.extend(bias);
+            launch1(gpu, &kernel, &params, &inputs, nb * m * n, groups)?
         }
     };
     let mut shape = batch;
@@ -181,6 +213,7 @@ pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<T
         b: b.clone(),
         ta,
         tb,
+        bias: bias.cloned(),
     };
     Ok(Tensor::from_op(shape, DType::F32, a.device(), storage, op))
 }
@@ -211,11 +244,12 @@ fn matmul_split_k(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 }
 
 /// Gradients of op(a) · op(b) with respect to a and b.
+/// Gradients of op(a) · op(b) (+ bias) with respect to a, b and the bias if any.
 pub(crate) fn matmul_backward(
     a: &Tensor,
     b: &Tensor,
-    ta: bool,
-    tb: bool,
+    (ta, tb): (bool, bool),
+    bias: Option<&Tensor>,
     g: &Tensor,
 ) -> Result<Vec<Tensor>> {
     let da = if ta {
@@ -229,13 +263,33 @@ pub(crate) fn matmul_backward(
         (true, true) => matmul_raw(g, a, true, true)?,
         (true, false) => matmul_raw(a, g, false, false)?,
     };
-    Ok(vec![
-        da.sum_to_shape(a.shape())?,
-        db.sum_to_shape(b.shape())?,
-    ])
+    let mut grads = vec![da.sum_to_shape(a.shape())?, db.sum_to_shape(b.shape())?];
+    if let Some(bias) = bias {
+        grads.push(g.sum_to_shape(bias.shape())?);
+    }
+    Ok(grads)
 }
 
 impl Tensor {
+    /// A linear layer: self · weightᵀ + bias over the last dimension of self ([.., K] with
+    /// weight [N, K] and bias [N]), the bias added as the product is stored.
+    pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        if self.rank() < 2 || weight.rank() != 2 {
+            return Err(Error::Shape {
+                op: "linear",
+                a: self.shape().to_vec(),
+                b: weight.shape().to_vec(),
+                why: "the input needs 2 or more dimensions and the weight 2".into(),
+            });
+        }
+        let k = self.shape()[self.rank() - 1];
+        let rows = self.numel() / k.max(1);
+        let flat = product(&self.reshape(&[rows, k])?, weight, (false, true), bias)?;
+        let mut shape = self.shape().to_vec();
+        *shape.last_mut().expect("rank >= 2") = flat.shape()[1];
+        flat.reshape(&shape)
+    }
+
     /// Matrix product over the last two dimensions, batched over the others.
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
         self.matmul_t(other, false, false)
