@@ -7,14 +7,12 @@
 // Parameters as attention_tiled_common.wgsl says.
 
 //#include attention_tiled_common
+//#include attention_tiled_keys
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;
 
-const KEYS: u32 = BLOCK;
 const MASKED: f32 = -3.402823e38;
 
 // The four sums of four vectors' components: products are summed per component first, so that
@@ -24,8 +22,6 @@ fn sums(x: vec4<f32>, y: vec4<f32>, z: vec4<f32>, w: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(dot(x, one), dot(y, one), dot(z, one), dot(w, one));
 }
 
-var<workgroup> k_tile: array<vec4<f32>, KEYS * D4>;
-var<workgroup> v_tile: array<vec4<f32>, KEYS * D4>;
 // Each thread's scores for the block, 4 keys per vec4: [KEYS / 4][ROWS].
 var<workgroup> scores: array<vec4<f32>, KEYS / 4u * ROWS>;
 
@@ -42,13 +38,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var l = 0.0;
     let keys = min(i0 + ROWS, p.t);
     for (var j0 = 0u; j0 < keys; j0 += KEYS) {
-        workgroupBarrier();
-        for (var s = lid; s < KEYS * D4; s += ROWS) {
-            let j = j0 + s / D4;
-            k_tile[s] = k[in_at(b, j, h, p.k_off4) + s % D4];
-            v_tile[s] = v[in_at(b, j, h, p.v_off4) + s % D4];
-        }
-        workgroupBarrier();
+        stage_keys(b, h, j0, lid);
         // Scores of this block, masked above the diagonal, and their max.
         var block_max = m;
         for (var g = 0u; g < KEYS / 4u; g++) {

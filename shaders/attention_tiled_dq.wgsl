@@ -4,20 +4,16 @@
 // Same bindings as attention_dq.wgsl, as vec4s.
 
 //#include attention_tiled_common
+//#include attention_tiled_keys
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> o: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> dout: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read> lse: array<f32>;
 @group(0) @binding(7) var<storage, read_write> dq: array<vec4<f32>>;
 @group(0) @binding(8) var<storage, read_write> delta: array<f32>;
 
-const KEYS: u32 = BLOCK;
 
-var<workgroup> k_tile: array<vec4<f32>, KEYS * D4>;
-var<workgroup> v_tile: array<vec4<f32>, KEYS * D4>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -36,13 +32,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var acc$ = vec4<f32>(0.0);
     let keys = min(i0 + ROWS, p.t);
     for (var j0 = 0u; j0 < keys; j0 += KEYS) {
-        workgroupBarrier();
-        for (var s = lid; s < KEYS * D4; s += ROWS) {
-            let j = j0 + s / D4;
-            k_tile[s] = k[in_at(b, j, h, p.k_off4) + s % D4];
-            v_tile[s] = v[in_at(b, j, h, p.v_off4) + s % D4];
-        }
-        workgroupBarrier();
+        stage_keys(b, h, j0, lid);
         for (var jj = 0u; jj < KEYS; jj += 4u) {
             var s = vec4<f32>(0.0);
             var dp = vec4<f32>(0.0);

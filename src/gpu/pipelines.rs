@@ -7,7 +7,7 @@ use std::rc::Rc;
 /// Shared pieces of shaders, pasted where a shader says `//#include NAME`. `rowwise` is
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it.
-const INCLUDES: [(&str, &str); 6] = [
+const INCLUDES: [(&str, &str); 7] = [
     ("math", include_str!("../../shaders/math.wgsl")),
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
@@ -22,6 +22,10 @@ const INCLUDES: [(&str, &str); 6] = [
     (
         "attention_tiled_common",
         include_str!("../../shaders/attention_tiled_common.wgsl"),
+    ),
+    (
+        "attention_tiled_keys",
+        include_str!("../../shaders/attention_tiled_keys.wgsl"),
     ),
 ];
 const ROWWISE: &str = include_str!("../../shaders/rowwise.wgsl");

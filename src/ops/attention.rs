@@ -20,6 +20,22 @@ struct Dims {
 }
 
 impl Dims {
+    /// The sizes of [batch, t, c] split into `heads` heads, which must divide c.
+    fn new(batch: usize, t: usize, c: usize, heads: usize) -> Result<Dims> {
+        if heads == 0 || c % heads != 0 {
+            return Err(Error::Invalid {
+                op: "attention",
+                why: format!("{heads} heads do not divide {c} channels"),
+            });
+        }
+        Ok(Dims {
+            batch,
+            t,
+            c,
+            heads,
+            d: c / heads,
+        })
+    }
     fn scale(&self) -> f64 {
         1.0 / (self.d as f64).sqrt()
     }
@@ -57,20 +73,7 @@ fn dims(q: &Tensor, k: &Tensor, v: &Tensor, heads: usize) -> Result<Dims> {
             });
         }
     }
-    let (batch, t, c) = (q.shape()[0], q.shape()[1], q.shape()[2]);
-    if heads == 0 || c % heads != 0 {
-        return Err(Error::Invalid {
-            op: name,
-            why: format!("{heads} heads do not divide {c} channels"),
-        });
-    }
-    Ok(Dims {
-        batch,
-        t,
-        c,
-        heads,
-        d: c / heads,
-    })
+    Dims::new(q.shape()[0], q.shape()[1], q.shape()[2], heads)
 }
 
 /// Kernels keep a row of T scores (two in backward) in workgroup memory; sized by powers of
@@ -248,20 +251,7 @@ fn packed_dims(qkv: &Tensor, heads: usize) -> Result<Dims> {
             ),
         });
     }
-    let (batch, t, c) = (qkv.shape()[0], qkv.shape()[1], qkv.shape()[2] / 3);
-    if heads == 0 || c % heads != 0 {
-        return Err(Error::Invalid {
-            op: name,
-            why: format!("{heads} heads do not divide {c} channels"),
-        });
-    }
-    Ok(Dims {
-        batch,
-        t,
-        c,
-        heads,
-        d: c / heads,
-    })
+    Dims::new(qkv.shape()[0], qkv.shape()[1], qkv.shape()[2] / 3, heads)
 }
 
 /// q, k and v sliced out of a packed tensor, outside the graph.
