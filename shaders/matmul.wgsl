@@ -154,11 +154,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             b0n = fetch_b(b_base, col0, k0 + DEPTH, tid);
             b1n = fetch_b(b_base, col0, k0 + DEPTH, tid + 256u);
         }
-        for (var kk = 0u; kk < DEPTH; kk++) {
-            let a0 = a_tile[kk][lid.y];
-            let a1 = a_tile[kk][16u + lid.y];
-            let b0 = b_tile[kk][lid.x];
-            let b1 = b_tile[kk][16u + lid.x];
+        // The slice's 16 depths written out (src/ops/matmul.rs repeats the block), so that
+        // the tiles' depth index is a constant and needs no bounds check.
+        //#repeat 16
+        {
+            let a0 = a_tile[#u][lid.y];
+            let a1 = a_tile[#u][16u + lid.y];
+            let b0 = b_tile[#u][lid.x];
+            let b1 = b_tile[#u][16u + lid.x];
             c00 += a0.x * b0;
             c01 += a0.x * b1;
             c10 += a0.y * b0;
@@ -176,6 +179,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             c70 += a1.w * b0;
             c71 += a1.w * b1;
         }
+        //#end
         workgroupBarrier();
     }
 

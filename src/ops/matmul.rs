@@ -1,7 +1,7 @@
 //! Batched matrix multiplication with operands optionally transposed in place.
 
 use super::matmul_regs;
-use super::{gpu_of, launch1};
+use super::{generated_source, gpu_of, launch1, repeat_blocks};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
@@ -177,8 +177,10 @@ fn product(
                 // Rows that are a multiple of 4 long are fetched as vec4s.
                 let rows_of_4 =
                     (if ta { m } else { k }) % 4 == 0 && (if tb { k } else { n }) % 4 == 0;
-                let k = Kernel::new("matmul", include_str!("../../shaders/matmul.wgsl"), "main")
-                    .slot("VEC4", rows_of_4);
+                let source = generated_source("matmul", String::new(), || {
+                    repeat_blocks(include_str!("../../shaders/matmul.wgsl"))
+                });
+                let k = Kernel::new("matmul", source, "main").slot("VEC4", rows_of_4);
                 (
                     k,
                     [n.div_ceil(128) as u32, m.div_ceil(128) as u32, nb as u32],
