@@ -3,6 +3,7 @@
 //! the reference in f64.
 
 mod attention;
+mod attention_packed;
 mod attention_tiled;
 mod binary;
 mod conv;
@@ -18,7 +19,8 @@ mod shape;
 mod softmax;
 mod unary;
 
-pub(crate) use attention::{attention_backward, attention_packed_backward};
+pub(crate) use attention::attention_backward;
+pub(crate) use attention_packed::attention_packed_backward;
 pub(crate) use binary::binary_backward;
 pub use binary::Binary;
 pub(crate) use conv::conv2d_backward;

@@ -1,0 +1,121 @@
+//! Causal attention over one packed [B, T, 3C] tensor holding q, k and v side by side, as one
+//! linear layer makes them: the tiled GPU kernels read the three in place and write their
+//! gradients side by side; elsewhere the three are sliced out and `attention` runs.
+
+use super::attention::{attention_backward, Dims};
+use super::{attention_tiled, gpu_of};
+use crate::autograd::Op;
+use crate::error::{Error, Result};
+use crate::tensor::{DType, Storage, Tensor};
+
+/// The sizes of attention over a packed [B, T, 3C] tensor (q, k and v side by side).
+fn packed_dims(qkv: &Tensor, heads: usize) -> Result<Dims> {
+    let name = "attention";
+    qkv.expect_dtype(name, DType::F32)?;
+    if qkv.rank() != 3 || qkv.shape()[2] % 3 != 0 {
+        return Err(Error::Invalid {
+            op: name,
+            why: format!(
+                "packed q, k and v must be [batch, time, 3 × channels], not {:?}",
+                qkv.shape()
+            ),
+        });
+    }
+    Dims::new(qkv.shape()[0], qkv.shape()[1], qkv.shape()[2] / 3, heads)
+}
+
+/// q, k and v sliced out of a packed tensor, outside the graph.
+fn unpack(qkv: &Tensor, c: usize) -> Result<[Tensor; 3]> {
+    Ok([
+        qkv.slice(2, 0, c)?.detach(),
+        qkv.slice(2, c, c)?.detach(),
+        qkv.slice(2, 2 * c, c)?.detach(),
+    ])
+}
+
+/// Gradient of the packed tensor: dq, dk and dv side by side.
+pub(crate) fn attention_packed_backward(
+    qkv: &Tensor,
+    out: &Tensor,
+    lse: &Tensor,
+    heads: usize,
+    g: &Tensor,
+) -> Result<Vec<Tensor>> {
+    let dm = packed_dims(qkv, heads)?;
+    let plan = gpu_of(qkv.device())
+        .and_then(|gpu| attention_tiled::plan(gpu, dm.d, dm.batch * dm.heads).map(|p| (gpu, p)));
+    let grads = match plan {
+        Some((gpu, plan)) => {
+            let grads = attention_tiled::backward(
+                gpu,
+                plan,
+                (&dm.params(), true),
+                (dm.batch, dm.heads, dm.t),
+                [qkv, qkv, qkv],
+                out,
+                lse,
+                g,
+            )?;
+            grads.map(|b| {
+                Tensor::from_storage(
+                    out.shape().to_vec(),
+                    DType::F32,
+                    qkv.device(),
+                    Storage::Gpu(b),
+                )
+            })
+        }
+        None => {
+            // The kernel set changed since the forward pass (tests switch it): the row kernels
+            // keep lse in the same layout.
+            let [q, k, v] = unpack(qkv, dm.c)?;
+            let mut grads = attention_backward(&q, &k, &v, out, lse, heads, g)?;
+            let dv = grads.pop().expect("three gradients");
+            let dk = grads.pop().expect("three gradients");
+            [grads.pop().expect("three gradients"), dk, dv]
+        }
+    };
+    Ok(vec![Tensor::concat(&grads, 2)?.detach()])
+}
+
+impl Tensor {
+    /// Causal self-attention over a packed [B, T, 3C] tensor that holds q, k and v side by side
+    /// (as one linear layer makes them): the same as slicing the three out and calling
+    /// `attention`, without the copies where the tiled GPU kernels run.
+    pub fn attention_packed(&self, heads: usize) -> Result<Tensor> {
+        let dm = packed_dims(self, heads)?;
+        let tiled = gpu_of(self.device()).and_then(|gpu| {
+            attention_tiled::plan(gpu, dm.d, dm.batch * dm.heads).map(|p| (gpu, p))
+        });
+        let Some((gpu, plan)) = tiled else {
+            let c = dm.c;
+            return self.slice(2, 0, c)?.attention(
+                &self.slice(2, c, c)?,
+                &self.slice(2, 2 * c, c)?,
+                heads,
+            );
+        };
+        let mut out = attention_tiled::forward(
+            gpu,
+            plan,
+            (&dm.params(), true),
+            (dm.batch, dm.heads, dm.t),
+            [self, self, self],
+        )?;
+        let lse = Storage::Gpu(out.pop().expect("two outputs"));
+        let lse = Tensor::from_storage(vec![dm.rows()], DType::F32, self.device(), lse);
+        let out = Storage::Gpu(out.pop().expect("two outputs"));
+        let op = Op::AttentionPacked {
+            qkv: self.clone(),
+            heads,
+            lse,
+        };
+        Ok(Tensor::from_op(
+            vec![dm.batch, dm.t, dm.c],
+            DType::F32,
+            self.device(),
+            out,
+            op,
+        ))
+    }
+}
