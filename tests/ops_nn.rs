@@ -121,6 +121,15 @@ fn packed_attention_matches_cpu() {
             )
             .await;
         }
+        let gpu = common::gpu().await;
+        let odd = Tensor::zeros(&[1, 4, 10], &gpu).unwrap();
+        let err = odd.attention_packed(1).unwrap_err();
+        assert!(err.to_string().contains("3 × channels"), "{err}");
+        let err = Tensor::zeros(&[1, 4, 12], &gpu)
+            .unwrap()
+            .attention_packed(3)
+            .unwrap_err();
+        assert!(err.to_string().contains("3 heads do not divide 4"), "{err}");
     });
 }
 
