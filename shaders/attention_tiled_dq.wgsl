@@ -13,8 +13,6 @@
 @group(0) @binding(7) var<storage, read_write> dq: array<vec4<f32>>;
 @group(0) @binding(8) var<storage, read_write> delta: array<f32>;
 
-
-
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let b = wid.y / p.heads;

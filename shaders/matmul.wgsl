@@ -13,6 +13,8 @@
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;
 
+// Depths per slice: the multiply below is written out this many times (//#repeat 16), so
+// change both together.
 const DEPTH: u32 = 16u;
 const VEC4: bool = {{VEC4}};
 

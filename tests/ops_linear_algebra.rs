@@ -3,7 +3,7 @@
 
 mod common;
 use common::{check_op, input, run};
-use webgrad::Tensor;
+use webgrad::{Device, Tensor};
 
 /// The stored shape of an operand that is used transposed.
 fn stored(rows: usize, cols: usize, t: bool, batch: &[usize]) -> Vec<usize> {
@@ -34,7 +34,7 @@ fn matmul_with_many_tiles_uses_the_large_tile_kernel_correctly() {
     run(async {
         // 32 × 2 × 2 tiles of 128 reach the large-tile kernel; 129 and 131 leave ragged edges
         // and odd rows (values fetched one by one); 132 and 136 leave ragged edges with rows a
-        // multiple of 4 long (fetched as vec4s, in every layout); depth 44 is a slice of 32 and a bit.
+        // multiple of 4 long (fetched as vec4s, in every layout); depth 44 is two slices of 16 and a ragged 12.
         let cases = [
             (129, 131, false, false),
             (129, 131, true, true),
@@ -177,6 +177,18 @@ fn reductions_match_cpu() {
             )
             .await;
         }
+        // Summing no rows gives zeros with either kernel set.
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("gpu() gives a GPU")
+        };
+        for emulated in [false, true] {
+            context.use_emulated_kernels(Some(emulated));
+            let empty = Tensor::zeros(&[0, 70], &gpu).unwrap();
+            let sums = empty.sum(0, false).unwrap().to_vec().await.unwrap();
+            assert_eq!(sums, vec![0.0; 70], "emulated kernels: {emulated}");
+        }
+        context.use_emulated_kernels(None);
         check_op("mean_all", &[input(&[3, 343], 5)], 1e-4, |_, t| {
             t[0].mean_all()
         })

@@ -134,6 +134,39 @@ fn packed_attention_matches_cpu() {
 }
 
 #[test]
+fn packed_attention_backward_survives_a_change_of_kernels() {
+    run(async {
+        // Forward on the tiled kernels, backward on the row kernels: both keep the softmax's
+        // log-sum-exp in the same layout, so the gradient still matches the CPU's.
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("gpu() gives a GPU")
+        };
+        let (shape, values) = ([2, 37, 72], common::uniform(2 * 37 * 72, -1.0, 1.0, 5));
+        let grad = |device: Device, switch: bool| {
+            let values = values.clone();
+            async move {
+                let x = Tensor::from_f64(values, &shape, &device)
+                    .unwrap()
+                    .with_grad();
+                let y = x.attention_packed(3).unwrap();
+                let loss = y.mul(&y).unwrap().sum_all().unwrap();
+                if switch {
+                    context.use_emulated_kernels(Some(true));
+                }
+                let grads = loss.backward().unwrap();
+                grads.get(&x).unwrap().to_vec_f64().await.unwrap()
+            }
+        };
+        let want = grad(Device::Cpu, false).await;
+        context.use_emulated_kernels(Some(false));
+        let got = grad(gpu.clone(), true).await;
+        context.use_emulated_kernels(None);
+        common::assert_close("packed attention gradient", &got, &want, 1e-4);
+    });
+}
+
+#[test]
 fn attention_masks_the_future() {
     run(async {
         let gpu = common::gpu().await;

@@ -3,6 +3,8 @@
 //! timestamps where the adapter has timestamp queries, else the wall time around the submit.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Default)]
@@ -96,13 +98,22 @@ impl PassTimer {
 
     /// The last resolved pass's duration, once the GPU is idle (native only).
     pub fn read(&self, device: &wgpu::Device) -> Option<Duration> {
-        self.readable.map_async(wgpu::MapMode::Read, .., |_| {});
+        let mapped = Arc::new(AtomicBool::new(false));
+        let done = mapped.clone();
+        self.readable.map_async(wgpu::MapMode::Read, .., move |r| {
+            done.store(r.is_ok(), Ordering::Relaxed)
+        });
         let _ = device.poll(wgpu::PollType::wait_indefinitely());
-        let ticks: [u64; 2] = {
-            let view = self.readable.get_mapped_range(..).ok()?;
-            bytemuck::pod_read_unaligned(&view[..16])
-        };
+        if !mapped.load(Ordering::Relaxed) {
+            return None;
+        }
+        let ticks: Option<[u64; 2]> = self
+            .readable
+            .get_mapped_range(..)
+            .ok()
+            .map(|view| bytemuck::pod_read_unaligned(&view[..16]));
         self.readable.unmap();
+        let ticks = ticks?;
         let ns = ticks[1].saturating_sub(ticks[0]) as f64 * self.tick_ns;
         Some(Duration::from_nanos(ns as u64))
     }

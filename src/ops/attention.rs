@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::gpu::PooledBuffer;
 use crate::tensor::{DType, Host, Storage, Tensor};
+use std::rc::Rc;
 
 /// The sizes of one attention call.
 #[derive(Clone, Copy)]
@@ -240,7 +241,7 @@ pub(crate) fn attention_backward(
 
 /// Forward on the row kernels (emulated GPUs, and heads the tiled kernels do not take): the
 /// output and the log-sum-exp per row.
-fn row_attention(gpu: &std::rc::Rc<Gpu>, dm: Dims, qkv: [&Tensor; 3]) -> Result<Vec<PooledBuffer>> {
+fn row_attention(gpu: &Rc<Gpu>, dm: Dims, qkv: [&Tensor; 3]) -> Result<Vec<PooledBuffer>> {
     let slots = score_slots(gpu, dm.t)?;
     let (kernel, groups) = row_kernel(
         gpu,

@@ -6,7 +6,9 @@ use super::attention::{attention_backward, Dims};
 use super::{attention_tiled, gpu_of};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
+use crate::gpu::Gpu;
 use crate::tensor::{DType, Storage, Tensor};
+use std::rc::Rc;
 
 /// The sizes of attention over a packed [B, T, 3C] tensor (q, k and v side by side).
 fn packed_dims(qkv: &Tensor, heads: usize) -> Result<Dims> {
@@ -22,6 +24,12 @@ fn packed_dims(qkv: &Tensor, heads: usize) -> Result<Dims> {
         });
     }
     Dims::new(qkv.shape()[0], qkv.shape()[1], qkv.shape()[2] / 3, heads)
+}
+
+/// The GPU and the tiled kernels' plan, where they can run this attention.
+fn tiled(qkv: &Tensor, dm: Dims) -> Option<(&Rc<Gpu>, attention_tiled::Plan)> {
+    let gpu = gpu_of(qkv.device())?;
+    Some((gpu, attention_tiled::plan(gpu, dm.d, dm.batch * dm.heads)?))
 }
 
 /// q, k and v sliced out of a packed tensor, outside the graph.
@@ -42,9 +50,7 @@ pub(crate) fn attention_packed_backward(
     g: &Tensor,
 ) -> Result<Vec<Tensor>> {
     let dm = packed_dims(qkv, heads)?;
-    let plan = gpu_of(qkv.device())
-        .and_then(|gpu| attention_tiled::plan(gpu, dm.d, dm.batch * dm.heads).map(|p| (gpu, p)));
-    let grads = match plan {
+    let grads = match tiled(qkv, dm) {
         Some((gpu, plan)) => {
             let grads = attention_tiled::backward(
                 gpu,

@@ -18,6 +18,7 @@ const MAX_HEAD_VECS: usize = 16;
 #[derive(Clone, Copy)]
 pub(super) struct Plan {
     d4: usize,
+    /// A slot of the shaders, so that another size needs no new shader text: 32 for now.
     block: usize,
 }
 

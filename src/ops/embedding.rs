@@ -9,6 +9,7 @@ use crate::tensor::{DType, Host, Storage, Tensor};
 /// Indices per chunk in the GPU backward, and the most chunks.
 const CHUNK_INDICES: usize = 256;
 const MAX_CHUNKS: usize = 64;
+const CHUNKS_BYTES: usize = 64 << 20;
 
 /// dweight: the gradient rows summed into the rows their indices name.
 pub(crate) fn embedding_backward(
@@ -43,7 +44,10 @@ pub(crate) fn embedding_backward(
             let chunks = if gpu.is_cpu_emulated() {
                 1
             } else {
-                (n / CHUNK_INDICES).clamp(1, MAX_CHUNKS)
+                // The partial sums may take at most CHUNKS_BYTES (a large vocabulary gets few
+                // chunks or one).
+                let by_memory = CHUNKS_BYTES / (vocab * dim * 4).max(1);
+                (n / CHUNK_INDICES).clamp(1, MAX_CHUNKS.min(by_memory.max(1)))
             };
             let chunk = n.div_ceil(chunks);
             let params = [

@@ -245,7 +245,6 @@ fn matmul_split_k(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     matmul_raw(a, b, true, false)
 }
 
-/// Gradients of op(a) · op(b) with respect to a and b.
 /// Gradients of op(a) · op(b) (+ bias) with respect to a, b and the bias if any.
 pub(crate) fn matmul_backward(
     a: &Tensor,
@@ -284,11 +283,17 @@ impl Tensor {
                 why: "the input needs 2 or more dimensions and the weight 2".into(),
             });
         }
+        self.fold_rows(|flat| product(flat, weight, (false, true), bias))
+    }
+
+    /// `f` of self with its leading dimensions folded into rows ([.., K] as [rows, K]), its
+    /// [rows, N] result unfolded to [.., N]: one large product instead of a batch.
+    fn fold_rows(&self, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<Tensor> {
         let k = self.shape()[self.rank() - 1];
         let rows = self.numel() / k.max(1);
-        let flat = product(&self.reshape(&[rows, k])?, weight, (false, true), bias)?;
+        let flat = f(&self.reshape(&[rows, k])?)?;
         let mut shape = self.shape().to_vec();
-        *shape.last_mut().expect("rank >= 2") = flat.shape()[1];
+        *shape.last_mut().expect("rank >= 1") = flat.shape()[1];
         flat.reshape(&shape)
     }
 
@@ -302,12 +307,7 @@ impl Tensor {
     pub fn matmul_t(&self, other: &Tensor, ta: bool, tb: bool) -> Result<Tensor> {
         // [.., M, K] · [K, N]: fold the batch into M for one large product.
         if self.rank() > 2 && other.rank() == 2 && !ta {
-            let k = self.shape()[self.rank() - 1];
-            let rows = self.numel() / k.max(1);
-            let flat = matmul_raw(&self.reshape(&[rows, k])?, other, false, tb)?;
-            let mut shape = self.shape().to_vec();
-            *shape.last_mut().expect("rank > 2") = flat.shape()[1];
-            return flat.reshape(&shape);
+            return self.fold_rows(|flat| matmul_raw(flat, other, false, tb));
         }
         matmul_raw(self, other, ta, tb)
     }

@@ -83,7 +83,7 @@ const BUSY_GROUPS: usize = 1024;
 
 /// Sums of the wide columns of [outer, n, inner] on real GPUs (shaders/sum_columns.wgsl):
 /// chunks of rows summed in parallel, then their partial sums. None where the kernel does not
-/// apply (emulated GPUs, narrow rows, more workgroups than a dispatch may have).
+/// apply (emulated GPUs, narrow rows, empty tensors, more workgroups than a dispatch may have).
 fn sum_columns(
     gpu: &Rc<Gpu>,
     x: &Tensor,
@@ -91,7 +91,8 @@ fn sum_columns(
 ) -> Result<Option<Storage>> {
     let col_groups = inner.div_ceil(64);
     let max = gpu.limits().max_compute_workgroups_per_dimension as usize;
-    if gpu.is_cpu_emulated() || inner < 64 || col_groups > max || outer > max {
+    let empty = n == 0 || outer == 0;
+    if gpu.is_cpu_emulated() || inner < 64 || empty || col_groups > max || outer > max {
         return Ok(None);
     }
     let chunks = (BUSY_GROUPS / (col_groups * outer)).clamp(1, n.div_ceil(64).max(1));
@@ -122,8 +123,8 @@ fn sum_columns(
     Ok(Some(pass(&partial, chunks, chunks, 1)?))
 }
 
-/// Sums along the middle axis of [outer, n, inner] with the row kernels: a workgroup per
-/// column on real GPUs, a thread per column on emulated ones.
+/// Sums along the middle axis of [outer, n, inner] with the row kernels: a thread per column
+/// on emulated GPUs and for wide rows, else a workgroup per column.
 fn sum_rowwise(
     gpu: &Rc<Gpu>,
     x: &Tensor,
