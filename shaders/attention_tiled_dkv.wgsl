@@ -54,7 +54,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             s.z += dot(k$, q_tile[(ii + 2u) * D4 + $u]);
             s.w += dot(k$, q_tile[(ii + 3u) * D4 + $u]);
             let query = vec4<u32>(i0 + ii) + vec4<u32>(0u, 1u, 2u, 3u);
-            let seen = query >= vec4<u32>(j) & query < vec4<u32>(p.t);
+            let seen = (query >= vec4<u32>(j)) & (query < vec4<u32>(p.t));
             let pr = select(vec4<f32>(0.0), exp(s - lse_tile[ii / 4u]), seen);
             if (GRAD_K) {
                 var dp = vec4<f32>(0.0);

@@ -68,6 +68,49 @@ async fn attention_and_backward() {
     .await;
 }
 
+/// The kernels for real GPUs that the shapes above do not reach, compiled by the browser's own
+/// WGSL compiler (stricter than naga) and checked like the others.
+#[wasm_bindgen_test]
+async fn gpu_fast_paths_compile_and_match() {
+    // 32 × 2 × 2 tiles of 128: the large-tile matmul, fetching vec4s. Forward only: the
+    // finite differences of check_op would take too long in a debug build of the CPU side.
+    let gpu = common::gpu().await;
+    let Device::Gpu(context) = &gpu else {
+        unreachable!("gpu() gives a GPU")
+    };
+    context.use_emulated_kernels(Some(false));
+    let (a, b) = (input(&[32, 132, 8], 1), input(&[32, 8, 136], 2));
+    let product = |device: &Device| {
+        let x = Tensor::from_f64(a.values.clone(), &a.shape, device).unwrap();
+        let y = Tensor::from_f64(b.values.clone(), &b.shape, device).unwrap();
+        x.matmul(&y).unwrap()
+    };
+    let got = product(&gpu).to_vec_f64().await.unwrap();
+    context.use_emulated_kernels(None);
+    let want = product(&Device::Cpu).to_vec_f64().await.unwrap();
+    common::assert_close("large matmul", &got, &want, 1e-4);
+    let ins = [input(&[2, 20, 12], 3), input(&[9, 12], 4), input(&[9], 5)];
+    check_op("linear", &ins, 1e-4, |_, t| t[0].linear(&t[1], Some(&t[2]))).await;
+    // Packed q, k and v (two heads of 16), read in place by the tiled attention kernels.
+    let ins = [input(&[1, 40, 96], 6)];
+    check_op("packed attention", &ins, 1e-4, |_, x| {
+        x[0].attention_packed(2)
+    })
+    .await;
+    check_op(
+        "sum of wide columns",
+        &[input(&[3, 130, 65], 7)],
+        1e-4,
+        |_, t| t[0].sum(1, false),
+    )
+    .await;
+    let idx = indices(701, 11, 8);
+    check_op("embedding of many", &[input(&[11, 6], 9)], 1e-4, |d, t| {
+        t[0].embedding(&Tensor::from_u32(idx.clone(), &[701], d)?)
+    })
+    .await;
+}
+
 #[wasm_bindgen_test]
 async fn conv2d_maxpool_and_backward() {
     let ins = [
