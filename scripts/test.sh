@@ -13,6 +13,9 @@ cargo test --release --locked
 
 echo "== browser tests (WebGPU in headless Chromium)"
 export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
+# The runner gives the whole browser run 20 s by default; on SwiftShader with 2 cores the tests
+# take about 30 s.
+export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-180}
 wasm-pack test --headless --chrome --locked
 
 echo "== end-to-end test of the playground (headless Chromium)"
