@@ -170,17 +170,9 @@ pub(crate) fn attention_backward(
             )
         }
         Some(gpu) => {
-            if let Some(plan) = attention_tiled::plan(gpu, dm.d, dm.batch * dm.heads) {
-                let [dq, dk, dv] = attention_tiled::backward(
-                    gpu,
-                    plan,
-                    (&dm.params(), false),
-                    (dm.batch, dm.heads, dm.t),
-                    [q, k, v],
-                    out,
-                    lse,
-                    g,
-                )?;
+            if let Some(plan) = attention_tiled::plan(gpu, dm) {
+                let [dq, dk, dv] =
+                    attention_tiled::backward(gpu, plan, (dm, false), [q, k, v], out, lse, g)?;
                 let make = |b| {
                     Tensor::from_storage(
                         q.shape().to_vec(),
@@ -295,14 +287,8 @@ impl Tensor {
                 )
             }
             Some(gpu) => {
-                let mut out = match attention_tiled::plan(gpu, dm.d, dm.batch * dm.heads) {
-                    Some(plan) => attention_tiled::forward(
-                        gpu,
-                        plan,
-                        (&dm.params(), false),
-                        (dm.batch, dm.heads, dm.t),
-                        [self, k, v],
-                    )?,
+                let mut out = match attention_tiled::plan(gpu, dm) {
+                    Some(plan) => attention_tiled::forward(gpu, plan, (dm, false), [self, k, v])?,
                     None => row_attention(gpu, dm, [self, k, v])?,
                 };
                 let lse = Storage::Gpu(out.pop().expect("two outputs"));

@@ -29,7 +29,7 @@ fn packed_dims(qkv: &Tensor, heads: usize) -> Result<Dims> {
 /// The GPU and the tiled kernels' plan, where they can run this attention.
 fn tiled(qkv: &Tensor, dm: Dims) -> Option<(&Rc<Gpu>, attention_tiled::Plan)> {
     let gpu = gpu_of(qkv.device())?;
-    Some((gpu, attention_tiled::plan(gpu, dm.d, dm.batch * dm.heads)?))
+    Some((gpu, attention_tiled::plan(gpu, dm)?))
 }
 
 /// q, k and v sliced out of a packed tensor, outside the graph.
@@ -52,16 +52,8 @@ pub(crate) fn attention_packed_backward(
     let dm = packed_dims(qkv, heads)?;
     let grads = match tiled(qkv, dm) {
         Some((gpu, plan)) => {
-            let grads = attention_tiled::backward(
-                gpu,
-                plan,
-                (&dm.params(), true),
-                (dm.batch, dm.heads, dm.t),
-                [qkv, qkv, qkv],
-                out,
-                lse,
-                g,
-            )?;
+            let grads =
+                attention_tiled::backward(gpu, plan, (dm, true), [qkv, qkv, qkv], out, lse, g)?;
             grads.map(|b| {
                 Tensor::from_storage(
                     out.shape().to_vec(),
@@ -90,10 +82,7 @@ impl Tensor {
     /// `attention`, without the copies where the tiled GPU kernels run.
     pub fn attention_packed(&self, heads: usize) -> Result<Tensor> {
         let dm = packed_dims(self, heads)?;
-        let tiled = gpu_of(self.device()).and_then(|gpu| {
-            attention_tiled::plan(gpu, dm.d, dm.batch * dm.heads).map(|p| (gpu, p))
-        });
-        let Some((gpu, plan)) = tiled else {
+        let Some((gpu, plan)) = tiled(self, dm) else {
             let c = dm.c;
             return self.slice(2, 0, c)?.attention(
                 &self.slice(2, c, c)?,
@@ -101,13 +90,7 @@ impl Tensor {
                 heads,
             );
         };
-        let mut out = attention_tiled::forward(
-            gpu,
-            plan,
-            (&dm.params(), true),
-            (dm.batch, dm.heads, dm.t),
-            [self, self, self],
-        )?;
+        let mut out = attention_tiled::forward(gpu, plan, (dm, true), [self, self, self])?;
         let lse = Storage::Gpu(out.pop().expect("two outputs"));
         let lse = Tensor::from_storage(vec![dm.rows()], DType::F32, self.device(), lse);
         let out = Storage::Gpu(out.pop().expect("two outputs"));

@@ -2,6 +2,7 @@
 //! one thread per query row (per key row in the key-side backward), blocks of keys or queries
 //! staged in workgroup memory, the head's vectors in named registers unrolled here.
 
+use super::attention::Dims;
 use super::{generated_source, launch};
 use crate::error::Result;
 use crate::gpu::{Gpu, Kernel, PooledBuffer};
@@ -25,8 +26,8 @@ pub(super) struct Plan {
 /// The plan when the tiled kernels can run: a real GPU, a head width that is a multiple of 4
 /// and at most 64, and workgroup memory for the blocks. Otherwise the row kernels of
 /// shaders/attention*.wgsl run.
-pub(super) fn plan(gpu: &Gpu, d: usize, batch_heads: usize) -> Option<Plan> {
-    let d4 = d / 4;
+pub(super) fn plan(gpu: &Gpu, dm: Dims) -> Option<Plan> {
+    let d4 = dm.d / 4;
     let limits = gpu.limits();
     // Blocks of 32 rows: on an H100 blocks of 64 made every kernel 1.5-1.7× as slow (more
     // workgroup memory, fewer workgroups at once) and blocks of 16 the backward ones ~1.3-1.8×.
@@ -35,10 +36,10 @@ pub(super) fn plan(gpu: &Gpu, d: usize, batch_heads: usize) -> Option<Plan> {
     // each row's scores for a block.
     let bytes = 2 * block * d4 * 16 + block / 4 * ROWS * 16;
     let usable = !gpu.is_cpu_emulated()
-        && d % 4 == 0
+        && dm.d % 4 == 0
         && (1..=MAX_HEAD_VECS).contains(&d4)
         && bytes as u64 <= limits.max_compute_workgroup_storage_size as u64
-        && batch_heads as u64 <= limits.max_compute_workgroups_per_dimension as u64;
+        && (dm.batch * dm.heads) as u64 <= limits.max_compute_workgroups_per_dimension as u64;
     usable.then_some(Plan { d4, block })
 }
 
@@ -69,9 +70,9 @@ fn kernel(family: &'static str, source: &'static str, d4: usize, block: usize) -
 /// The kernels' parameters: the attention's (batch, t, c, heads, d, scale), then where q, k
 /// and v are, in vec4s: their row stride and column offsets. `packed`: the three are columns
 /// of one [B, T, 3C] tensor; else each is its own [B, T, C] tensor.
-fn layout(params: &[u32], packed: bool) -> Vec<u32> {
-    let c4 = params[2] / 4;
-    let mut all = params.to_vec();
+fn layout(dm: Dims, packed: bool) -> Vec<u32> {
+    let c4 = (dm.c / 4) as u32;
+    let mut all = dm.params().to_vec();
     if packed {
         all.extend([3 * c4, 0, c4, 2 * c4]);
     } else {
@@ -80,13 +81,17 @@ fn layout(params: &[u32], packed: bool) -> Vec<u32> {
     all
 }
 
+/// A workgroup per 64 rows (queries or keys) of each (batch, head).
+fn groups(dm: Dims) -> [u32; 3] {
+    [dm.t.div_ceil(ROWS) as u32, (dm.batch * dm.heads) as u32, 1]
+}
+
 /// Forward: the output [B, T, C] and the log-sum-exp per row [B·H·T]. With `packed`, the
 /// three inputs are one [B, T, 3C] tensor (see `layout`).
 pub(super) fn forward(
     gpu: &Rc<Gpu>,
     plan: Plan,
-    (params, packed): (&[u32], bool),
-    (batch, heads, t): (usize, usize, usize),
+    (dm, packed): (Dims, bool),
     qkv: [&Tensor; 3],
 ) -> Result<Vec<PooledBuffer>> {
     let k = kernel(
@@ -95,33 +100,28 @@ pub(super) fn forward(
         plan.d4,
         plan.block,
     );
-    let groups = [t.div_ceil(ROWS) as u32, (batch * heads) as u32, 1];
-    let c = params[2] as usize;
     launch(
         gpu,
         &k,
-        &layout(params, packed),
+        &layout(dm, packed),
         &qkv,
-        &[batch * t * c, batch * heads * t],
-        groups,
+        &[dm.batch * dm.t * dm.c, dm.rows()],
+        groups(dm),
     )
 }
 
 /// Backward: dq, dk and dv, each [B, T, C], whatever the inputs' layout.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn backward(
     gpu: &Rc<Gpu>,
     plan: Plan,
-    (params, packed): (&[u32], bool),
-    (batch, heads, t): (usize, usize, usize),
+    (dm, packed): (Dims, bool),
     [q, k, v]: [&Tensor; 3],
     out: &Tensor,
     lse: &Tensor,
     g: &Tensor,
 ) -> Result<[PooledBuffer; 3]> {
-    let groups = [t.div_ceil(ROWS) as u32, (batch * heads) as u32, 1];
-    let rows = batch * heads * t;
-    let params = &layout(params, packed);
+    let rows = dm.rows();
+    let params = &layout(dm, packed);
     let kdq = kernel(
         "attention_tiled_dq",
         include_str!("../../shaders/attention_tiled_dq.wgsl"),
@@ -134,7 +134,7 @@ pub(super) fn backward(
         params,
         &[q, k, v, out, g, lse],
         &[g.numel(), rows],
-        groups,
+        groups(dm),
     )?;
     let delta = Tensor::from_storage(
         vec![rows],
@@ -157,7 +157,7 @@ pub(super) fn backward(
             params,
             &[q, k, v, g, lse, &delta],
             &[g.numel()],
-            groups,
+            groups(dm),
         )?;
         Ok(out.pop().expect("one output"))
     };
