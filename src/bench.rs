@@ -74,44 +74,71 @@ fn workload_model(name: &str) -> (ModelConfig, usize) {
     }
 }
 
-/// Median seconds of `reps` runs of `step` after 5 untimed ones, each run waited for to the
-/// end, and the counters of the last run.
-async fn time(
-    gpu: &Rc<Gpu>,
-    reps: usize,
-    mut step: impl FnMut() -> Result<()>,
-) -> Result<(f64, Counters)> {
+/// What one workload's timing measured.
+struct Timing {
+    /// Median seconds of a step waited for to its end.
+    waited: f64,
+    /// Seconds per step when `reps` steps are recorded back to back with one wait at the end,
+    /// as the playground's loop runs them.
+    pipelined: f64,
+    /// Median CPU seconds spent recording one step (building the graph and its dispatches),
+    /// before its last submit and the wait.
+    recording: f64,
+    /// The counters of the last waited step.
+    counters: Counters,
+}
+
+/// Times `step` after 5 untimed runs: `reps` runs each waited for, then `reps` runs back to
+/// back.
+async fn time(gpu: &Rc<Gpu>, reps: usize, mut step: impl FnMut() -> Result<()>) -> Result<Timing> {
     for _ in 0..5 {
         step()?;
         gpu.finished().await?;
     }
-    let mut times = Vec::with_capacity(reps);
+    let (mut waited, mut recording) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
     let mut counters = Counters::default();
     for _ in 0..reps {
         let mark = gpu.counters();
         let start = crate::clock::now();
         step()?;
+        recording.push((crate::clock::now() - start).as_secs_f64());
         gpu.finished().await?;
-        times.push((crate::clock::now() - start).as_secs_f64());
+        waited.push((crate::clock::now() - start).as_secs_f64());
         counters = gpu.counters().since(&mark);
     }
-    times.sort_by(f64::total_cmp);
-    Ok((times[times.len() / 2], counters))
+    let start = crate::clock::now();
+    for _ in 0..reps {
+        step()?;
+    }
+    gpu.finished().await?;
+    let pipelined = (crate::clock::now() - start).as_secs_f64() / reps as f64;
+    Ok(Timing {
+        waited: median(waited),
+        pipelined,
+        recording: median(recording),
+        counters,
+    })
 }
 
-/// `name {"ms": …, "<unit>": …, "params": …, counters…}`, as torch_ref.py prints plus counters.
-fn line(
-    name: &str,
-    seconds: f64,
-    throughput: (&str, f64),
-    params: Option<usize>,
-    c: &Counters,
-) -> String {
-    let mut v = serde_json::json!({"ms": significant(seconds * 1e3), throughput.0: significant(throughput.1)});
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// `name {"ms": …, "<unit>": …, "params": …, timings and counters…}`: torch_ref.py's fields
+/// (`ms` is a step waited for) and ours.
+fn line(name: &str, t: &Timing, throughput: (&str, f64), params: Option<usize>) -> String {
+    let c = &t.counters;
+    let mut v = serde_json::json!({"ms": significant(t.waited * 1e3), throughput.0: significant(throughput.1)});
     if let Some(p) = params {
         v["params"] = p.into();
     }
+    v["pipelined_ms"] = significant(t.pipelined * 1e3).into();
+    v["record_ms"] = significant(t.recording * 1e3).into();
+    let per_dispatch = t.recording * 1e6 / c.dispatches.max(1) as f64;
+    v["record_us_per_dispatch"] = significant(per_dispatch).into();
     v["dispatches_per_step"] = c.dispatches.into();
+    v["bind_groups_created_per_step"] = c.bind_groups_created.into();
     v["submits_per_step"] = c.submits.into();
     v["buffers_created_per_step"] = c.buffers_created.into();
     v["gpu_bytes_live"] = c.bytes_live.into();
@@ -139,9 +166,9 @@ async fn matmul(gpu: &Rc<Gpu>, name: &str, n: usize, reps: usize) -> Result<Stri
     let d = Device::Gpu(gpu.clone());
     let a = Tensor::from_vec(random(n * n, 1), &[n, n], &d)?;
     let b = Tensor::from_vec(random(n * n, 2), &[n, n], &d)?;
-    let (t, c) = time(gpu, reps.min(20), || a.matmul(&b).map(drop)).await?;
-    let tflops = 2.0 * (n as f64).powi(3) / t / 1e12;
-    Ok(line(name, t, ("tflops", tflops), None, &c))
+    let t = time(gpu, reps.min(20), || a.matmul(&b).map(drop)).await?;
+    let tflops = 2.0 * (n as f64).powi(3) / t.waited / 1e12;
+    Ok(line(name, &t, ("tflops", tflops), None))
 }
 
 /// One training step per run: forward, cross-entropy, backward, optimizer update (AdamW for
@@ -180,14 +207,14 @@ async fn train(
             (x, y, batch, "samples_per_s")
         }
     };
-    let (t, c) = time(gpu, reps, || {
+    let t = time(gpu, reps, || {
         let loss = net.forward(&x)?.cross_entropy(&y)?;
         let grads = loss.backward()?;
         optimizer.step(&params, &grads)
     })
     .await?;
     let count = params.iter().map(|(_, p)| p.numel()).sum();
-    Ok(line(name, t, (unit, items as f64 / t), Some(count), &c))
+    Ok(line(name, &t, (unit, items as f64 / t.waited), Some(count)))
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use crate::autograd::{self, Op};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, PooledBuffer};
+use crate::gpu::{BufferRef, Gpu, PooledBuffer};
 use std::cell::RefCell;
 use std::fmt;
 use std::rc::Rc;
@@ -288,9 +288,9 @@ impl Tensor {
     }
 
     /// The GPU buffer behind this tensor (a cheap handle).
-    pub(crate) fn buffer(&self, op: &'static str) -> Result<wgpu::Buffer> {
+    pub(crate) fn buffer(&self, op: &'static str) -> Result<BufferRef> {
         match &*self.0.storage.borrow() {
-            Storage::Gpu(b) => Ok(b.buffer().clone()),
+            Storage::Gpu(b) => Ok(b.handle().clone()),
             Storage::Freed => Err(Error::Freed(op)),
             Storage::Host(_) => Err(Error::DeviceMismatch(op)),
         }
@@ -360,8 +360,8 @@ impl Tensor {
             }
             Device::Gpu(gpu) => {
                 gpu.copy(
-                    &src.buffer("copy_from")?,
-                    &self.buffer("copy_from")?,
+                    &src.buffer("copy_from")?.buffer,
+                    &self.buffer("copy_from")?.buffer,
                     self.numel() as u64 * 4,
                 );
                 Ok(())

@@ -133,16 +133,19 @@ fn after_warm_up_a_training_step_creates_no_buffer_and_submits_once() {
                     .with_grad()
             })
             .collect();
-        for step in 0..3 {
+        // The pool hands out its lowest free ids first, so the buffers (and bind groups) of
+        // a step settle within a few steps even though each step makes new parameters.
+        for step in 0..4 {
             params = mlp_step(&device, &params, step);
             gpu.flush();
         }
         let mark = gpu.counters();
-        params = mlp_step(&device, &params, 3);
+        params = mlp_step(&device, &params, 4);
         gpu.flush();
         let step = gpu.counters().since(&mark);
         println!("one MLP step after warm-up: {step:?}");
         assert_eq!(step.buffers_created, 0, "{step:?}");
+        assert_eq!(step.bind_groups_created, 0, "{step:?}");
         assert_eq!(step.submits, 1, "{step:?}");
         assert!(step.dispatches > 10, "{step:?}");
         // The step really trained: the parameters are finite and were updated.
@@ -152,6 +155,48 @@ fn after_warm_up_a_training_step_creates_no_buffer_and_submits_once() {
             .unwrap()
             .iter()
             .all(|v| v.is_finite()));
+    });
+}
+
+/// Pooled buffers pass from tensor to tensor between steps, and a step's bind groups come from
+/// the cache: each group must bind the buffer the new tensor holds now, never stale data.
+#[test]
+fn cached_bind_groups_read_the_tensors_that_now_hold_their_buffers() {
+    run(async {
+        let device = common::gpu().await;
+        let Device::Gpu(gpu) = &device else {
+            unreachable!()
+        };
+        let n = 300;
+        for step in 0..9 {
+            if step == 8 {
+                // Destroying the pool's free buffers must also drop the groups naming them.
+                gpu.release_free_buffers();
+            }
+            let values = uniform(n, -1.0, 1.0, 100 + step);
+            let mark = gpu.counters();
+            let x = Tensor::from_f64(values.clone(), &[n], &device).unwrap();
+            let y = x.exp().unwrap().scale(2.0).unwrap();
+            let got = y.to_vec().await.unwrap();
+            let c = gpu.counters().since(&mark);
+            for (g, v) in got.iter().zip(&values) {
+                assert!(
+                    (*g as f64 - 2.0 * v.exp()).abs() < 1e-4,
+                    "step {step}: {g} vs {v}"
+                );
+            }
+            if (5..8).contains(&step) {
+                // Buffers of earlier steps' tensors, bound through cached groups.
+                assert_eq!(
+                    (c.buffers_created, c.bind_groups_created),
+                    (0, 0),
+                    "step {step}"
+                );
+            }
+            if step == 8 {
+                assert!(c.buffers_created > 0 && c.bind_groups_created > 0, "{c:?}");
+            }
+        }
     });
 }
 

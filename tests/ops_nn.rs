@@ -73,12 +73,16 @@ fn embedding_gathers_and_scatter_adds() {
 #[test]
 fn layernorm_matches_cpu() {
     run(async {
-        let x = input(&[3, 13, 70], 1);
-        let (w, b) = (input(&[70], 2), input(&[70], 3));
-        check_op("layernorm", &[x, w, b], 1e-4, |_, t| {
-            t[0].layernorm(&t[1], &t[2], 1e-5)
-        })
-        .await;
+        // 39 rows: the GPU kernels' weight and bias gradients in one chunk of rows; 301 rows:
+        // in five, the last one ragged. 70 columns: two groups of columns, the second ragged.
+        for (rows, seed) in [(&[3, 13][..], 1), (&[7, 43][..], 4)] {
+            let x = input(&[rows, &[70]].concat(), seed);
+            let (w, b) = (input(&[70], 2), input(&[70], 3));
+            check_op("layernorm", &[x, w, b], 1e-4, |_, t| {
+                t[0].layernorm(&t[1], &t[2], 1e-5)
+            })
+            .await;
+        }
     });
 }
 

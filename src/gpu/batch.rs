@@ -1,29 +1,34 @@
 //! Command batching: dispatches are recorded into one encoder and one compute pass, and their
 //! parameters into one arena, all submitted together at a sync point (DESIGN.md rule 4).
 
+use super::bind_groups::{Arena, BindGroupCache};
 use super::pipelines::Pipeline;
 use super::profile::PassTimer;
-use super::Gpu;
+use super::{BufferRef, Gpu};
 
 /// The most parameter bytes one kernel may take.
 const PARAM_BYTES: u64 = 256;
 /// Parameter slots per submit; a step that records more dispatches submits early.
 const ARENA_SLOTS: u64 = 4096;
+/// Dispatches recorded before the batch is submitted on its own, so that the GPU starts on a
+/// long step while the rest of it is still being recorded (in the browser recording costs
+/// tens of microseconds per dispatch). Small steps (an MLP's ~30 dispatches) stay one submit.
+const SUBMIT_EVERY: u32 = 96;
 
 /// A storage buffer bound to a kernel, in binding order after the parameters.
 pub struct Binding<'a> {
-    pub buffer: &'a wgpu::Buffer,
+    pub buffer: &'a BufferRef,
     pub writable: bool,
 }
 
 impl<'a> Binding<'a> {
-    pub fn read(buffer: &'a wgpu::Buffer) -> Self {
+    pub fn read(buffer: &'a BufferRef) -> Self {
         Binding {
             buffer,
             writable: false,
         }
     }
-    pub fn write(buffer: &'a wgpu::Buffer) -> Self {
+    pub fn write(buffer: &'a BufferRef) -> Self {
         Binding {
             buffer,
             writable: true,
@@ -35,8 +40,11 @@ pub(crate) struct Batch {
     encoder: Option<wgpu::CommandEncoder>,
     pass: Option<wgpu::ComputePass<'static>>,
     params: Vec<u8>,
-    arena: wgpu::Buffer,
+    arena: Arena,
     stride: u64,
+    /// Dispatches recorded since the last submit.
+    recorded: u32,
+    pub bind_groups: BindGroupCache,
     /// Times each pass when profiling with timestamps (one dispatch per pass then).
     pub timer: Option<PassTimer>,
 }
@@ -54,14 +62,19 @@ impl Batch {
             encoder: None,
             pass: None,
             params: Vec::new(),
-            arena,
+            arena: Arena {
+                buffer: arena,
+                window: PARAM_BYTES,
+            },
             stride,
+            recorded: 0,
+            bind_groups: BindGroupCache::default(),
             timer,
         }
     }
 
-    /// Records one dispatch. Returns true if the arena was full and the batch was submitted
-    /// first.
+    /// Records one dispatch. Returns how many times the batch was submitted meanwhile: before
+    /// it when the arena was full, after it every `SUBMIT_EVERY` dispatches.
     pub fn dispatch(
         &mut self,
         gpu: &Gpu,
@@ -69,40 +82,30 @@ impl Batch {
         params: &[u32],
         bindings: &[super::Binding],
         groups: [u32; 3],
-    ) -> bool {
+    ) -> u64 {
         assert!(
             params.len() as u64 * 4 <= PARAM_BYTES,
             "kernel parameters exceed {PARAM_BYTES} bytes"
         );
-        let flushed = self.params.len() as u64 >= self.stride * ARENA_SLOTS && self.flush(gpu);
+        let full = self.params.len() as u64 >= self.stride * ARENA_SLOTS;
+        let mut submits = (full && self.flush(gpu)) as u64;
         let offset = self.params.len() as u64;
         self.params.extend_from_slice(bytemuck::cast_slice(params));
         self.params.resize((offset + self.stride) as usize, 0);
 
-        let mut entries = vec![wgpu::BindGroupEntry {
-            binding: 0,
-            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: &self.arena,
-                offset: 0,
-                size: wgpu::BufferSize::new(PARAM_BYTES),
-            }),
-        }];
-        for (i, b) in bindings.iter().enumerate() {
-            entries.push(wgpu::BindGroupEntry {
-                binding: i as u32 + 1,
-                resource: b.buffer.as_entire_binding(),
-            });
-        }
-        let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &pipeline.layout,
-            entries: &entries,
-        });
+        let bind_group = self
+            .bind_groups
+            .get(&gpu.device, pipeline, &self.arena, bindings)
+            .clone();
         let pass = self.pass(gpu);
         pass.set_pipeline(&pipeline.pipeline);
         pass.set_bind_group(0, &bind_group, &[offset as u32]);
         pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
-        flushed
+        self.recorded += 1;
+        if self.recorded >= SUBMIT_EVERY {
+            submits += self.flush(gpu) as u64;
+        }
+        submits
     }
 
     /// Records a copy; copies cannot happen inside a compute pass, so the pass ends first.
@@ -121,8 +124,9 @@ impl Batch {
         if let Some(timer) = self.timer.as_mut().filter(|t| t.pending) {
             timer.resolve(&mut encoder);
         }
+        self.recorded = 0;
         if !self.params.is_empty() {
-            gpu.queue.write_buffer(&self.arena, 0, &self.params);
+            gpu.queue.write_buffer(&self.arena.buffer, 0, &self.params);
             self.params.clear();
         }
         gpu.queue.submit([encoder.finish()]);

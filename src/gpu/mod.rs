@@ -2,6 +2,7 @@
 //! (buffer pool, pipeline cache, command batching, readback).
 
 mod batch;
+mod bind_groups;
 mod pipelines;
 mod pool;
 mod profile;
@@ -9,7 +10,7 @@ mod readback;
 
 pub use batch::Binding;
 pub use pipelines::{unchecked_shaders, Kernel};
-pub(crate) use pool::{BufferKind, PooledBuffer};
+pub(crate) use pool::{BufferKind, BufferRef, PooledBuffer};
 
 use crate::error::{Error, Result};
 use batch::Batch;
@@ -30,6 +31,8 @@ pub struct Counters {
     pub bytes_allocated: u64,
     /// Compute dispatches recorded.
     pub dispatches: u64,
+    /// Bind groups created (the rest came from the cache).
+    pub bind_groups_created: u64,
     /// Queue submits.
     pub submits: u64,
 }
@@ -42,6 +45,7 @@ impl Counters {
             bytes_live: self.bytes_live,
             bytes_allocated: self.bytes_allocated,
             dispatches: self.dispatches - mark.dispatches,
+            bind_groups_created: self.bind_groups_created - mark.bind_groups_created,
             submits: self.submits - mark.submits,
         }
     }
@@ -167,6 +171,7 @@ impl Gpu {
         c.buffers_created = pool.created;
         c.bytes_live = pool.bytes_live;
         c.bytes_allocated = pool.bytes_allocated;
+        c.bind_groups_created = self.batch.borrow().bind_groups.created;
         c
     }
 
@@ -216,6 +221,7 @@ impl Gpu {
     /// Destroys the GPU buffers the pool keeps free, returning their memory (call it when a
     /// model of other sizes replaces the old one).
     pub fn release_free_buffers(&self) {
+        self.batch.borrow_mut().bind_groups.clear();
         self.pool.borrow_mut().trim();
     }
 
@@ -236,14 +242,12 @@ impl Gpu {
             self.wait();
             crate::clock::now()
         });
-        let flushed = self
+        let submits = self
             .batch
             .borrow_mut()
             .dispatch(self, &pipeline, params, bindings, groups);
-        if flushed {
-            self.count_submit();
-        }
         let mut c = self.counters.get();
+        c.submits += submits;
         c.dispatches += 1;
         self.counters.set(c);
         if let (Some(start), Some(profile)) = (started, &self.profile) {

@@ -1,4 +1,5 @@
-//! Compute pipelines, created once and cached by (shader family, entry point, specialisation).
+//! Compute pipelines, created once and cached by what was compiled (source, entry point,
+//! specialisation) and the binding pattern.
 
 use super::Binding;
 use std::collections::HashMap;
@@ -35,7 +36,7 @@ const ROWWISE_SERIAL: &str = include_str!("../../shaders/rowwise_serial.wgsl");
 /// Slots are written `{{NAME}}` in the shader; most kernels have none.
 #[derive(Clone, Debug)]
 pub struct Kernel {
-    /// The shader family (its file name under shaders/), used in the cache key and labels.
+    /// The shader family (its file name under shaders/), used in labels and the profile.
     pub family: &'static str,
     pub source: &'static str,
     pub entry: &'static str,
@@ -59,12 +60,19 @@ impl Kernel {
         self
     }
 
-    fn key(&self) -> String {
-        let mut key = format!("{}:{}", self.family, self.entry);
-        for (name, value) in &self.slots {
-            key.push_str(&format!(";{name}={value}"));
+    /// What was compiled, as a key: the source text by address (static or generated once),
+    /// the entry point and the slots. No formatting: it is built for every dispatch.
+    fn key(&self, bindings: &[Binding]) -> PipelineKey {
+        PipelineKey {
+            source: (self.source.as_ptr() as usize, self.source.len()),
+            entry: self.entry,
+            slots: self.slots.clone(),
+            writable: bindings
+                .iter()
+                .enumerate()
+                .fold(0, |m, (i, b)| m | (b.writable as u32) << i),
+            bindings: bindings.len() as u8,
         }
-        key
     }
 
     fn wgsl(&self) -> String {
@@ -87,16 +95,28 @@ impl Kernel {
     }
 }
 
+#[derive(Hash, PartialEq, Eq, Clone)]
+struct PipelineKey {
+    source: (usize, usize),
+    entry: &'static str,
+    slots: Vec<(&'static str, String)>,
+    /// Which storage bindings are read-write, bit i for binding i + 1.
+    writable: u32,
+    bindings: u8,
+}
+
 /// A pipeline with its bind-group layout.
 pub(crate) struct Pipeline {
+    /// Unique within its cache: bind groups are cached by it.
+    pub id: u64,
     pub pipeline: wgpu::ComputePipeline,
     pub layout: wgpu::BindGroupLayout,
 }
 
 #[derive(Default)]
 pub(crate) struct PipelineCache {
-    pipelines: HashMap<String, Rc<Pipeline>>,
-    modules: HashMap<String, wgpu::ShaderModule>,
+    pipelines: HashMap<PipelineKey, Rc<Pipeline>>,
+    modules: HashMap<PipelineKey, wgpu::ShaderModule>,
 }
 
 impl PipelineCache {
@@ -107,15 +127,11 @@ impl PipelineCache {
         kernel: &Kernel,
         bindings: &[Binding],
     ) -> Rc<Pipeline> {
-        let pattern: String = bindings
-            .iter()
-            .map(|b| if b.writable { 'w' } else { 'r' })
-            .collect();
-        let key = format!("{}|{pattern}", kernel.key());
+        let key = kernel.key(bindings);
         if let Some(p) = self.pipelines.get(&key) {
             return p.clone();
         }
-        let module_key = kernel.key();
+        let module_key = kernel.key(&[]);
         let module = self.modules.entry(module_key).or_insert_with(|| {
             {
                 let desc = wgpu::ShaderModuleDescriptor {
@@ -150,7 +166,11 @@ impl PipelineCache {
             compilation_options: Default::default(),
             cache: None,
         });
-        let p = Rc::new(Pipeline { pipeline, layout });
+        let p = Rc::new(Pipeline {
+            id: self.pipelines.len() as u64 + 1,
+            pipeline,
+            layout,
+        });
         self.pipelines.insert(key, p.clone());
         p
     }

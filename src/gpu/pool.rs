@@ -33,8 +33,23 @@ pub(crate) fn size_class(bytes: u64) -> u64 {
     bytes.div_ceil(step) * step
 }
 
+/// A GPU buffer with an id that no other buffer of the same `Gpu` ever gets, even after this
+/// one is destroyed: cached bind groups are keyed by it (wgpu's own handles may be reused).
+#[derive(Clone, Debug)]
+pub struct BufferRef {
+    pub id: u64,
+    pub buffer: wgpu::Buffer,
+}
+
+impl std::ops::Deref for BufferRef {
+    type Target = wgpu::Buffer;
+    fn deref(&self) -> &wgpu::Buffer {
+        &self.buffer
+    }
+}
+
 struct FreeBuffer {
-    buffer: wgpu::Buffer,
+    buffer: BufferRef,
     /// The submit count when it was released: its last use is in that batch or earlier.
     released_at: u64,
 }
@@ -67,19 +82,23 @@ impl BufferPool {
             Some(epoch) => list
                 .iter()
                 .rposition(|f| f.released_at < epoch)
-                .map(|i| list.swap_remove(i)),
+                .map(|i| list.remove(i)),
         };
         let buffer = match found {
             Some(f) => f.buffer,
             None => {
                 self.created += 1;
                 self.bytes_allocated += class;
-                gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                let buffer = gpu.device.create_buffer(&wgpu::BufferDescriptor {
                     label: None,
                     size: class,
                     usage: kind.usage(),
                     mapped_at_creation: false,
-                })
+                });
+                BufferRef {
+                    id: self.created,
+                    buffer,
+                }
             }
         };
         self.bytes_live += class;
@@ -99,28 +118,39 @@ impl BufferPool {
         }
     }
 
-    fn release(&mut self, buffer: wgpu::Buffer, class: u64, kind: BufferKind, epoch: u64) {
+    /// Keeps each free list sorted by id, highest first, so that `acquire` hands out the free
+    /// buffer with the lowest id: which buffers a step gets then depends only on which are
+    /// free, not on the order earlier steps released them, and a step that repeats gets the
+    /// same buffers as the last one (and finds its bind groups cached).
+    fn release(&mut self, buffer: BufferRef, class: u64, kind: BufferKind, epoch: u64) {
         self.bytes_live -= class;
-        self.free
-            .entry((kind, class))
-            .or_default()
-            .push(FreeBuffer {
+        let list = self.free.entry((kind, class)).or_default();
+        let at = list.partition_point(|f| f.buffer.id > buffer.id);
+        list.insert(
+            at,
+            FreeBuffer {
                 buffer,
                 released_at: epoch,
-            });
+            },
+        );
     }
 }
 
 /// A GPU buffer on loan from the pool; it returns there when dropped.
 pub(crate) struct PooledBuffer {
     gpu: Rc<Gpu>,
-    buffer: Option<wgpu::Buffer>,
+    buffer: Option<BufferRef>,
     class: u64,
     kind: BufferKind,
 }
 
 impl PooledBuffer {
     pub fn buffer(&self) -> &wgpu::Buffer {
+        self.handle()
+    }
+
+    /// The buffer with its id, for binding to kernels.
+    pub fn handle(&self) -> &BufferRef {
         self.buffer
             .as_ref()
             .expect("a pooled buffer is present until dropped")

@@ -1,9 +1,12 @@
 //! LayerNorm over the last axis with weight and bias.
 
+use super::reduce::BUSY_GROUPS;
 use super::{f, gpu_of, launch, launch1, row_kernel};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
+use crate::gpu::{Gpu, Kernel};
 use crate::tensor::{DType, Host, Storage, Tensor};
+use std::rc::Rc;
 
 fn cpu_stats(x: &[f64], cols: usize, eps: f64) -> Vec<f64> {
     let mut stats = Vec::new();
@@ -68,16 +71,77 @@ pub(crate) fn layernorm_backward(
                 rows,
             );
             let dx = launch1(gpu, &k, &params, &[x, weight, stats, g], x.numel(), groups)?;
-            // Column sums over all rows: the reduction kernel spreads each over a workgroup.
-            let (x2, g2) = (x.reshape(&[rows, cols])?, g.reshape(&[rows, cols])?);
-            let xhat = x2
-                .sub(&stats.slice(1, 0, 1)?)?
-                .mul(&stats.slice(1, 1, 1)?)?;
-            (dx, g2.mul(&xhat)?.sum(0, false)?, g2.sum(0, false)?)
+            let (dw, db) = match params_backward_fused(gpu, x, stats, g, (rows, cols))? {
+                Some(grads) => grads,
+                None => params_backward_composed(x, stats, g, (rows, cols))?,
+            };
+            (dx, dw, db)
         }
     };
     let make = |s, shape: &[usize]| Tensor::from_storage(shape.to_vec(), DType::F32, x.device(), s);
     Ok(vec![make(dx, x.shape()), dw, db])
+}
+
+/// dw and db on real GPUs in two dispatches (shaders/layernorm_params*.wgsl): partial sums over
+/// chunks of rows, then their totals. None where it does not apply (emulated GPUs, no rows,
+/// more workgroups than a dispatch may have).
+fn params_backward_fused(
+    gpu: &Rc<Gpu>,
+    x: &Tensor,
+    stats: &Tensor,
+    g: &Tensor,
+    (rows, cols): (usize, usize),
+) -> Result<Option<(Tensor, Tensor)>> {
+    let col_groups = cols.div_ceil(64);
+    let max = gpu.limits().max_compute_workgroups_per_dimension as usize;
+    if gpu.is_cpu_emulated() || rows == 0 || col_groups > max {
+        return Ok(None);
+    }
+    let chunks = (BUSY_GROUPS / col_groups).clamp(1, rows.div_ceil(64).min(max));
+    let chunk = rows.div_ceil(chunks);
+    let chunks = rows.div_ceil(chunk);
+    let partials = Kernel::new(
+        "layernorm_params",
+        include_str!("../../shaders/layernorm_params.wgsl"),
+        "main",
+    );
+    let params = [rows as u32, cols as u32, chunk as u32];
+    let groups = [col_groups as u32, chunks as u32, 1];
+    let partials = launch1(
+        gpu,
+        &partials,
+        &params,
+        &[x, stats, g],
+        2 * chunks * cols,
+        groups,
+    )?;
+    let partials = Tensor::from_storage(vec![2 * chunks * cols], DType::F32, x.device(), partials);
+    let finish = Kernel::new(
+        "layernorm_params_finish",
+        include_str!("../../shaders/layernorm_params_finish.wgsl"),
+        "main",
+    );
+    let params = [cols as u32, chunks as u32];
+    let groups = gpu.groups_1d(cols, 64);
+    let mut out = launch(gpu, &finish, &params, &[&partials], &[cols, cols], groups)?;
+    let grad = |b| Tensor::from_storage(vec![cols], DType::F32, x.device(), Storage::Gpu(b));
+    let db = grad(out.pop().expect("two outputs"));
+    let dw = grad(out.pop().expect("two outputs"));
+    Ok(Some((dw, db)))
+}
+
+/// dw and db from tensor ops (emulated GPUs): column sums of g xh and of g.
+fn params_backward_composed(
+    x: &Tensor,
+    stats: &Tensor,
+    g: &Tensor,
+    (rows, cols): (usize, usize),
+) -> Result<(Tensor, Tensor)> {
+    let (x2, g2) = (x.reshape(&[rows, cols])?, g.reshape(&[rows, cols])?);
+    let xhat = x2
+        .sub(&stats.slice(1, 0, 1)?)?
+        .mul(&stats.slice(1, 1, 1)?)?;
+    Ok((g2.mul(&xhat)?.sum(0, false)?, g2.sum(0, false)?))
 }
 
 impl Tensor {

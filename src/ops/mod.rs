@@ -107,7 +107,7 @@ pub(crate) fn launch(
         .map(|&n| gpu_output(gpu, n))
         .collect::<Result<Vec<_>>>()?;
     let mut bindings: Vec<Binding> = input_buffers.iter().map(Binding::read).collect();
-    bindings.extend(outputs.iter().map(|b| Binding::write(b.buffer())));
+    bindings.extend(outputs.iter().map(|b| Binding::write(b.handle())));
     gpu.dispatch(kernel, params, &bindings, groups);
     Ok(outputs)
 }

@@ -47,7 +47,7 @@ fn copy_into(device: &Device, len: usize, copies: &[Copy]) -> Result<Storage> {
                 gpu.dispatch(
                     &fill,
                     &[len as u32, f(0.0)],
-                    &[Binding::write(out.buffer())],
+                    &[Binding::write(out.handle())],
                     gpu.groups_1d(len, 256),
                 );
             }
@@ -67,7 +67,7 @@ fn copy_into(device: &Device, len: usize, copies: &[Copy]) -> Result<Storage> {
                 params.extend(pack(&c.shape));
                 params.extend(pack(&c.src_strides));
                 params.extend(pack(&c.dst_strides));
-                let bindings = [Binding::read(&src), Binding::write(out.buffer())];
+                let bindings = [Binding::read(&src), Binding::write(out.handle())];
                 gpu.dispatch(&kernel, &params, &bindings, gpu.groups_1d(n, 256));
             }
             Ok(Storage::Gpu(out))

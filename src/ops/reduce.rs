@@ -79,7 +79,7 @@ fn sum_keepdim(x: &Tensor, axis: usize) -> Result<Tensor> {
 }
 
 /// Workgroups that keep every SM of a large GPU busy.
-const BUSY_GROUPS: usize = 1024;
+pub(crate) const BUSY_GROUPS: usize = 1024;
 
 /// Sums of the wide columns of [outer, n, inner] on real GPUs (shaders/sum_columns.wgsl):
 /// chunks of rows summed in parallel, then their partial sums. None where the kernel does not

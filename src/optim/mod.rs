@@ -238,7 +238,7 @@ impl Optimizer {
             norm_sq.buffer("optimizer")?,
             p.buffer("optimizer")?,
         );
-        let state: Vec<wgpu::Buffer> = st
+        let state: Vec<crate::gpu::BufferRef> = st
             .iter()
             .map(|s| s.buffer("optimizer"))
             .collect::<Result<_>>()?;

@@ -1,4 +1,4 @@
-//! `webgrad bench [--quick] [--only NAME]`: the workloads of BENCHMARKS.md (webgrad::bench),
+//! `webgrad bench [--quick] [--only NAME,NAME]`: the workloads of BENCHMARKS.md (webgrad::bench),
 //! one line each in the format of torch_ref.py. WEBGRAD_UNCHECKED=1 runs the shaders without
 //! bounds checks and marks the names "_unchecked"; WEBGRAD_PROFILE=1 adds the time per kernel.
 
@@ -12,7 +12,13 @@ pub fn bench(raw: &[String]) -> Result<(), String> {
     let a = Args::parse(&rest, &["only"])?;
     let options = BenchOptions {
         quick,
-        only: a.text("only").map(str::to_string).into_iter().collect(),
+        only: a
+            .text("only")
+            .into_iter()
+            .flat_map(|o| o.split(','))
+            .map(|o| o.trim().to_string())
+            .filter(|o| !o.is_empty())
+            .collect(),
         suffix: if webgrad::gpu::unchecked_shaders() {
             "_unchecked".into()
         } else {

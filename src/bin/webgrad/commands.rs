@@ -17,7 +17,7 @@ pub const USAGE: &str = "usage:
                 [--preset tiny|small|nanochar] [--steps N] [--batch B] [--lr X]
                 [--optimizer sgd|adam|adamw] [--seed S] [--text FILE] [--save FILE] [--load FILE]
   webgrad sample --load FILE [--prompt TEXT] [--tokens N] [--temperature T] [--top-k K]
-  webgrad bench [--quick] [--only NAME]";
+  webgrad bench [--quick] [--only NAME,NAME]";
 
 const DIGITS: &[u8] = include_bytes!("../../../web/data/digits.bin.gz");
 const SHAKESPEARE: &[u8] = include_bytes!("../../../web/data/shakespeare.txt.gz");

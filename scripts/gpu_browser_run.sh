@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs on the accelerator machine (see scripts/gpu_browser_pack.sh): unpacks Chromium once per
+# warm machine, then runs, on the same GPU in one go, the native benchmark, PyTorch's reference
+# and the page's bench mode in Chromium (WebGPU on Vulkan). Everything lands in $OUT.
+# Usage: bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
+set -uo pipefail
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+sites=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do sites+=("$1"); shift; done
+[ "${1:-}" = "--" ] && shift
+workloads=${1:-mlp_mnist_b128,cnn_mnist_b128,gpt_small_b32,gpt_nanochar_b64}
+
+if [ ! -x /opt/chr/usr/lib/chromium/chromium-headless-shell ]; then
+  mkdir -p /opt/chr && cat /tmp/chr.part.* | xz -d -T0 | tar -C /opt/chr -xf -
+fi
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt"
+python3 -c 'import torch; print(torch.__version__)' >> "$out/gpu.txt" 2>&1
+
+for s in "${sites[@]}"; do
+  echo "== native $s" >&2
+  ".dev/webgrad-$s" bench --only "matmul_1024,$workloads" > "$out/native-$s.txt" 2>&1
+  echo "== browser $s" >&2
+  bash .dev/browser-gpu/run_chromium.sh ".dev/$s" "bench.html?bench=1&only=matmul_1024,$workloads&quick=1" \
+    "$out/browser-$s.txt" 400 --enable-features=Vulkan --use-angle=vulkan --use-vulkan=native
+done
+# The playground's own loop on each task's defaults, in the last site given.
+last=${sites[${#sites[@]}-1]}
+echo "== playground $last" >&2
+bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "play.html" "$out/play-$last.txt" 120 \
+  --enable-features=Vulkan --use-angle=vulkan --use-vulkan=native
+if [ -f .dev/torch_ref.py ]; then
+  echo "== pytorch" >&2
+  python3 .dev/torch_ref.py --quick > "$out/torch.txt" 2>&1
+fi
+tail -n +1 "$out"/*.txt
