@@ -4,7 +4,8 @@
 // indexed in loops would live in memory.
 
 // The inputs q, k and v may be columns of one packed [B, T, 3C] tensor: their rows are
-// `stride4` vec4s apart and start `*_off4` vec4s in. Outputs and dO are [B, T, C].
+// `stride4` vec4s apart and start `*_off4` vec4s in. The output and dO are [B, T, C]; the
+// gradients of q, k and v are laid out as q, k and v are.
 struct Params {
     batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32,
     stride4: u32, q_off4: u32, k_off4: u32, v_off4: u32,

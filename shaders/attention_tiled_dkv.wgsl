@@ -70,6 +70,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
     if (j >= p.t) { return; }
-    let row_at = out_at(b, j, h);
-    grad[row_at + $u] = acc$ * select(1.0, p.scale, GRAD_K);
+    // Laid out as k or v is: side by side with the other gradients when they are packed.
+    let grad_at = select(v_at, k_at, GRAD_K);
+    grad[grad_at + $u] = acc$ * select(1.0, p.scale, GRAD_K);
 }

@@ -1,7 +1,7 @@
 // Attention backward for real GPUs, per query row i, in the tiling of attention_tiled.wgsl:
 // with p_ij = exp(s_ij - lse_i), dp_ij = dO_i·v_j and delta_i = dO_i·O_i,
 // dq_i = scale Σ_j p_ij (dp_ij - delta_i) k_j. Also writes delta for the key-side kernels.
-// Same bindings as attention_dq.wgsl, as vec4s.
+// Same bindings as attention_dq.wgsl, as vec4s; dq is laid out as q is (see in_at).
 
 //#include attention_tiled_common
 //#include attention_tiled_keys
@@ -48,6 +48,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
     if (i >= p.t) { return; }
-    dq[row_at + $u] = acc$ * p.scale;
+    dq[q_at + $u] = acc$ * p.scale;
     delta[row] = dlt;
 }

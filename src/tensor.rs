@@ -62,6 +62,12 @@ pub(crate) enum Host {
 pub(crate) enum Storage {
     Host(Host),
     Gpu(PooledBuffer),
+    /// Elements of a larger GPU tensor from `offset` on (the optimizer keeps all parameters
+    /// in one buffer, so that one dispatch updates them all).
+    View {
+        whole: Tensor,
+        offset: usize,
+    },
     Freed,
 }
 
@@ -291,6 +297,10 @@ impl Tensor {
     pub(crate) fn buffer(&self, op: &'static str) -> Result<BufferRef> {
         match &*self.0.storage.borrow() {
             Storage::Gpu(b) => Ok(b.handle().clone()),
+            // Bound up to the next vec4: kernels may read vec4s whole.
+            Storage::View { whole, offset } => Ok(whole
+                .buffer(op)?
+                .part(*offset as u64 * 4, self.numel().div_ceil(4) as u64 * 16)),
             Storage::Freed => Err(Error::Freed(op)),
             Storage::Host(_) => Err(Error::DeviceMismatch(op)),
         }
@@ -336,7 +346,7 @@ impl Tensor {
                 // Queue writes run before unsubmitted commands: send those first.
                 gpu.flush();
                 gpu.queue
-                    .write_buffer(&buffer, 0, bytemuck::cast_slice(values));
+                    .write_buffer(&buffer, buffer.offset, bytemuck::cast_slice(values));
                 Ok(())
             }
         }
@@ -360,8 +370,8 @@ impl Tensor {
             }
             Device::Gpu(gpu) => {
                 gpu.copy(
-                    &src.buffer("copy_from")?.buffer,
-                    &self.buffer("copy_from")?.buffer,
+                    &src.buffer("copy_from")?,
+                    &self.buffer("copy_from")?,
                     self.numel() as u64 * 4,
                 );
                 Ok(())
@@ -370,11 +380,10 @@ impl Tensor {
     }
 
     async fn read_bytes(&self) -> Result<Vec<u8>> {
-        let (gpu, buffer) = match &*self.0.storage.borrow() {
-            Storage::Gpu(b) => (b.gpu().clone(), b.buffer().clone()),
-            Storage::Freed => return Err(Error::Freed("read")),
-            Storage::Host(_) => unreachable!("read_bytes is only called on GPU tensors"),
+        let Device::Gpu(gpu) = self.device() else {
+            unreachable!("read_bytes is only called on GPU tensors")
         };
+        let buffer = self.buffer("read")?;
         gpu.read(&buffer, self.numel() as u64 * 4).await
     }
 
@@ -456,7 +465,7 @@ impl fmt::Debug for Tensor {
 fn not_host(storage: &Storage, op: &'static str, expected: DType) -> Error {
     match storage {
         Storage::Freed => Error::Freed(op),
-        Storage::Gpu(_) => Error::DeviceMismatch(op),
+        Storage::Gpu(_) | Storage::View { .. } => Error::DeviceMismatch(op),
         Storage::Host(h) => {
             let got = if matches!(h, Host::F(_)) {
                 DType::F32

@@ -109,10 +109,15 @@ impl Batch {
     }
 
     /// Records a copy; copies cannot happen inside a compute pass, so the pass ends first.
-    pub fn copy(&mut self, gpu: &Gpu, src: &wgpu::Buffer, dst: &wgpu::Buffer, bytes: u64) {
+    pub fn copy(&mut self, gpu: &Gpu, src: &BufferRef, dst: &BufferRef, bytes: u64) {
         self.pass = None;
-        self.encoder(gpu)
-            .copy_buffer_to_buffer(src, 0, dst, 0, bytes);
+        self.encoder(gpu).copy_buffer_to_buffer(
+            &src.buffer,
+            src.offset,
+            &dst.buffer,
+            dst.offset,
+            bytes,
+        );
     }
 
     /// Submits what was recorded. Returns false when there was nothing to submit.

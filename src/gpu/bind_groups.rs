@@ -27,8 +27,8 @@ pub(crate) struct Arena {
 #[derive(Hash, PartialEq, Eq)]
 struct Key {
     pipeline: u64,
-    /// Buffer ids in binding order; 0 past the last binding (ids start at 1).
-    buffers: [u64; MAX_BINDINGS],
+    /// (buffer id, offset) in binding order; id 0 past the last binding (ids start at 1).
+    buffers: [(u64, u64); MAX_BINDINGS],
 }
 
 #[derive(Default)]
@@ -54,10 +54,10 @@ impl BindGroupCache {
         );
         let mut key = Key {
             pipeline: pipeline.id,
-            buffers: [0; MAX_BINDINGS],
+            buffers: [(0, 0); MAX_BINDINGS],
         };
         for (slot, b) in key.buffers.iter_mut().zip(bindings) {
-            *slot = b.buffer.id;
+            *slot = (b.buffer.id, b.buffer.offset);
         }
         if self.groups.len() >= MAX_GROUPS && !self.groups.contains_key(&key) {
             self.groups.clear();
@@ -95,7 +95,7 @@ fn create(
             .enumerate()
             .map(|(i, b)| wgpu::BindGroupEntry {
                 binding: i as u32 + 1,
-                resource: b.buffer.as_entire_binding(),
+                resource: b.buffer.binding(),
             }),
     );
     device.create_bind_group(&wgpu::BindGroupDescriptor {

@@ -332,12 +332,12 @@ impl Gpu {
     }
 
     /// Records a buffer-to-buffer copy into the pending encoder.
-    pub(crate) fn copy(&self, src: &wgpu::Buffer, dst: &wgpu::Buffer, bytes: u64) {
+    pub(crate) fn copy(&self, src: &BufferRef, dst: &BufferRef, bytes: u64) {
         self.batch.borrow_mut().copy(self, src, dst, bytes);
     }
 
     /// Reads `bytes` of `buffer` back to the CPU: the only sync point, and it is async.
-    pub async fn read(self: &Rc<Self>, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+    pub(crate) async fn read(self: &Rc<Self>, buffer: &BufferRef, bytes: u64) -> Result<Vec<u8>> {
         readback::read(self, buffer, bytes).await
     }
 

@@ -33,12 +33,52 @@ pub(crate) fn size_class(bytes: u64) -> u64 {
     bytes.div_ceil(step) * step
 }
 
-/// A GPU buffer with an id that no other buffer of the same `Gpu` ever gets, even after this
-/// one is destroyed: cached bind groups are keyed by it (wgpu's own handles may be reused).
+/// A GPU buffer, or a part of one, with an id that no other buffer of the same `Gpu` ever
+/// gets, even after this one is destroyed: cached bind groups are keyed by it (wgpu's own
+/// handles may be reused).
 #[derive(Clone, Debug)]
 pub struct BufferRef {
     pub id: u64,
     pub buffer: wgpu::Buffer,
+    /// Where the part starts, in bytes (0 for a whole buffer).
+    pub offset: u64,
+    /// The part's size in bytes; None for the whole buffer.
+    pub size: Option<u64>,
+}
+
+impl BufferRef {
+    /// A whole buffer.
+    pub fn whole(id: u64, buffer: wgpu::Buffer) -> BufferRef {
+        BufferRef {
+            id,
+            buffer,
+            offset: 0,
+            size: None,
+        }
+    }
+
+    /// `bytes` of this buffer (or part) from `offset` bytes in.
+    pub fn part(&self, offset: u64, bytes: u64) -> BufferRef {
+        BufferRef {
+            offset: self.offset + offset,
+            size: Some(bytes),
+            ..self.clone()
+        }
+    }
+
+    /// The bytes a kernel bound to it sees.
+    pub fn binding_size(&self) -> u64 {
+        self.size.unwrap_or(self.buffer.size() - self.offset)
+    }
+
+    /// As a binding resource: the part, or the whole buffer.
+    pub fn binding(&self) -> wgpu::BindingResource<'_> {
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: &self.buffer,
+            offset: self.offset,
+            size: self.size.and_then(wgpu::BufferSize::new),
+        })
+    }
 }
 
 impl std::ops::Deref for BufferRef {
@@ -95,10 +135,7 @@ impl BufferPool {
                     usage: kind.usage(),
                     mapped_at_creation: false,
                 });
-                BufferRef {
-                    id: self.created,
-                    buffer,
-                }
+                BufferRef::whole(self.created, buffer)
             }
         };
         self.bytes_live += class;
@@ -154,10 +191,6 @@ impl PooledBuffer {
         self.buffer
             .as_ref()
             .expect("a pooled buffer is present until dropped")
-    }
-
-    pub fn gpu(&self) -> &Rc<Gpu> {
-        &self.gpu
     }
 }
 

@@ -1,10 +1,10 @@
 //! Async readback through pooled staging buffers: the only point where the CPU waits for the GPU.
 
-use super::{BufferKind, Gpu};
+use super::{BufferKind, BufferRef, Gpu};
 use crate::error::{Error, Result};
 use std::rc::Rc;
 
-pub(super) async fn read(gpu: &Rc<Gpu>, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+pub(super) async fn read(gpu: &Rc<Gpu>, buffer: &BufferRef, bytes: u64) -> Result<Vec<u8>> {
     let bytes = bytes.div_ceil(4) * 4;
     if bytes == 0 {
         return Ok(Vec::new());
@@ -13,7 +13,7 @@ pub(super) async fn read(gpu: &Rc<Gpu>, buffer: &wgpu::Buffer, bytes: u64) -> Re
         gpu.pool
             .borrow_mut()
             .acquire(gpu, bytes, BufferKind::Readback, None, gpu.largest_buffer());
-    gpu.copy(buffer, staging.buffer(), bytes);
+    gpu.copy(buffer, staging.handle(), bytes);
     gpu.flush();
 
     let data = map_and_copy(gpu, &staging, bytes).await;

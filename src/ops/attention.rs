@@ -172,7 +172,7 @@ pub(crate) fn attention_backward(
         Some(gpu) => {
             if let Some(plan) = attention_tiled::plan(gpu, dm) {
                 let [dq, dk, dv] =
-                    attention_tiled::backward(gpu, plan, (dm, false), [q, k, v], out, lse, g)?;
+                    attention_tiled::backward_split(gpu, plan, dm, [q, k, v], [out, lse, g])?;
                 let make = |b| {
                     Tensor::from_storage(
                         q.shape().to_vec(),

@@ -52,16 +52,14 @@ pub(crate) fn attention_packed_backward(
     let dm = packed_dims(qkv, heads)?;
     let grads = match tiled(qkv, dm) {
         Some((gpu, plan)) => {
-            let grads =
-                attention_tiled::backward(gpu, plan, (dm, true), [qkv, qkv, qkv], out, lse, g)?;
-            grads.map(|b| {
-                Tensor::from_storage(
-                    out.shape().to_vec(),
-                    DType::F32,
-                    qkv.device(),
-                    Storage::Gpu(b),
-                )
-            })
+            let all = attention_tiled::backward_packed(gpu, plan, dm, qkv, [out, lse, g])?;
+            let all = Tensor::from_storage(
+                qkv.shape().to_vec(),
+                DType::F32,
+                qkv.device(),
+                Storage::Gpu(all),
+            );
+            return Ok(vec![all]);
         }
         None => {
             // The kernel set changed since the forward pass (tests switch it): the row kernels

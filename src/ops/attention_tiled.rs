@@ -3,10 +3,10 @@
 //! staged in workgroup memory, the head's vectors in named registers unrolled here.
 
 use super::attention::Dims;
-use super::{generated_source, launch};
+use super::{generated_source, launch, launch_into};
 use crate::error::Result;
 use crate::gpu::{Gpu, Kernel, PooledBuffer};
-use crate::tensor::{DType, Storage, Tensor};
+use crate::tensor::{gpu_output, DType, Storage, Tensor};
 use std::rc::Rc;
 
 /// Rows (query or key) per workgroup, as in the shaders.
@@ -110,17 +110,44 @@ pub(super) fn forward(
     )
 }
 
-/// Backward: dq, dk and dv, each [B, T, C], whatever the inputs' layout.
-pub(super) fn backward(
+/// Backward over three [B, T, C] inputs: dq, dk and dv, each [B, T, C].
+pub(super) fn backward_split(
+    gpu: &Rc<Gpu>,
+    plan: Plan,
+    dm: Dims,
+    qkv: [&Tensor; 3],
+    [out, lse, g]: [&Tensor; 3],
+) -> Result<[PooledBuffer; 3]> {
+    let fresh = || gpu_output(gpu, g.numel());
+    let grads = [fresh()?, fresh()?, fresh()?];
+    let [dq, dk, dv] = &grads;
+    backward(gpu, plan, (dm, false), qkv, [out, lse, g], [dq, dk, dv])?;
+    Ok(grads)
+}
+
+/// Backward over one packed [B, T, 3C] input: its gradient, dq, dk and dv side by side.
+pub(super) fn backward_packed(
+    gpu: &Rc<Gpu>,
+    plan: Plan,
+    dm: Dims,
+    qkv: &Tensor,
+    [out, lse, g]: [&Tensor; 3],
+) -> Result<PooledBuffer> {
+    let all = gpu_output(gpu, qkv.numel())?;
+    backward(gpu, plan, (dm, true), [qkv; 3], [out, lse, g], [&all; 3])?;
+    Ok(all)
+}
+
+/// The three backward kernels, writing dq, dk and dv into `targets` where q, k and v were
+/// read from (the same buffer three times when packed: no copy).
+fn backward(
     gpu: &Rc<Gpu>,
     plan: Plan,
     (dm, packed): (Dims, bool),
     [q, k, v]: [&Tensor; 3],
-    out: &Tensor,
-    lse: &Tensor,
-    g: &Tensor,
-) -> Result<[PooledBuffer; 3]> {
-    let rows = dm.rows();
+    [out, lse, g]: [&Tensor; 3],
+    [dq, dk, dv]: [&PooledBuffer; 3],
+) -> Result<()> {
     let params = &layout(dm, packed);
     let kdq = kernel(
         "attention_tiled_dq",
@@ -128,22 +155,15 @@ pub(super) fn backward(
         plan.d4,
         plan.block,
     );
-    let mut first = launch(
-        gpu,
-        &kdq,
-        params,
-        &[q, k, v, out, g, lse],
-        &[g.numel(), rows],
-        groups(dm),
-    )?;
+    let inputs = [q, k, v, out, g, lse];
+    let mut delta = launch_into(gpu, &kdq, params, &inputs, &[dq], &[dm.rows()], groups(dm))?;
     let delta = Tensor::from_storage(
-        vec![rows],
+        vec![dm.rows()],
         DType::F32,
         q.device(),
-        Storage::Gpu(first.pop().expect("two outputs")),
+        Storage::Gpu(delta.pop().expect("one output")),
     );
-    let dq = first.pop().expect("two outputs");
-    let key_side = |grad_k: bool| -> Result<PooledBuffer> {
+    for (grad_k, target) in [(true, dk), (false, dv)] {
         let kernel = kernel(
             "attention_tiled_dkv",
             include_str!("../../shaders/attention_tiled_dkv.wgsl"),
@@ -151,15 +171,8 @@ pub(super) fn backward(
             plan.block,
         )
         .slot("GRAD_K", grad_k);
-        let mut out = launch(
-            gpu,
-            &kernel,
-            params,
-            &[q, k, v, g, lse, &delta],
-            &[g.numel()],
-            groups(dm),
-        )?;
-        Ok(out.pop().expect("one output"))
-    };
-    Ok([dq, key_side(true)?, key_side(false)?])
+        let inputs = [q, k, v, g, lse, &delta];
+        launch_into(gpu, &kernel, params, &inputs, &[target], &[], groups(dm))?;
+    }
+    Ok(())
 }

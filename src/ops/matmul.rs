@@ -64,7 +64,7 @@ fn cpu_matmul(
 /// buffers are, unless one was sized exactly to the device's largest.
 fn vec4_buffers(xs: &[&Tensor], op: &'static str) -> Result<bool> {
     for x in xs {
-        if x.buffer(op)?.size() % 16 != 0 {
+        if x.buffer(op)?.binding_size() % 16 != 0 {
             return Ok(false);
         }
     }

@@ -98,6 +98,20 @@ pub(crate) fn launch(
     output_lens: &[usize],
     groups: [u32; 3],
 ) -> Result<Vec<PooledBuffer>> {
+    launch_into(gpu, kernel, params, inputs, &[], output_lens, groups)
+}
+
+/// Like `launch`, also writing into `targets`: buffers bound read-write after the inputs and
+/// before the fresh outputs, for an output that several dispatches fill in parts.
+pub(crate) fn launch_into(
+    gpu: &Rc<Gpu>,
+    kernel: &Kernel,
+    params: &[u32],
+    inputs: &[&Tensor],
+    targets: &[&PooledBuffer],
+    output_lens: &[usize],
+    groups: [u32; 3],
+) -> Result<Vec<PooledBuffer>> {
     let input_buffers = inputs
         .iter()
         .map(|t| t.buffer(kernel.entry))
@@ -107,6 +121,7 @@ pub(crate) fn launch(
         .map(|&n| gpu_output(gpu, n))
         .collect::<Result<Vec<_>>>()?;
     let mut bindings: Vec<Binding> = input_buffers.iter().map(Binding::read).collect();
+    bindings.extend(targets.iter().map(|b| Binding::write(b.handle())));
     bindings.extend(outputs.iter().map(|b| Binding::write(b.handle())));
     gpu.dispatch(kernel, params, &bindings, groups);
     Ok(outputs)

@@ -1,0 +1,114 @@
+//! How many dispatches one training step of each benchmark model records with the kernels for
+//! real GPUs (forward, cross-entropy, backward, AdamW): in the browser every dispatch costs CPU
+//! time, so fusions must keep these counts down. Batch 1 keeps the step cheap on lavapipe; the
+//! count does not depend on the batch. WEBGRAD_PROFILE=1 prints the kernels of the step.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+use common::run;
+use webgrad::nn::{CnnConfig, GptConfig, Init, MlpConfig};
+use webgrad::optim::{Optimizer, OptimizerConfig, Rule, Schedule};
+use webgrad::train::{ModelConfig, Net};
+use webgrad::{Counters, Device, Tensor};
+
+/// The counters of one step after three warm-up steps.
+async fn one_step(model: &ModelConfig, device: &Device) -> Counters {
+    let Device::Gpu(gpu) = device else {
+        unreachable!("common::gpu gives a GPU")
+    };
+    gpu.use_emulated_kernels(Some(false));
+    let net = Net::new(model, &mut Init::new(0, device)).unwrap();
+    let params = net.parameters();
+    let config = OptimizerConfig {
+        rule: Rule::parse("adamw").expect("a known rule"),
+        lr: 1e-3,
+        weight_decay: 0.0,
+        clip: None,
+        schedule: Schedule::Constant,
+    };
+    let mut optimizer = Optimizer::new(config, &params).unwrap();
+    let (x, y) = match model {
+        ModelConfig::Gpt(g) => (
+            Tensor::from_u32(
+                (0..g.context as u32).map(|i| i % 65).collect(),
+                &[1, g.context],
+                device,
+            ),
+            Tensor::from_u32(
+                (1..=g.context as u32).map(|i| i % 65).collect(),
+                &[g.context],
+                device,
+            ),
+        ),
+        _ => (
+            Tensor::from_vec(vec![0.5; 784], &[1, 784], device),
+            Tensor::from_u32(vec![3], &[1], device),
+        ),
+    };
+    let (x, y) = (x.unwrap(), y.unwrap());
+    let mut counters = Counters::default();
+    for _ in 0..4 {
+        let mark = gpu.counters();
+        let loss = net.forward(&x).unwrap().cross_entropy(&y).unwrap();
+        let grads = loss.backward().unwrap();
+        optimizer.step(&params, &grads).unwrap();
+        gpu.finished().await.unwrap();
+        counters = gpu.counters().since(&mark);
+    }
+    if let Some(report) = gpu.profile_report() {
+        println!("{report}");
+    }
+    gpu.use_emulated_kernels(None);
+    counters
+}
+
+fn gpt(preset: &str) -> ModelConfig {
+    ModelConfig::Gpt(GptConfig::preset(preset, 65).expect("a preset"))
+}
+
+/// Runs a step of `model` and checks that it records at most `budget` dispatches and, after
+/// warm-up, creates no buffer and no bind group.
+fn check(name: &str, model: ModelConfig, budget: u64) {
+    run(async {
+        let device = common::gpu().await;
+        let c = one_step(&model, &device).await;
+        println!("{name}: {c:?}");
+        assert!(
+            c.dispatches <= budget,
+            "{name}: {} dispatches, budget {budget}",
+            c.dispatches
+        );
+        assert_eq!(
+            (c.buffers_created, c.bind_groups_created),
+            (0, 0),
+            "{name}: {c:?}"
+        );
+    });
+}
+
+#[test]
+fn mlp_step_dispatches() {
+    let mlp = MlpConfig {
+        inputs: 784,
+        outputs: 10,
+        depth: 2,
+        width: 512,
+        activation: "relu".into(),
+    };
+    check("mlp_mnist", ModelConfig::Mlp(mlp), 30);
+}
+
+#[test]
+fn cnn_step_dispatches() {
+    check("cnn_mnist", ModelConfig::Cnn(CnnConfig::default()), 59);
+}
+
+#[test]
+fn gpt_small_step_dispatches() {
+    check("gpt_small", gpt("small"), 317);
+}
+
+#[test]
+fn gpt_nanochar_step_dispatches() {
+    check("gpt_nanochar", gpt("nanochar"), 459);
+}
