@@ -288,6 +288,21 @@ impl Tensor {
         self.0.op.as_ref()
     }
 
+    /// Replaces the data behind this tensor and every tensor sharing it (the optimizer moves
+    /// parameters into its flat buffers this way, keeping their identity).
+    pub(crate) fn set_storage(&self, storage: Storage) {
+        *self.0.storage.borrow_mut() = storage;
+    }
+
+    /// A tensor of `shape` over this GPU tensor's elements from `offset` on, sharing them.
+    pub(crate) fn part(&self, offset: usize, shape: &[usize]) -> Tensor {
+        let storage = Storage::View {
+            whole: self.clone(),
+            offset,
+        };
+        Tensor::from_storage(shape.to_vec(), self.dtype(), self.device(), storage)
+    }
+
     /// Releases the data now (the GPU buffer goes back to the pool); later reads are errors.
     pub fn free(&self) {
         *self.0.storage.borrow_mut() = Storage::Freed;

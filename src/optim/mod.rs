@@ -1,7 +1,9 @@
 //! Optimizers that run on the GPU: SGD (momentum, Nesterov), Adam and AdamW, with weight decay,
-//! clipping by global gradient norm and a learning-rate schedule. Each update is one fused
-//! kernel per parameter, in place; the state lives beside the parameters; nothing is read back.
+//! clipping by global gradient norm and a learning-rate schedule. On the GPU the parameters
+//! live in flat buffers (flat.rs) and one fused kernel updates each buffer in place; the state
+//! lives beside the parameters; nothing is read back.
 
+mod flat;
 mod schedule;
 
 pub use schedule::Schedule;
@@ -92,6 +94,8 @@ pub struct Optimizer {
     pub step: u64,
     /// Per parameter: momentum buffer (SGD) or first and second moments (Adam).
     pub state: Vec<Vec<Tensor>>,
+    /// On the GPU: the parameters, their gradients and this state in flat buffers.
+    flat: Option<flat::Flat>,
 }
 
 impl Optimizer {
@@ -102,18 +106,32 @@ impl Optimizer {
         } else {
             2
         };
-        let state = params
-            .iter()
-            .map(|(_, p)| {
-                (0..slots)
-                    .map(|_| Tensor::zeros(p.shape(), p.device()))
-                    .collect::<Result<Vec<_>>>()
-            })
-            .collect::<Result<_>>()?;
+        let gpu = params
+            .first()
+            .and_then(|(_, p)| gpu_of(p.device()).cloned());
+        let (flat, state) = match gpu {
+            Some(gpu) => {
+                let (flat, state) = flat::Flat::new(&gpu, params, slots)?;
+                (Some(flat), state)
+            }
+            None => {
+                let zeros = |p: &Tensor| {
+                    (0..slots)
+                        .map(|_| Tensor::zeros(p.shape(), p.device()))
+                        .collect::<Result<Vec<_>>>()
+                };
+                let state = params
+                    .iter()
+                    .map(|(_, p)| zeros(p))
+                    .collect::<Result<_>>()?;
+                (None, state)
+            }
+        };
         Ok(Optimizer {
             config,
             step: 0,
             state,
+            flat,
         })
     }
 
@@ -166,8 +184,16 @@ impl Optimizer {
                 .first()
                 .map(|(_, p)| p.device().clone())
                 .unwrap_or(Device::Cpu);
+            if let (Some(flat), Device::Gpu(gpu)) = (&self.flat, &device) {
+                flat.gather(gpu, &grads)?;
+            }
+            // On the GPU the flat gradients, whose gaps are zero, stand for all gradients.
+            let summed: Vec<Tensor> = match &self.flat {
+                Some(flat) => flat.groups.iter().map(|g| g.grads.clone()).collect(),
+                None => grads.clone(),
+            };
             let norm_sq = match self.config.clip {
-                Some(_) => grads
+                Some(_) => summed
                     .iter()
                     .try_fold(Tensor::zeros(&[1], &device)?, |acc, g| {
                         acc.add(&g.mul(g)?.sum_all()?)
@@ -176,8 +202,17 @@ impl Optimizer {
             };
             let lr = self.lr();
             self.step += 1;
-            for (((_, p), g), st) in params.iter().zip(&grads).zip(&self.state) {
-                self.update(p, g, st, &norm_sq, lr)?;
+            match &self.flat {
+                Some(flat) => {
+                    for group in &flat.groups {
+                        self.update(&group.params, &group.grads, &group.state, &norm_sq, lr)?;
+                    }
+                }
+                None => {
+                    for (((_, p), g), st) in params.iter().zip(&grads).zip(&self.state) {
+                        self.update(p, g, st, &norm_sq, lr)?;
+                    }
+                }
             }
             Ok(())
         })
