@@ -35,6 +35,8 @@ pub(crate) enum Op {
         tb: bool,
         /// Added to every row as the product is stored (Tensor::linear).
         bias: Option<Tensor>,
+        /// Added element by element as the product is stored (Tensor::linear_residual).
+        residual: Option<Tensor>,
     },
     SumAxis {
         x: Tensor,
@@ -122,7 +124,13 @@ impl Op {
                 vec![x]
             }
             Binary(_, a, b) => vec![a, b],
-            MatMul { a, b, bias, .. } => [a, b].into_iter().chain(bias).collect(),
+            MatMul {
+                a,
+                b,
+                bias,
+                residual,
+                ..
+            } => [a, b].into_iter().chain(bias).chain(residual).collect(),
             Concat { xs, .. } => xs.iter().collect(),
             LayerNorm {
                 x, weight, bias, ..
@@ -145,9 +153,14 @@ impl Op {
         match self {
             Unary(kind, x) => Ok(vec![ops::unary_backward(*kind, x, out, g)?]),
             Binary(kind, a, b) => ops::binary_backward(*kind, a, b, out, g),
-            MatMul { a, b, ta, tb, bias } => {
-                ops::matmul_backward(a, b, (*ta, *tb), bias.as_ref(), g)
-            }
+            MatMul {
+                a,
+                b,
+                ta,
+                tb,
+                bias,
+                residual,
+            } => ops::matmul_backward(a, b, (*ta, *tb), (bias.as_ref(), residual.as_ref()), g),
             SumAxis { x } => Ok(vec![g.expand(x.shape())?]),
             MaxAxis { x, axis, argmax } => Ok(vec![ops::max_backward(x, *axis, argmax, g)?]),
             Reshape(x) => Ok(vec![g.reshape(x.shape())?]),

@@ -91,6 +91,16 @@ async fn gpu_fast_paths_compile_and_match() {
     common::assert_close("large matmul", &got, &want, 1e-4);
     let ins = [input(&[2, 20, 12], 3), input(&[9, 12], 4), input(&[9], 5)];
     check_op("linear", &ins, 1e-4, |_, t| t[0].linear(&t[1], Some(&t[2]))).await;
+    let ins = [
+        ins[0].clone(),
+        ins[1].clone(),
+        ins[2].clone(),
+        input(&[2, 20, 9], 7),
+    ];
+    check_op("linear + residual", &ins, 1e-4, |_, t| {
+        t[0].linear_residual(&t[1], Some(&t[2]), &t[3])
+    })
+    .await;
     // Packed q, k and v (two heads of 16), read in place by the tiled attention kernels.
     let ins = [input(&[1, 40, 96], 6)];
     check_op("packed attention", &ins, 1e-4, |_, x| {

@@ -121,6 +121,24 @@ fn linear_adds_its_bias_as_it_stores() {
                 t[0].linear(&t[1], Some(&t[2]))
             })
             .await;
+            // With a residual added as C is stored, with and without a bias.
+            let residual = input(&[2, rows / 2, n], 4);
+            let ins = [ins[0].clone(), ins[1].clone(), ins[2].clone(), residual];
+            check_op(
+                &format!("linear + residual {rows}x{k}x{n}"),
+                &ins,
+                1e-4,
+                |_, t| t[0].linear_residual(&t[1], Some(&t[2]), &t[3]),
+            )
+            .await;
+            let ins = [ins[0].clone(), ins[1].clone(), ins[3].clone()];
+            check_op(
+                &format!("linear + residual, no bias {rows}x{k}x{n}"),
+                &ins,
+                1e-4,
+                |_, t| t[0].linear_residual(&t[1], None, &t[2]),
+            )
+            .await;
         }
         let gpu = common::gpu().await;
         let x = Tensor::zeros(&[3, 4], &gpu).unwrap();
@@ -129,6 +147,10 @@ fn linear_adds_its_bias_as_it_stores() {
             .linear(&w, Some(&Tensor::zeros(&[4], &gpu).unwrap()))
             .unwrap_err();
         assert!(err.to_string().contains("must be [5]"), "{err}");
+        let err = x
+            .linear_residual(&w, None, &Tensor::zeros(&[3, 4], &gpu).unwrap())
+            .unwrap_err();
+        assert!(err.to_string().contains("the output's shape"), "{err}");
     });
 }
 

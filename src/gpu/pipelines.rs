@@ -8,7 +8,7 @@ use std::rc::Rc;
 /// Shared pieces of shaders, pasted where a shader says `//#include NAME`. `rowwise` is
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it.
-const INCLUDES: [(&str, &str); 7] = [
+const INCLUDES: [(&str, &str); 9] = [
     ("math", include_str!("../../shaders/math.wgsl")),
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
@@ -19,6 +19,14 @@ const INCLUDES: [(&str, &str); 7] = [
     (
         "matmul_no_bias",
         include_str!("../../shaders/matmul_no_bias.wgsl"),
+    ),
+    (
+        "matmul_residual",
+        include_str!("../../shaders/matmul_residual.wgsl"),
+    ),
+    (
+        "matmul_no_residual",
+        include_str!("../../shaders/matmul_no_residual.wgsl"),
     ),
     (
         "attention_tiled_common",

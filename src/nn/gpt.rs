@@ -83,9 +83,11 @@ impl Block {
     fn forward(&self, x: &Tensor, heads: usize) -> Result<Tensor> {
         // q, k and v side by side, read in place by the attention.
         let qkv = self.qkv.forward(&self.ln1.forward(x)?)?;
-        let x = x.add(&self.proj.forward(&qkv.attention_packed(heads)?)?)?;
+        let x = self
+            .proj
+            .forward_residual(&qkv.attention_packed(heads)?, x)?;
         let h = self.fc.forward(&self.ln2.forward(&x)?)?.gelu()?;
-        x.add(&self.fc_proj.forward(&h)?)
+        self.fc_proj.forward_residual(&h, &x)
     }
 }
 

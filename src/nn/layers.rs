@@ -25,6 +25,11 @@ impl Linear {
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.linear(&self.weight, self.bias.as_ref())
     }
+
+    /// `residual + self.forward(x)` in one kernel: the residual added as the product is stored.
+    pub fn forward_residual(&self, x: &Tensor, residual: &Tensor) -> Result<Tensor> {
+        x.linear_residual(&self.weight, self.bias.as_ref(), residual)
+    }
 }
 
 impl Module for Linear {

@@ -73,27 +73,81 @@ fn vec4_buffers(xs: &[&Tensor], op: &'static str) -> Result<bool> {
 
 /// op(a) · op(b) over broadcast batch dimensions.
 pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<Tensor> {
-    product(a, b, (ta, tb), None)
+    product(a, b, (ta, tb), Epilogue::default())
 }
 
-/// The slots every matmul kernel takes (shaders/matmul_out.wgsl): whether a bias is bound
-/// (as input 3, before C) and where C is.
-fn out_slots(kernel: Kernel, bias: bool) -> Kernel {
-    if bias {
-        kernel.slot("BIAS", "matmul_bias").slot("OUT", 4)
-    } else {
-        kernel.slot("BIAS", "matmul_no_bias").slot("OUT", 3)
+/// What a matmul adds to the product as it stores C.
+#[derive(Default, Clone, Copy)]
+struct Epilogue<'a> {
+    /// [N], added to every row (linear layers).
+    bias: Option<&'a Tensor>,
+    /// C's shape, added element by element (a residual connection).
+    residual: Option<&'a Tensor>,
+}
+
+impl Epilogue<'_> {
+    /// The slots every matmul kernel takes (shaders/matmul_out.wgsl): what is bound after A
+    /// and B (the bias, then the residual) and where C is.
+    fn slots(&self, kernel: Kernel) -> Kernel {
+        let (bias, residual) = (self.bias.is_some(), self.residual.is_some());
+        let kernel = kernel
+            .slot(
+                "BIAS",
+                if bias {
+                    "matmul_bias"
+                } else {
+                    "matmul_no_bias"
+                },
+            )
+            .slot(
+                "RESIDUAL",
+                if residual {
+                    "matmul_residual"
+                } else {
+                    "matmul_no_residual"
+                },
+            );
+        let res = 3 + bias as usize;
+        kernel.slot("RES", res).slot("OUT", res + residual as usize)
+    }
+
+    /// Checks the bias against N columns and the residual against C's shape.
+    fn check(&self, a: &Tensor, c_shape: &[usize]) -> Result<()> {
+        let name = "matmul";
+        let n = c_shape[c_shape.len() - 1];
+        for (t, want) in [(self.bias, &[n][..]), (self.residual, c_shape)] {
+            let Some(t) = t else { continue };
+            t.expect_dtype(name, DType::F32)?;
+            a.same_device(name, t)?;
+            if t.shape() != want {
+                return Err(Error::Shape {
+                    op: name,
+                    a: c_shape.to_vec(),
+                    b: t.shape().to_vec(),
+                    why: format!("a bias must be [{n}] and a residual the output's shape"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The same on the CPU, into `c` of `n` columns.
+    fn add_cpu(&self, c: &mut [f64], n: usize) -> Result<()> {
+        if let Some(bias) = self.bias {
+            let bv = bias.host_f64("matmul")?;
+            c.iter_mut().enumerate().for_each(|(i, x)| *x += bv[i % n]);
+        }
+        if let Some(residual) = self.residual {
+            let rv = residual.host_f64("matmul")?;
+            c.iter_mut().zip(rv).for_each(|(x, r)| *x += r);
+        }
+        Ok(())
     }
 }
 
-/// op(a) · op(b) over broadcast batch dimensions, plus `bias` ([N]) on every row if given,
-/// added as C is stored.
-fn product(
-    a: &Tensor,
-    b: &Tensor,
-    (ta, tb): (bool, bool),
-    bias: Option<&Tensor>,
-) -> Result<Tensor> {
+/// op(a) · op(b) over broadcast batch dimensions, plus the epilogue's bias and residual, added
+/// as C is stored.
+fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -> Result<Tensor> {
     let name = "matmul";
     a.expect_dtype(name, DType::F32)?;
     b.expect_dtype(name, DType::F32)?;
@@ -116,20 +170,11 @@ fn product(
             why: format!("inner sizes {k} and {k2} differ"),
         });
     }
-    if let Some(bias) = bias {
-        bias.expect_dtype(name, DType::F32)?;
-        a.same_device(name, bias)?;
-        if bias.shape() != [n] {
-            return Err(Error::Shape {
-                op: name,
-                a: vec![m, n],
-                b: bias.shape().to_vec(),
-                why: format!("a bias for {n} columns must be [{n}]"),
-            });
-        }
-    }
     let batch = super::broadcast_shapes(name, batch_shape(a), batch_shape(b))?;
     let nb = numel(&batch);
+    let mut shape = batch.clone();
+    shape.extend([m, n]);
+    epilogue.check(a, &shape)?;
     // A batch of one broadcasts for free (stride 0); other broadcasts are materialised.
     let operand = |x: &Tensor| -> Result<(Tensor, usize)> {
         let size = numel(&x.shape()[x.rank() - 2..]);
@@ -153,10 +198,7 @@ fn product(
                 (sa, sb),
                 nb,
             );
-            if let Some(bias) = bias {
-                let bv = bias.host_f64(name)?;
-                c.iter_mut().enumerate().for_each(|(i, x)| *x += bv[i % n]);
-            }
+            epilogue.add_cpu(&mut c, n)?;
             Storage::Host(Host::F(c))
         }
         Some(gpu) => {
@@ -201,21 +243,21 @@ fn product(
                     max: max as u64,
                 });
             }
-            let kernel = out_slots(kernel.slot("TA", ta).slot("TB", tb), bias.is_some());
+            let kernel = epilogue.slots(kernel.slot("TA", ta).slot("TB", tb));
             let params = [m as u32, n as u32, k as u32, sa as u32, sb as u32];
             let mut inputs = vec![&a_full, &b_full];
-            inputs.extend(bias);
+            inputs.extend(epilogue.bias);
+            inputs.extend(epilogue.residual);
             launch1(gpu, &kernel, &params, &inputs, nb * m * n, groups)?
         }
     };
-    let mut shape = batch;
-    shape.extend([m, n]);
     let op = Op::MatMul {
         a: a.clone(),
         b: b.clone(),
         ta,
         tb,
-        bias: bias.cloned(),
+        bias: epilogue.bias.cloned(),
+        residual: epilogue.residual.cloned(),
     };
     Ok(Tensor::from_op(shape, DType::F32, a.device(), storage, op))
 }
@@ -245,12 +287,13 @@ fn matmul_split_k(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     matmul_raw(a, b, true, false)
 }
 
-/// Gradients of op(a) · op(b) (+ bias) with respect to a, b and the bias if any.
+/// Gradients of op(a) · op(b) (+ bias) (+ residual) with respect to a, b, the bias and the
+/// residual, those present.
 pub(crate) fn matmul_backward(
     a: &Tensor,
     b: &Tensor,
     (ta, tb): (bool, bool),
-    bias: Option<&Tensor>,
+    (bias, residual): (Option<&Tensor>, Option<&Tensor>),
     g: &Tensor,
 ) -> Result<Vec<Tensor>> {
     let da = if ta {
@@ -268,6 +311,9 @@ pub(crate) fn matmul_backward(
     if let Some(bias) = bias {
         grads.push(g.sum_to_shape(bias.shape())?);
     }
+    if residual.is_some() {
+        grads.push(g.clone());
+    }
     Ok(grads)
 }
 
@@ -275,6 +321,43 @@ impl Tensor {
     /// A linear layer: self · weightᵀ + bias over the last dimension of self ([.., K] with
     /// weight [N, K] and bias [N]), the bias added as the product is stored.
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        self.check_linear(weight)?;
+        let epilogue = Epilogue {
+            bias,
+            residual: None,
+        };
+        self.fold_rows(|flat| product(flat, weight, (false, true), epilogue))
+    }
+
+    /// `residual + self.linear(weight, bias)`, the residual added as the product is stored
+    /// (residual has the output's shape).
+    pub fn linear_residual(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        residual: &Tensor,
+    ) -> Result<Tensor> {
+        self.check_linear(weight)?;
+        let n = weight.shape()[0];
+        let mut out_shape = self.shape().to_vec();
+        *out_shape.last_mut().expect("rank >= 2") = n;
+        if residual.shape() != out_shape {
+            return Err(Error::Shape {
+                op: "linear",
+                a: out_shape,
+                b: residual.shape().to_vec(),
+                why: "a residual must have the output's shape".into(),
+            });
+        }
+        let flat_residual = residual.reshape(&[residual.numel() / n.max(1), n])?;
+        let epilogue = Epilogue {
+            bias,
+            residual: Some(&flat_residual),
+        };
+        self.fold_rows(|flat| product(flat, weight, (false, true), epilogue))
+    }
+
+    fn check_linear(&self, weight: &Tensor) -> Result<()> {
         if self.rank() < 2 || weight.rank() != 2 {
             return Err(Error::Shape {
                 op: "linear",
@@ -283,7 +366,7 @@ impl Tensor {
                 why: "the input needs 2 or more dimensions and the weight 2".into(),
             });
         }
-        self.fold_rows(|flat| product(flat, weight, (false, true), bias))
+        Ok(())
     }
 
     /// `f` of self with its leading dimensions folded into rows ([.., K] as [rows, K]), its

@@ -58,6 +58,7 @@ pub fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
 }
 
 /// An input of an op under test: values and shape.
+#[derive(Clone)]
 pub struct Input {
     pub values: Vec<f64>,
     pub shape: Vec<usize>,
