@@ -35,4 +35,6 @@ if [ -f .dev/torch_ref.py ]; then
   echo "== pytorch" >&2
   python3 .dev/torch_ref.py --quick > "$out/torch.txt" 2>&1
 fi
+# Chromium's logs can be large: keep them beside, not in, what comes back.
+mkdir -p /tmp/chrome-logs && mv "$out"/*.chrome.log /tmp/chrome-logs/ 2>/dev/null
 tail -n +1 "$out"/*.txt
