@@ -1,4 +1,4 @@
-// Adds up layernorm_params.wgsl's partial sums [2, chunks, cols] into dw and db, a thread per
+// Adds up layernorm_backward_fused.wgsl's partial sums [2, chunks, cols] into dw and db, a thread per
 // column (neighbouring threads read neighbouring columns).
 
 struct Params { cols: u32, chunks: u32 }

@@ -38,6 +38,8 @@ pub enum Error {
     Backward(String),
     #[error("the GPU reported an error: {0}")]
     Gpu(String),
+    #[error("kernel {kernel}: {why}")]
+    Kernel { kernel: String, why: String },
     #[error("reading GPU data back failed: {0}")]
     Readback(String),
 }

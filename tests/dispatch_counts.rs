@@ -1,7 +1,10 @@
 //! How many dispatches one training step of each benchmark model records with the kernels for
 //! real GPUs (forward, cross-entropy, backward, AdamW): in the browser every dispatch costs CPU
-//! time, so fusions must keep these counts down. Batch 1 keeps the step cheap on lavapipe; the
-//! count does not depend on the batch. WEBGRAD_PROFILE=1 prints the kernels of the step.
+//! time, so fusions must keep these counts down. Batch 1 keeps the step cheap on lavapipe; at
+//! the benchmark's batches a step records a few more (weight gradients split along their long
+//! dimension and column sums in chunks then add a dispatch each): `webgrad bench` reports those.
+//! The budgets are today's counts: a change that adds dispatches must say so here.
+//! WEBGRAD_PROFILE=1 prints the kernels of the step.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -95,20 +98,20 @@ fn mlp_step_dispatches() {
         width: 512,
         activation: "relu".into(),
     };
-    check("mlp_mnist", ModelConfig::Mlp(mlp), 30);
+    check("mlp_mnist", ModelConfig::Mlp(mlp), 19);
 }
 
 #[test]
 fn cnn_step_dispatches() {
-    check("cnn_mnist", ModelConfig::Cnn(CnnConfig::default()), 59);
+    check("cnn_mnist", ModelConfig::Cnn(CnnConfig::default()), 42);
 }
 
 #[test]
 fn gpt_small_step_dispatches() {
-    check("gpt_small", gpt("small"), 317);
+    check("gpt_small", gpt("small"), 155);
 }
 
 #[test]
 fn gpt_nanochar_step_dispatches() {
-    check("gpt_nanochar", gpt("nanochar"), 459);
+    check("gpt_nanochar", gpt("nanochar"), 223);
 }

@@ -73,9 +73,10 @@ fn embedding_gathers_and_scatter_adds() {
 #[test]
 fn layernorm_matches_cpu() {
     run(async {
-        // 39 rows: the GPU kernels' weight and bias gradients in one chunk of rows; 301 rows:
-        // in five, the last one ragged. 70 columns: two groups of columns, the second ragged.
-        for (rows, seed) in [(&[3, 13][..], 1), (&[7, 43][..], 4)] {
+        // The GPU kernels' backward takes chunks of rows: 39 rows make 39 chunks of one row,
+        // 2051 rows 684 chunks of three, the last one of two. 70 columns: two per thread, the
+        // second ragged.
+        for (rows, seed) in [(&[3, 13][..], 1), (&[7, 293][..], 4)] {
             let x = input(&[rows, &[70]].concat(), seed);
             let (w, b) = (input(&[70], 2), input(&[70], 3));
             check_op("layernorm", &[x, w, b], 1e-4, |_, t| {

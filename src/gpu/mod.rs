@@ -225,18 +225,19 @@ impl Gpu {
         self.pool.borrow_mut().trim();
     }
 
-    /// Records one compute dispatch into the pending command encoder.
+    /// Records one compute dispatch into the pending command encoder; an error when the
+    /// kernel's text cannot be built.
     pub fn dispatch(
         &self,
         kernel: &Kernel,
         params: &[u32],
         bindings: &[Binding],
         groups: [u32; 3],
-    ) {
+    ) -> Result<()> {
         let pipeline = self
             .pipelines
             .borrow_mut()
-            .get(&self.device, kernel, bindings);
+            .get(&self.device, kernel, bindings)?;
         let started = self.profile.is_some().then(|| {
             self.flush();
             self.wait();
@@ -263,6 +264,7 @@ impl Gpu {
             let name = format!("{}:{} {:?}", kernel.family, kernel.entry, kernel.slots);
             profile.borrow_mut().add(name, gpu_time.unwrap_or(wall));
         }
+        Ok(())
     }
 
     /// With WEBGRAD_PROFILE=1 (native), the time per kernel so far, slowest first.

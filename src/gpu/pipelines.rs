@@ -2,6 +2,7 @@
 //! specialisation) and the binding pattern.
 
 use super::Binding;
+use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -83,7 +84,24 @@ impl Kernel {
         }
     }
 
-    fn wgsl(&self) -> String {
+    /// The shader text with its includes and slots filled in; an error naming the kernel if
+    /// any template text is left (a misspelt slot or include), before the GPU sees it.
+    fn wgsl(&self) -> Result<String> {
+        let text = self.expanded();
+        let leftover = text.lines().find(|l| {
+            let l = l.trim_start();
+            l.contains("{{") || l.starts_with("//#include") || l.starts_with("//#repeat")
+        });
+        match leftover {
+            Some(line) => Err(Error::Kernel {
+                kernel: format!("{}:{}", self.family, self.entry),
+                why: format!("template text left unexpanded: `{}`", line.trim()),
+            }),
+            None => Ok(text),
+        }
+    }
+
+    fn expanded(&self) -> String {
         let serial = self
             .slots
             .iter()
@@ -134,32 +152,18 @@ impl PipelineCache {
         device: &wgpu::Device,
         kernel: &Kernel,
         bindings: &[Binding],
-    ) -> Rc<Pipeline> {
+    ) -> Result<Rc<Pipeline>> {
         let key = kernel.key(bindings);
         if let Some(p) = self.pipelines.get(&key) {
-            return p.clone();
+            return Ok(p.clone());
         }
         let module_key = kernel.key(&[]);
-        let module = self.modules.entry(module_key).or_insert_with(|| {
-            {
-                let desc = wgpu::ShaderModuleDescriptor {
-                    label: Some(kernel.family),
-                    source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
-                };
-                if unchecked_shaders() {
-                    // SAFETY: only for measuring the cost of bounds checks (WEBGRAD_UNCHECKED=1
-                    // natively); every kernel's indexing is covered by the correctness tests.
-                    unsafe {
-                        device.create_shader_module_trusted(
-                            desc,
-                            wgpu::ShaderRuntimeChecks::unchecked(),
-                        )
-                    }
-                } else {
-                    device.create_shader_module(desc)
-                }
-            }
-        });
+        if !self.modules.contains_key(&module_key) {
+            let text = kernel.wgsl()?;
+            self.modules
+                .insert(module_key.clone(), module(device, kernel.family, text));
+        }
+        let module = &self.modules[&module_key];
         let layout = bind_group_layout(device, bindings);
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some(kernel.family),
@@ -180,7 +184,22 @@ impl PipelineCache {
             layout,
         });
         self.pipelines.insert(key, p.clone());
-        p
+        Ok(p)
+    }
+}
+
+/// Compiles one shader's text.
+fn module(device: &wgpu::Device, family: &str, text: String) -> wgpu::ShaderModule {
+    let desc = wgpu::ShaderModuleDescriptor {
+        label: Some(family),
+        source: wgpu::ShaderSource::Wgsl(text.into()),
+    };
+    if unchecked_shaders() {
+        // SAFETY: only for measuring the cost of bounds checks (WEBGRAD_UNCHECKED=1 natively);
+        // every kernel's indexing is covered by the correctness tests.
+        unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+    } else {
+        device.create_shader_module(desc)
     }
 }
 

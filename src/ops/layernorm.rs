@@ -61,61 +61,71 @@ pub(crate) fn layernorm_backward(
             };
             (Storage::Host(Host::F(dx)), param(dw), param(db))
         }
-        Some(gpu) => {
-            let params = [rows as u32, cols as u32];
-            let (k, groups) = row_kernel(
-                gpu,
-                "layernorm_backward",
-                include_str!("../../shaders/layernorm_backward.wgsl"),
-                "main",
-                rows,
-            );
-            let dx = launch1(gpu, &k, &params, &[x, weight, stats, g], x.numel(), groups)?;
-            let (dw, db) = match params_backward_fused(gpu, x, stats, g, (rows, cols))? {
-                Some(grads) => grads,
-                None => params_backward_composed(x, stats, g, (rows, cols))?,
-            };
-            (dx, dw, db)
-        }
+        Some(gpu) => match backward_fused(gpu, [x, weight, stats, g], (rows, cols))? {
+            Some(grads) => grads,
+            None => {
+                let params = [rows as u32, cols as u32];
+                let (k, groups) = row_kernel(
+                    gpu,
+                    "layernorm_backward",
+                    include_str!("../../shaders/layernorm_backward.wgsl"),
+                    "main",
+                    rows,
+                );
+                let dx = launch1(gpu, &k, &params, &[x, weight, stats, g], x.numel(), groups)?;
+                let (dw, db) = params_backward_composed(x, stats, g, (rows, cols))?;
+                (dx, dw, db)
+            }
+        },
     };
     let make = |s, shape: &[usize]| Tensor::from_storage(shape.to_vec(), DType::F32, x.device(), s);
     Ok(vec![make(dx, x.shape()), dw, db])
 }
 
-/// dw and db on real GPUs in two dispatches (shaders/layernorm_params*.wgsl): partial sums over
-/// chunks of rows, then their totals. None where it does not apply (emulated GPUs, no rows,
-/// more workgroups than a dispatch may have).
-fn params_backward_fused(
+/// dx, dw and db on real GPUs in two dispatches (shaders/layernorm_backward_fused.wgsl, then
+/// shaders/layernorm_params_finish.wgsl): dx and partial sums of dw and db over chunks of
+/// rows, then their totals. None where it does not apply (emulated GPUs, no rows, rows too
+/// wide for the sums in workgroup memory, more chunks than a dispatch may have).
+fn backward_fused(
     gpu: &Rc<Gpu>,
-    x: &Tensor,
-    stats: &Tensor,
-    g: &Tensor,
+    [x, weight, stats, g]: [&Tensor; 4],
     (rows, cols): (usize, usize),
-) -> Result<Option<(Tensor, Tensor)>> {
-    let col_groups = cols.div_ceil(64);
-    let max = gpu.limits().max_compute_workgroups_per_dimension as usize;
-    if gpu.is_cpu_emulated() || rows == 0 || col_groups > max {
+) -> Result<Option<(Storage, Tensor, Tensor)>> {
+    let limits = gpu.limits();
+    let cols_per_lane = cols.div_ceil(64);
+    // Two sums per column and the row reduction's 64 floats.
+    let workgroup_bytes = 2 * 64 * cols_per_lane * 4 + 64 * 4;
+    let chunks = rows.min(BUSY_GROUPS);
+    if gpu.is_cpu_emulated()
+        || rows == 0
+        || workgroup_bytes > limits.max_compute_workgroup_storage_size as usize
+        || chunks > limits.max_compute_workgroups_per_dimension as usize
+    {
         return Ok(None);
     }
-    let chunks = (BUSY_GROUPS / col_groups).clamp(1, rows.div_ceil(64).min(max));
     let chunk = rows.div_ceil(chunks);
     let chunks = rows.div_ceil(chunk);
-    let partials = Kernel::new(
-        "layernorm_params",
-        include_str!("../../shaders/layernorm_params.wgsl"),
+    let kernel = Kernel::new(
+        "layernorm_backward_fused",
+        include_str!("../../shaders/layernorm_backward_fused.wgsl"),
         "main",
-    );
+    )
+    .slot("ROWWISE", "shared")
+    .slot("COLS_PER_LANE", cols_per_lane);
     let params = [rows as u32, cols as u32, chunk as u32];
-    let groups = [col_groups as u32, chunks as u32, 1];
-    let partials = launch1(
+    let outputs = [x.numel(), 2 * chunks * cols];
+    let inputs = [x, weight, stats, g];
+    let mut out = launch(
         gpu,
-        &partials,
+        &kernel,
         &params,
-        &[x, stats, g],
-        2 * chunks * cols,
-        groups,
+        &inputs,
+        &outputs,
+        [chunks as u32, 1, 1],
     )?;
+    let partials = Storage::Gpu(out.pop().expect("two outputs"));
     let partials = Tensor::from_storage(vec![2 * chunks * cols], DType::F32, x.device(), partials);
+    let dx = Storage::Gpu(out.pop().expect("two outputs"));
     let finish = Kernel::new(
         "layernorm_params_finish",
         include_str!("../../shaders/layernorm_params_finish.wgsl"),
@@ -127,10 +137,10 @@ fn params_backward_fused(
     let grad = |b| Tensor::from_storage(vec![cols], DType::F32, x.device(), Storage::Gpu(b));
     let db = grad(out.pop().expect("two outputs"));
     let dw = grad(out.pop().expect("two outputs"));
-    Ok(Some((dw, db)))
+    Ok(Some((dx, dw, db)))
 }
 
-/// dw and db from tensor ops (emulated GPUs): column sums of g xh and of g.
+/// dw and db from tensor ops (emulated GPUs, very wide rows): column sums of g xh and of g.
 fn params_backward_composed(
     x: &Tensor,
     stats: &Tensor,

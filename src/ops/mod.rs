@@ -123,7 +123,7 @@ pub(crate) fn launch_into(
     let mut bindings: Vec<Binding> = input_buffers.iter().map(Binding::read).collect();
     bindings.extend(targets.iter().map(|b| Binding::write(b.handle())));
     bindings.extend(outputs.iter().map(|b| Binding::write(b.handle())));
-    gpu.dispatch(kernel, params, &bindings, groups);
+    gpu.dispatch(kernel, params, &bindings, groups)?;
     Ok(outputs)
 }
 

@@ -49,7 +49,7 @@ fn copy_into(device: &Device, len: usize, copies: &[Copy]) -> Result<Storage> {
                     &[len as u32, f(0.0)],
                     &[Binding::write(out.handle())],
                     gpu.groups_1d(len, 256),
-                );
+                )?;
             }
             let kernel = Kernel::new("copy", include_str!("../../shaders/copy.wgsl"), "copy");
             for c in copies {
@@ -68,7 +68,7 @@ fn copy_into(device: &Device, len: usize, copies: &[Copy]) -> Result<Storage> {
                 params.extend(pack(&c.src_strides));
                 params.extend(pack(&c.dst_strides));
                 let bindings = [Binding::read(&src), Binding::write(out.handle())];
-                gpu.dispatch(&kernel, &params, &bindings, gpu.groups_1d(n, 256));
+                gpu.dispatch(&kernel, &params, &bindings, gpu.groups_1d(n, 256))?;
             }
             Ok(Storage::Gpu(out))
         }

@@ -279,8 +279,7 @@ impl Optimizer {
             .collect::<Result<_>>()?;
         let mut bindings = vec![Binding::read(&gb), Binding::read(&nb), Binding::write(&pb)];
         bindings.extend(state.iter().map(Binding::write));
-        gpu.dispatch(&kernel, &params, &bindings, gpu.groups_1d(n, 256));
-        Ok(())
+        gpu.dispatch(&kernel, &params, &bindings, gpu.groups_1d(n, 256))
     }
 
     /// The same update on the CPU backend, in f64.
