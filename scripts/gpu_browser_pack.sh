@@ -36,11 +36,23 @@ for page in bench play; do
   sed "s#</body>#<script src=\"inject_$page.js\"></script></body>#" dist/index.html > ".dev/$name/$page.html"
   cp "$shared/browser-gpu/inject_$page.js" ".dev/$name/"
 done
-du -sh .dev/chr* .gl ".dev/$name" ".dev/webgrad-$name" | sed 's/^/[pack] /' >&2
+# TensorFlow.js 4.22, the anchor run beside the page (../shared/browser-gpu/tfjs.html).
+if [ ! -f .dev/tfjs/tf.min.js ]; then
+  say "TensorFlow.js 4.22 from npm"
+  scratch=$(mktemp -d)
+  (cd "$scratch" && npm install --no-audit --no-fund --silent \
+    @tensorflow/tfjs@4.22.0 @tensorflow/tfjs-backend-webgpu@4.22.0)
+  mkdir -p .dev/tfjs
+  cp "$scratch"/node_modules/@tensorflow/tfjs/dist/tf.min.js \
+    "$scratch"/node_modules/@tensorflow/tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js .dev/tfjs/
+  rm -rf "$scratch"
+fi
+cp -f "$shared/browser-gpu/tfjs.html" .dev/tfjs/
+du -sh .dev/chr* .gl .dev/tfjs ".dev/$name" ".dev/webgrad-$name" | sed 's/^/[pack] /' >&2
 n_parts=$(ls -d .dev/chr[0-9]* | wc -l)
 cat >&2 <<CALLS
 [pack] Device calls, one right after another (the machine stays warm 30 s between calls):
 $(for i in $(seq 1 "$n_parts"); do echo "  carry [\".dev/chr$i\"]:  cp .dev/chr$i/* /tmp/"; done)
-  carry [".gl", ".dev/browser-gpu", ".dev/$name", ".dev/webgrad-$name", ".dev/torch_ref.py"]:
+  carry [".gl", ".dev/browser-gpu", ".dev/$name", ".dev/webgrad-$name", ".dev/torch_ref.py", ".dev/tfjs"]:
     bash scripts/gpu_browser_run.sh $name
 CALLS

@@ -31,6 +31,11 @@ last=${sites[${#sites[@]}-1]}
 echo "== playground $last" >&2
 bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "play.html" "$out/play-$last.txt" 120 \
   --enable-features=Vulkan --use-angle=vulkan --use-vulkan=native
+if [ -f .dev/tfjs/tf.min.js ]; then
+  echo "== tensorflow.js" >&2
+  bash .dev/browser-gpu/run_chromium.sh .dev/tfjs tfjs.html "$out/tfjs.txt" 300 \
+    --enable-features=Vulkan --use-angle=vulkan --use-vulkan=native
+fi
 if [ -f .dev/torch_ref.py ]; then
   echo "== pytorch" >&2
   python3 .dev/torch_ref.py --quick > "$out/torch.txt" 2>&1

@@ -82,6 +82,9 @@ pub(crate) fn layernorm_backward(
     Ok(vec![make(dx, x.shape()), dw, db])
 }
 
+/// Columns per workgroup of shaders/layernorm_params_finish.wgsl.
+const FINISH_COLS: usize = 16;
+
 /// dx, dw and db on real GPUs in two dispatches (shaders/layernorm_backward_fused.wgsl, then
 /// shaders/layernorm_params_finish.wgsl): dx and partial sums of dw and db over chunks of
 /// rows, then their totals. None where it does not apply (emulated GPUs, no rows, rows too
@@ -132,7 +135,7 @@ fn backward_fused(
         "main",
     );
     let params = [cols as u32, chunks as u32];
-    let groups = gpu.groups_1d(cols, 64);
+    let groups = [cols.div_ceil(FINISH_COLS) as u32, 2, 1];
     let mut out = launch(gpu, &finish, &params, &[&partials], &[cols, cols], groups)?;
     let grad = |b| Tensor::from_storage(vec![cols], DType::F32, x.device(), Storage::Gpu(b));
     let db = grad(out.pop().expect("two outputs"));
