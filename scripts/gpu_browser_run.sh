@@ -2,7 +2,7 @@
 # Runs on the accelerator machine (see scripts/gpu_browser_pack.sh): unpacks Chromium once per
 # warm machine, then runs, on the same GPU in one go, the native benchmark, PyTorch's reference
 # and the page's bench mode in Chromium (WebGPU on Vulkan). Everything lands in $OUT.
-# Usage: bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
+# Usage: [PROFILE=WORKLOADS] bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
 set -uo pipefail
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -26,6 +26,15 @@ for s in "${sites[@]}"; do
   bash .dev/browser-gpu/run_chromium.sh ".dev/$s" "bench.html?bench=1&only=matmul_1024,$workloads&quick=1" \
     "$out/browser-$s.txt" 400 --enable-features=Vulkan --use-angle=vulkan --use-vulkan=native
 done
+# With PROFILE=WORKLOADS: the GPU time per kernel of those workloads, in the page (Chrome's
+# developer features keep its timestamps unrounded) and natively, in the last site given.
+if [ -n "${PROFILE:-}" ]; then
+  last=${sites[${#sites[@]}-1]}
+  bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "bench.html?bench=1&only=$PROFILE&quick=1&profile=1" \
+    "$out/profile-browser-$last.txt" 300 --enable-webgpu-developer-features \
+    --enable-features=Vulkan --use-angle=vulkan --use-vulkan=native
+  WEBGRAD_PROFILE=1 ".dev/webgrad-$last" bench --quick --only "$PROFILE" > "$out/profile-native-$last.txt" 2>&1
+fi
 # The playground's own loop on each task's defaults, in the last site given.
 last=${sites[${#sites[@]}-1]}
 echo "== playground $last" >&2

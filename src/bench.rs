@@ -17,6 +17,8 @@ pub struct BenchOptions {
     pub only: Vec<String>,
     /// A suffix for every name (e.g. "_unchecked" when shaders run without bounds checks).
     pub suffix: String,
+    /// Time each kernel with timestamp queries (the page asks for it before making its GPU).
+    pub profile: bool,
 }
 
 /// Every workload name, in the order they run.
@@ -50,6 +52,11 @@ pub async fn run(
             None => train(gpu, &label, workload_model(name), reps).await?,
         };
         emit(line);
+        // With a profile (WEBGRAD_PROFILE=1, or the page's `&profile=1`), this workload's
+        // kernels, slowest first.
+        for kernel in gpu.take_profile().unwrap_or_default().lines() {
+            emit(format!("  {kernel}"));
+        }
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
-//! The page's bench mode, `?bench=1[&only=NAME,NAME][&quick=0]`: instead of the playground,
-//! runs webgrad::bench's workloads in this browser and prints each line in the page and in
-//! `window.webgrad.bench()` ({done, lines, error}). By default it runs the workloads that an
-//! emulated adapter finishes in seconds: matmul_1024 and mlp_mnist_b128.
+//! The page's bench mode, `?bench=1[&only=NAME,NAME][&quick=0][&profile=1]`: instead of the
+//! playground, runs webgrad::bench's workloads in this browser and prints each line in the page
+//! and in `window.webgrad.bench()` ({done, lines, error}); `profile=1` adds each workload's GPU
+//! time per kernel. By default it runs the workloads that an emulated adapter finishes in
+//! seconds: matmul_1024 and mlp_mnist_b128.
 
 use super::dom;
 use crate::bench::BenchOptions;
@@ -45,6 +46,7 @@ pub fn options(search: &str) -> Option<BenchOptions> {
             .filter(|s| !s.is_empty())
             .collect(),
         suffix: String::new(),
+        profile: params.get("profile").as_deref() == Some("1"),
     })
 }
 

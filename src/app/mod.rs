@@ -88,6 +88,9 @@ pub fn start() {
     if let Some(options) = bench::options(&search) {
         api::install();
         wasm_bindgen_futures::spawn_local(async move {
+            if options.profile {
+                crate::gpu::request_profile();
+            }
             let gpu = Gpu::new().await.map_err(|e| e.to_string());
             bench::run(gpu, options).await;
         });

@@ -3,7 +3,7 @@
 
 use super::bind_groups::{Arena, BindGroupCache};
 use super::pipelines::Pipeline;
-use super::profile::PassTimer;
+use super::profile::KernelTimer;
 use super::{BufferRef, Gpu};
 
 /// The most parameter bytes one kernel may take.
@@ -45,12 +45,12 @@ pub(crate) struct Batch {
     /// Dispatches recorded since the last submit.
     recorded: u32,
     pub bind_groups: BindGroupCache,
-    /// Times each pass when profiling with timestamps (one dispatch per pass then).
-    pub timer: Option<PassTimer>,
+    /// Times each dispatch when profiling with timestamps (one dispatch per pass then).
+    pub timer: Option<KernelTimer>,
 }
 
 impl Batch {
-    pub fn new(device: &wgpu::Device, limits: &wgpu::Limits, timer: Option<PassTimer>) -> Batch {
+    pub fn new(device: &wgpu::Device, limits: &wgpu::Limits, timer: Option<KernelTimer>) -> Batch {
         let stride = PARAM_BYTES.max(limits.min_uniform_buffer_offset_alignment as u64);
         let arena = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("kernel parameters"),
@@ -73,12 +73,13 @@ impl Batch {
         }
     }
 
-    /// Records one dispatch. Returns how many times the batch was submitted meanwhile: before
-    /// it when the arena was full, after it every `SUBMIT_EVERY` dispatches.
+    /// Records one dispatch (in a pass of its own, timed, when `timed` names it). Returns how
+    /// many times the batch was submitted meanwhile: before it when the arena was full, after
+    /// it every `SUBMIT_EVERY` dispatches.
     pub fn dispatch(
         &mut self,
         gpu: &Gpu,
-        pipeline: &Pipeline,
+        (pipeline, timed): (&Pipeline, Option<String>),
         params: &[u32],
         bindings: &[super::Binding],
         groups: [u32; 3],
@@ -97,7 +98,7 @@ impl Batch {
             .bind_groups
             .get(&gpu.device, pipeline, &self.arena, bindings)
             .clone();
-        let pass = self.pass(gpu);
+        let pass = self.pass(gpu, timed);
         pass.set_pipeline(&pipeline.pipeline);
         pass.set_bind_group(0, &bind_group, &[offset as u32]);
         pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
@@ -126,7 +127,7 @@ impl Batch {
         let Some(mut encoder) = self.encoder.take() else {
             return false;
         };
-        if let Some(timer) = self.timer.as_mut().filter(|t| t.pending) {
+        if let Some(timer) = self.timer.as_mut() {
             timer.resolve(&mut encoder);
         }
         self.recorded = 0;
@@ -143,7 +144,15 @@ impl Batch {
             .get_or_insert_with(|| gpu.device.create_command_encoder(&Default::default()))
     }
 
-    fn pass(&mut self, gpu: &Gpu) -> &mut wgpu::ComputePass<'static> {
+    /// The open compute pass, or a new one; a timed dispatch gets a new pass of its own.
+    fn pass(&mut self, gpu: &Gpu, timed: Option<String>) -> &mut wgpu::ComputePass<'static> {
+        let writes = match (timed, self.timer.as_mut()) {
+            (Some(name), Some(timer)) => {
+                self.pass = None;
+                timer.writes(name)
+            }
+            _ => None,
+        };
         if self.pass.is_none() {
             let encoder = self
                 .encoder
@@ -151,12 +160,9 @@ impl Batch {
             let pass = encoder
                 .begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: None,
-                    timestamp_writes: self.timer.as_ref().map(PassTimer::writes),
+                    timestamp_writes: writes,
                 })
                 .forget_lifetime();
-            if let Some(timer) = self.timer.as_mut() {
-                timer.pending = true;
-            }
             self.pass = Some(pass);
         }
         self.pass.as_mut().expect("pass was just created")

@@ -11,6 +11,7 @@ mod readback;
 pub use batch::Binding;
 pub use pipelines::{unchecked_shaders, Kernel};
 pub(crate) use pool::{BufferKind, BufferRef, PooledBuffer};
+pub use profile::request_profile;
 
 use crate::error::{Error, Result};
 use batch::Batch;
@@ -90,7 +91,7 @@ impl Gpu {
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("webgrad"),
                 required_limits: limits.clone(),
-                required_features: profile::PassTimer::features(&adapter),
+                required_features: profile::KernelTimer::features(&adapter),
                 ..Default::default()
             })
             .await
@@ -103,7 +104,7 @@ impl Gpu {
                 list.push(e.to_string());
             }
         }));
-        let batch = Batch::new(&device, &limits, profile::PassTimer::new(&device, &queue));
+        let batch = Batch::new(&device, &limits, profile::KernelTimer::new(&device, &queue));
         Ok(Rc::new(Gpu {
             device,
             queue,
@@ -238,44 +239,73 @@ impl Gpu {
             .pipelines
             .borrow_mut()
             .get(&self.device, kernel, bindings)?;
-        let started = self.profile.is_some().then(|| {
-            self.flush();
-            self.wait();
-            crate::clock::now()
-        });
-        let submits = self
-            .batch
-            .borrow_mut()
-            .dispatch(self, &pipeline, params, bindings, groups);
+        let timed = self
+            .profile
+            .is_some()
+            .then(|| format!("{}:{} {:?}", kernel.family, kernel.entry, kernel.slots));
+        let submits =
+            self.batch
+                .borrow_mut()
+                .dispatch(self, (&pipeline, timed), params, bindings, groups);
         let mut c = self.counters.get();
         c.submits += submits;
         c.dispatches += 1;
         self.counters.set(c);
-        if let (Some(start), Some(profile)) = (started, &self.profile) {
-            self.flush();
-            self.wait();
-            let wall = crate::clock::now() - start;
-            let gpu_time = self
-                .batch
-                .borrow()
-                .timer
-                .as_ref()
-                .and_then(|t| t.read(&self.device));
-            let name = format!("{}:{} {:?}", kernel.family, kernel.entry, kernel.slots);
-            profile.borrow_mut().add(name, gpu_time.unwrap_or(wall));
-        }
         Ok(())
     }
 
-    /// With WEBGRAD_PROFILE=1 (native), the time per kernel so far, slowest first.
+    /// When profiling (WEBGRAD_PROFILE=1, or `request_profile`), the GPU time per kernel so
+    /// far, slowest first; empty where the adapter has no timestamp queries.
     pub fn profile_report(&self) -> Option<String> {
         self.profile.as_ref().map(|p| p.borrow().report())
     }
 
-    /// Blocks until the GPU is idle (native; the profile times one kernel at a time with it).
-    fn wait(&self) {
-        #[cfg(not(target_arch = "wasm32"))]
-        let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
+    /// The report so far, and starts a new one.
+    pub fn take_profile(&self) -> Option<String> {
+        let report = self.profile_report();
+        if let Some(p) = &self.profile {
+            p.borrow_mut().totals.clear();
+        }
+        report
+    }
+
+    /// Reads the kernel timestamps of the work submitted so far into the profile, once the
+    /// GPU has done that work (the caller waited for it).
+    pub(crate) async fn collect_profile(&self) -> Result<()> {
+        let pending = self
+            .batch
+            .borrow()
+            .timer
+            .as_ref()
+            .and_then(|t| t.pending().map(|(buffer, n)| (buffer.clone(), n)));
+        let (Some((buffer, n)), Some(profile)) = (pending, &self.profile) else {
+            return Ok(());
+        };
+        let bytes = n as u64 * 16;
+        let (sender, receiver) = futures_channel::oneshot::channel();
+        buffer.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
+            let _ = sender.send(r);
+        });
+        self.answer(receiver)
+            .await?
+            .map_err(|e| Error::Readback(e.to_string()))?;
+        let ticks: Vec<u64> = {
+            let view = buffer
+                .get_mapped_range(0..bytes)
+                .map_err(|e| Error::Readback(e.to_string()))?;
+            bytemuck::pod_collect_to_vec(&view)
+        };
+        buffer.unmap();
+        let times = self
+            .batch
+            .borrow_mut()
+            .timer
+            .as_mut()
+            .map(|t| t.take(&ticks));
+        for (name, took) in times.into_iter().flatten() {
+            profile.borrow_mut().add(name, took);
+        }
+        Ok(())
     }
 
     /// Submits what was recorded and waits until the GPU has finished it: the end of a timed
@@ -287,7 +317,8 @@ impl Gpu {
             let _ = sender.send(());
         });
         self.answer(receiver).await?;
-        self.check_errors()
+        self.check_errors()?;
+        self.collect_profile().await
     }
 
     /// The answer of a callback the GPU calls when its work is done: natively the device is

@@ -1,11 +1,25 @@
-//! A per-kernel profile for native runs: with WEBGRAD_PROFILE=1 every dispatch is submitted
-//! and waited for on its own, and its time added to its kernel's total: the GPU time between
-//! timestamps where the adapter has timestamp queries, else the wall time around the submit.
+//! A per-kernel profile from timestamp queries, natively (WEBGRAD_PROFILE=1) and in the page
+//! (`?bench=1&profile=1`): while profiling, each dispatch runs in its own compute pass whose
+//! start and end are timestamped; the timestamps are resolved at every submit and read back,
+//! asynchronously, when the caller waits for the GPU anyway (`Gpu::finished`, readback), then
+//! added to each kernel's total. Nothing waits per dispatch, so the same code runs in the
+//! browser, whose timestamps Chrome rounds (to 100 µs unless its WebGPU developer features are
+//! on): read its totals over many dispatches, not single ones.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
+
+/// Dispatches timed between two collections; later ones go untimed (and uncounted) until the
+/// next. 2 queries each, within WebGPU's 4096 queries per set.
+const CAPACITY: u32 = 2048;
+
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Asks the next `Gpu::new` for a profile (the page's `?profile=1`).
+pub fn request_profile() {
+    REQUESTED.store(true, Ordering::Relaxed);
+}
 
 #[derive(Default)]
 pub(crate) struct Profile {
@@ -14,8 +28,9 @@ pub(crate) struct Profile {
 
 impl Profile {
     pub fn enabled() -> bool {
-        cfg!(not(target_arch = "wasm32"))
-            && std::env::var("WEBGRAD_PROFILE").is_ok_and(|v| v == "1")
+        REQUESTED.load(Ordering::Relaxed)
+            || (cfg!(not(target_arch = "wasm32"))
+                && std::env::var("WEBGRAD_PROFILE").is_ok_and(|v| v == "1"))
     }
 
     pub fn add(&mut self, kernel: String, took: Duration) {
@@ -34,18 +49,19 @@ impl Profile {
     }
 }
 
-/// GPU time of one compute pass from timestamp queries, where the adapter has them: the
-/// profile then measures the kernel alone, not the submit and the wait around it.
-pub(crate) struct PassTimer {
+/// Timestamps around each profiled dispatch's pass, where the adapter has timestamp queries.
+pub(crate) struct KernelTimer {
     set: wgpu::QuerySet,
     resolved: wgpu::Buffer,
     readable: wgpu::Buffer,
     tick_ns: f64,
-    /// Whether a timed pass was recorded since the last resolve.
-    pub pending: bool,
+    /// The kernels timed since the last collection, in query order.
+    names: Vec<String>,
+    /// Whether `readable` holds the latest resolve of `names`.
+    copied: bool,
 }
 
-impl PassTimer {
+impl KernelTimer {
     /// The features to ask the device for: timestamps when profiling and available.
     pub fn features(adapter: &wgpu::Adapter) -> wgpu::Features {
         if Profile::enabled() {
@@ -55,66 +71,76 @@ impl PassTimer {
         }
     }
 
-    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue) -> Option<PassTimer> {
-        if !device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue) -> Option<KernelTimer> {
+        if !Profile::enabled() || !device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
             return None;
         }
+        let bytes = 2 * CAPACITY as u64 * 8;
         let buffer = |usage| {
             device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("pass timestamps"),
-                size: 16,
+                label: Some("kernel timestamps"),
+                size: bytes,
                 usage,
                 mapped_at_creation: false,
             })
         };
-        Some(PassTimer {
+        Some(KernelTimer {
             set: device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("pass timestamps"),
+                label: Some("kernel timestamps"),
                 ty: wgpu::QueryType::Timestamp,
-                count: 2,
+                count: 2 * CAPACITY,
             }),
             resolved: buffer(wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
             readable: buffer(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
             tick_ns: queue.get_timestamp_period() as f64,
-            pending: false,
+            names: Vec::new(),
+            copied: false,
         })
     }
 
-    /// Timestamps at the start and end of the pass.
-    pub fn writes(&self) -> wgpu::ComputePassTimestampWrites<'_> {
-        wgpu::ComputePassTimestampWrites {
-            query_set: &self.set,
-            beginning_of_pass_write_index: Some(0),
-            end_of_pass_write_index: Some(1),
-        }
-    }
-
-    /// Records copying the pass's timestamps out, after the pass ended.
-    pub fn resolve(&mut self, encoder: &mut wgpu::CommandEncoder) {
-        encoder.resolve_query_set(&self.set, 0..2, &self.resolved, 0);
-        encoder.copy_buffer_to_buffer(&self.resolved, 0, &self.readable, 0, 16);
-        self.pending = false;
-    }
-
-    /// The last resolved pass's duration, once the GPU is idle (native only).
-    pub fn read(&self, device: &wgpu::Device) -> Option<Duration> {
-        let mapped = Arc::new(AtomicBool::new(false));
-        let done = mapped.clone();
-        self.readable.map_async(wgpu::MapMode::Read, .., move |r| {
-            done.store(r.is_ok(), Ordering::Relaxed)
-        });
-        let _ = device.poll(wgpu::PollType::wait_indefinitely());
-        if !mapped.load(Ordering::Relaxed) {
+    /// The timestamp writes for a pass holding the kernel `name`, or None when full.
+    pub fn writes(&mut self, name: String) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        let i = self.names.len() as u32;
+        if i >= CAPACITY {
             return None;
         }
-        let ticks: Option<[u64; 2]> = self
-            .readable
-            .get_mapped_range(..)
-            .ok()
-            .map(|view| bytemuck::pod_read_unaligned(&view[..16]));
-        self.readable.unmap();
-        let ticks = ticks?;
-        let ns = ticks[1].saturating_sub(ticks[0]) as f64 * self.tick_ns;
-        Some(Duration::from_nanos(ns as u64))
+        self.names.push(name);
+        self.copied = false;
+        Some(wgpu::ComputePassTimestampWrites {
+            query_set: &self.set,
+            beginning_of_pass_write_index: Some(2 * i),
+            end_of_pass_write_index: Some(2 * i + 1),
+        })
+    }
+
+    /// Records copying every timestamp so far out (the passes have ended): the last submit's
+    /// copy holds them all.
+    pub fn resolve(&mut self, encoder: &mut wgpu::CommandEncoder) {
+        let queries = 2 * self.names.len() as u32;
+        if queries == 0 || self.copied {
+            return;
+        }
+        encoder.resolve_query_set(&self.set, 0..queries, &self.resolved, 0);
+        encoder.copy_buffer_to_buffer(&self.resolved, 0, &self.readable, 0, queries as u64 * 8);
+        self.copied = true;
+    }
+
+    /// The buffer to map and how many kernels it times, when a resolve was submitted.
+    pub fn pending(&self) -> Option<(&wgpu::Buffer, usize)> {
+        (self.copied && !self.names.is_empty()).then_some((&self.readable, self.names.len()))
+    }
+
+    /// The kernels' durations from the mapped timestamps; starts a new collection.
+    pub fn take(&mut self, ticks: &[u64]) -> Vec<(String, Duration)> {
+        let names = std::mem::take(&mut self.names);
+        self.copied = false;
+        names
+            .into_iter()
+            .zip(ticks.chunks_exact(2))
+            .map(|(name, t)| {
+                let ns = t[1].saturating_sub(t[0]) as f64 * self.tick_ns;
+                (name, Duration::from_nanos(ns as u64))
+            })
+            .collect()
     }
 }

@@ -25,6 +25,7 @@ pub(super) async fn read(gpu: &Rc<Gpu>, buffer: &BufferRef, bytes: u64) -> Resul
     let data = data?;
     // A kernel that failed validation leaves its output untouched: never return such data.
     gpu.check_errors()?;
+    gpu.collect_profile().await?;
     Ok(data)
 }
 

@@ -1,10 +1,11 @@
 // Opens the page's bench mode in headless Chromium (WebGPU on SwiftShader) and prints its
 // lines as they come, the same lines as `webgrad bench`. Exits 1 if the benchmark fails.
-// Usage: node bench.mjs URL WORKLOADS (comma-separated name prefixes)
+// Usage: node bench.mjs URL WORKLOADS [MORE] (comma-separated name prefixes; MORE is appended to
+// the query, e.g. "&profile=1")
 
 import { chromium } from 'playwright-core';
 
-const [url, only] = process.argv.slice(2);
+const [url, only, more = ''] = process.argv.slice(2);
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   args: ['--no-sandbox', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader',
@@ -12,7 +13,7 @@ const browser = await chromium.launch({
 });
 const page = await browser.newPage();
 page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
-await page.goto(`${url}?bench=1&only=${encodeURIComponent(only)}`);
+await page.goto(`${url}?bench=1&only=${encodeURIComponent(only)}${more}`);
 let printed = 0;
 const deadline = Date.now() + 30 * 60 * 1000;
 for (;;) {

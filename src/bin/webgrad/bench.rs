@@ -1,6 +1,7 @@
 //! `webgrad bench [--quick] [--only NAME,NAME]`: the workloads of BENCHMARKS.md (webgrad::bench),
 //! one line each in the format of torch_ref.py. WEBGRAD_UNCHECKED=1 runs the shaders without
-//! bounds checks and marks the names "_unchecked"; WEBGRAD_PROFILE=1 adds the time per kernel.
+//! bounds checks and marks the names "_unchecked"; WEBGRAD_PROFILE=1 adds the GPU time per kernel
+//! under each workload's line.
 
 use crate::args::Args;
 use webgrad::bench::BenchOptions;
@@ -24,6 +25,7 @@ pub fn bench(raw: &[String]) -> Result<(), String> {
         } else {
             String::new()
         },
+        profile: false,
     };
     pollster::block_on(async {
         let gpu = Gpu::new().await?;
@@ -33,9 +35,6 @@ pub fn bench(raw: &[String]) -> Result<(), String> {
             gpu.adapter_info().backend
         );
         webgrad::bench::run(&gpu, &options, |line| println!("{line}")).await?;
-        if let Some(report) = gpu.profile_report() {
-            eprint!("{report}");
-        }
         Ok::<(), webgrad::Error>(())
     })
     .map_err(|e| e.to_string())
