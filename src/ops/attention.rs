@@ -192,21 +192,17 @@ pub(crate) fn attention_backward(
                 dm.rows(),
             );
             let kdq = kdq.slot("T", slots);
-            let mut out1 = launch(
+            let [dq, delta] = launch(
                 gpu,
                 &kdq,
                 &dm.params(),
                 &[q, k, v, out, g, lse],
-                &[q.numel(), dm.rows()],
+                [q.numel(), dm.rows()],
                 groups,
             )?;
-            let delta = Tensor::from_storage(
-                vec![dm.rows()],
-                DType::F32,
-                q.device(),
-                Storage::Gpu(out1.pop().expect("two outputs")),
-            );
-            let dq = Storage::Gpu(out1.pop().expect("two outputs"));
+            let delta =
+                Tensor::from_storage(vec![dm.rows()], DType::F32, q.device(), Storage::Gpu(delta));
+            let dq = Storage::Gpu(dq);
             let (kdkv, groups) = row_kernel(
                 gpu,
                 "attention_dkv",
@@ -215,16 +211,15 @@ pub(crate) fn attention_backward(
                 dm.rows(),
             );
             let kdkv = kdkv.slot("T", slots);
-            let mut out2 = launch(
+            let [dk, dv] = launch(
                 gpu,
                 &kdkv,
                 &dm.params(),
                 &[q, k, v, g, lse, &delta],
-                &[q.numel(), q.numel()],
+                [q.numel(), q.numel()],
                 groups,
             )?;
-            let dv = Storage::Gpu(out2.pop().expect("two outputs"));
-            (dq, Storage::Gpu(out2.pop().expect("two outputs")), dv)
+            (dq, Storage::Gpu(dk), Storage::Gpu(dv))
         }
     };
     let make = |s| Tensor::from_storage(q.shape().to_vec(), DType::F32, q.device(), s);
@@ -233,7 +228,7 @@ pub(crate) fn attention_backward(
 
 /// Forward on the row kernels (emulated GPUs, and heads the tiled kernels do not take): the
 /// output and the log-sum-exp per row.
-fn row_attention(gpu: &Rc<Gpu>, dm: Dims, qkv: [&Tensor; 3]) -> Result<Vec<PooledBuffer>> {
+fn row_attention(gpu: &Rc<Gpu>, dm: Dims, qkv: [&Tensor; 3]) -> Result<[PooledBuffer; 2]> {
     let slots = score_slots(gpu, dm.t)?;
     let (kernel, groups) = row_kernel(
         gpu,
@@ -248,7 +243,7 @@ fn row_attention(gpu: &Rc<Gpu>, dm: Dims, qkv: [&Tensor; 3]) -> Result<Vec<Poole
         &kernel,
         &dm.params(),
         &qkv,
-        &[qkv[0].numel(), dm.rows()],
+        [qkv[0].numel(), dm.rows()],
         groups,
     )
 }
@@ -287,12 +282,11 @@ impl Tensor {
                 )
             }
             Some(gpu) => {
-                let mut out = match attention_tiled::plan(gpu, dm) {
+                let [out, lse] = match attention_tiled::plan(gpu, dm) {
                     Some(plan) => attention_tiled::forward(gpu, plan, (dm, false), [self, k, v])?,
                     None => row_attention(gpu, dm, [self, k, v])?,
                 };
-                let lse = Storage::Gpu(out.pop().expect("two outputs"));
-                (Storage::Gpu(out.pop().expect("two outputs")), lse)
+                (Storage::Gpu(out), Storage::Gpu(lse))
             }
         };
         let lse = Tensor::from_storage(vec![dm.rows()], DType::F32, self.device(), lse);

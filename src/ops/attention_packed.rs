@@ -88,10 +88,14 @@ impl Tensor {
                 heads,
             );
         };
-        let mut out = attention_tiled::forward(gpu, plan, (dm, true), [self, self, self])?;
-        let lse = Storage::Gpu(out.pop().expect("two outputs"));
-        let lse = Tensor::from_storage(vec![dm.rows()], DType::F32, self.device(), lse);
-        let out = Storage::Gpu(out.pop().expect("two outputs"));
+        let [out, lse] = attention_tiled::forward(gpu, plan, (dm, true), [self, self, self])?;
+        let lse = Tensor::from_storage(
+            vec![dm.rows()],
+            DType::F32,
+            self.device(),
+            Storage::Gpu(lse),
+        );
+        let out = Storage::Gpu(out);
         let op = Op::AttentionPacked {
             qkv: self.clone(),
             heads,

@@ -93,7 +93,7 @@ pub(super) fn forward(
     plan: Plan,
     (dm, packed): (Dims, bool),
     qkv: [&Tensor; 3],
-) -> Result<Vec<PooledBuffer>> {
+) -> Result<[PooledBuffer; 2]> {
     let k = kernel(
         "attention_tiled",
         include_str!("../../shaders/attention_tiled.wgsl"),
@@ -105,7 +105,7 @@ pub(super) fn forward(
         &k,
         &layout(dm, packed),
         &qkv,
-        &[dm.batch * dm.t * dm.c, dm.rows()],
+        [dm.batch * dm.t * dm.c, dm.rows()],
         groups(dm),
     )
 }
@@ -156,13 +156,8 @@ fn backward(
         plan.block,
     );
     let inputs = [q, k, v, out, g, lse];
-    let mut delta = launch_into(gpu, &kdq, params, &inputs, &[dq], &[dm.rows()], groups(dm))?;
-    let delta = Tensor::from_storage(
-        vec![dm.rows()],
-        DType::F32,
-        q.device(),
-        Storage::Gpu(delta.pop().expect("one output")),
-    );
+    let [delta] = launch_into(gpu, &kdq, params, &inputs, &[dq], [dm.rows()], groups(dm))?;
+    let delta = Tensor::from_storage(vec![dm.rows()], DType::F32, q.device(), Storage::Gpu(delta));
     for (grad_k, target) in [(true, dk), (false, dv)] {
         let kernel = kernel(
             "attention_tiled_dkv",
@@ -172,7 +167,7 @@ fn backward(
         )
         .slot("GRAD_K", grad_k);
         let inputs = [q, k, v, g, lse, &delta];
-        launch_into(gpu, &kernel, params, &inputs, &[target], &[], groups(dm))?;
+        let [] = launch_into(gpu, &kernel, params, &inputs, &[target], [], groups(dm))?;
     }
     Ok(())
 }

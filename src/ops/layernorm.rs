@@ -118,17 +118,17 @@ fn backward_fused(
     let params = [rows as u32, cols as u32, chunk as u32];
     let outputs = [x.numel(), 2 * chunks * cols];
     let inputs = [x, weight, stats, g];
-    let mut out = launch(
+    let [dx, partials] = launch(
         gpu,
         &kernel,
         &params,
         &inputs,
-        &outputs,
+        outputs,
         [chunks as u32, 1, 1],
     )?;
-    let partials = Storage::Gpu(out.pop().expect("two outputs"));
+    let partials = Storage::Gpu(partials);
     let partials = Tensor::from_storage(vec![2 * chunks * cols], DType::F32, x.device(), partials);
-    let dx = Storage::Gpu(out.pop().expect("two outputs"));
+    let dx = Storage::Gpu(dx);
     let finish = Kernel::new(
         "layernorm_params_finish",
         include_str!("../../shaders/layernorm_params_finish.wgsl"),
@@ -136,11 +136,9 @@ fn backward_fused(
     );
     let params = [cols as u32, chunks as u32];
     let groups = [cols.div_ceil(FINISH_COLS) as u32, 2, 1];
-    let mut out = launch(gpu, &finish, &params, &[&partials], &[cols, cols], groups)?;
+    let [dw, db] = launch(gpu, &finish, &params, &[&partials], [cols, cols], groups)?;
     let grad = |b| Tensor::from_storage(vec![cols], DType::F32, x.device(), Storage::Gpu(b));
-    let db = grad(out.pop().expect("two outputs"));
-    let dw = grad(out.pop().expect("two outputs"));
-    Ok(Some((dx, dw, db)))
+    Ok(Some((dx, grad(dw), grad(db))))
 }
 
 /// dw and db from tensor ops (emulated GPUs, very wide rows): column sums of g xh and of g.
@@ -210,16 +208,15 @@ impl Tensor {
                     rows,
                 );
                 let params = [rows as u32, cols as u32, f(eps)];
-                let mut out = launch(
+                let [y, stats] = launch(
                     gpu,
                     &k,
                     &params,
                     &[self, weight, bias],
-                    &[self.numel(), 2 * rows],
+                    [self.numel(), 2 * rows],
                     groups,
                 )?;
-                let stats = Storage::Gpu(out.pop().expect("two outputs"));
-                (Storage::Gpu(out.pop().expect("two outputs")), stats)
+                (Storage::Gpu(y), Storage::Gpu(stats))
             }
         };
         let stats = Tensor::from_storage(vec![rows, 2], DType::F32, self.device(), stats);

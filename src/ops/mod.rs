@@ -89,42 +89,45 @@ pub(crate) fn generated_source(
 }
 
 /// Runs `kernel` reading `inputs` and writing fresh buffers of the given lengths (in 4-byte
-/// elements); returns the output buffers.
-pub(crate) fn launch(
+/// elements); returns the output buffers, as many as lengths were given.
+pub(crate) fn launch<const N: usize>(
     gpu: &Rc<Gpu>,
     kernel: &Kernel,
     params: &[u32],
     inputs: &[&Tensor],
-    output_lens: &[usize],
+    output_lens: [usize; N],
     groups: [u32; 3],
-) -> Result<Vec<PooledBuffer>> {
+) -> Result<[PooledBuffer; N]> {
     launch_into(gpu, kernel, params, inputs, &[], output_lens, groups)
 }
 
 /// Like `launch`, also writing into `targets`: buffers bound read-write after the inputs and
 /// before the fresh outputs, for an output that several dispatches fill in parts.
-pub(crate) fn launch_into(
+pub(crate) fn launch_into<const N: usize>(
     gpu: &Rc<Gpu>,
     kernel: &Kernel,
     params: &[u32],
     inputs: &[&Tensor],
     targets: &[&PooledBuffer],
-    output_lens: &[usize],
+    output_lens: [usize; N],
     groups: [u32; 3],
-) -> Result<Vec<PooledBuffer>> {
+) -> Result<[PooledBuffer; N]> {
     let input_buffers = inputs
         .iter()
         .map(|t| t.buffer(kernel.entry))
         .collect::<Result<Vec<_>>>()?;
-    let outputs = output_lens
+    let outputs: Vec<PooledBuffer> = output_lens
         .iter()
         .map(|&n| gpu_output(gpu, n))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<_>>()?;
     let mut bindings: Vec<Binding> = input_buffers.iter().map(Binding::read).collect();
     bindings.extend(targets.iter().map(|b| Binding::write(b.handle())));
     bindings.extend(outputs.iter().map(|b| Binding::write(b.handle())));
     gpu.dispatch(kernel, params, &bindings, groups)?;
-    Ok(outputs)
+    Ok(outputs
+        .try_into()
+        .ok()
+        .expect("one output per length given"))
 }
 
 /// Like `launch` with one output, wrapped as GPU storage.
@@ -136,8 +139,8 @@ pub(crate) fn launch1(
     output_len: usize,
     groups: [u32; 3],
 ) -> Result<Storage> {
-    let mut out = launch(gpu, kernel, params, inputs, &[output_len], groups)?;
-    Ok(Storage::Gpu(out.remove(0)))
+    let [out] = launch(gpu, kernel, params, inputs, [output_len], groups)?;
+    Ok(Storage::Gpu(out))
 }
 
 /// The bits of an f32, for kernel parameter lists.

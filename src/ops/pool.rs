@@ -121,16 +121,15 @@ impl Tensor {
                     "main",
                 );
                 let n = planes * ho * wo;
-                let mut out = launch(
+                let [values, idx] = launch(
                     gpu,
                     &kernel,
                     &params(&s),
                     &[self],
-                    &[n, n],
+                    [n, n],
                     gpu.groups_1d(n, 256),
                 )?;
-                let idx = Storage::Gpu(out.pop().expect("two outputs"));
-                (Storage::Gpu(out.pop().expect("two outputs")), idx)
+                (Storage::Gpu(values), Storage::Gpu(idx))
             }
         };
         let shape = vec![self.shape()[0], self.shape()[1], ho, wo];

@@ -175,9 +175,7 @@ fn max_keepdim(x: &Tensor, axis: usize) -> Result<(Tensor, Tensor)> {
             let cols = outer * inner;
             let (kernel, groups) = row_kernel(gpu, "reduce", SOURCE, "max_axis", cols);
             let params = [outer as u32, n as u32, inner as u32];
-            let mut out = launch(gpu, &kernel, &params, &[x], &[cols, cols], groups)?;
-            let index = out.pop().expect("two outputs");
-            let values = out.pop().expect("two outputs");
+            let [values, index] = launch(gpu, &kernel, &params, &[x], [cols, cols], groups)?;
             (Storage::Gpu(values), Storage::Gpu(index))
         }
     };
