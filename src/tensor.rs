@@ -312,10 +312,12 @@ impl Tensor {
     pub(crate) fn buffer(&self, op: &'static str) -> Result<BufferRef> {
         match &*self.0.storage.borrow() {
             Storage::Gpu(b) => Ok(b.handle().clone()),
-            // Bound up to the next vec4: kernels may read vec4s whole.
-            Storage::View { whole, offset } => Ok(whole
-                .buffer(op)?
-                .part(*offset as u64 * 4, self.numel().div_ceil(4) as u64 * 16)),
+            // Bound up to the next vec4 (kernels may read vec4s whole), and never empty: a
+            // binding of size 0 would mean the rest of the buffer.
+            Storage::View { whole, offset } => Ok(whole.buffer(op)?.part(
+                *offset as u64 * 4,
+                self.numel().div_ceil(4).max(1) as u64 * 16,
+            )),
             Storage::Freed => Err(Error::Freed(op)),
             Storage::Host(_) => Err(Error::DeviceMismatch(op)),
         }

@@ -5,7 +5,7 @@
 //! A cached group binds buffers, not tensors: when a buffer goes back to the pool and on to
 //! another tensor, a dispatch for that tensor finds the group of that same buffer, which is
 //! right. A buffer's id is never reused (see `BufferRef`), and the cache is emptied whenever
-//! the pool destroys buffers, so a group never outlives a buffer it names.
+//! the pool destroys buffers it may bind, so a group never outlives a buffer it names.
 
 use super::pipelines::Pipeline;
 use super::Binding;
@@ -27,8 +27,9 @@ pub(crate) struct Arena {
 #[derive(Hash, PartialEq, Eq)]
 struct Key {
     pipeline: u64,
-    /// (buffer id, offset) in binding order; id 0 past the last binding (ids start at 1).
-    buffers: [(u64, u64); MAX_BINDINGS],
+    /// (buffer id, offset, size) in binding order; id 0 past the last binding (ids start
+    /// at 1). The size too: a whole buffer and a part of it from offset 0 differ.
+    buffers: [(u64, u64, u64); MAX_BINDINGS],
 }
 
 #[derive(Default)]
@@ -54,10 +55,10 @@ impl BindGroupCache {
         );
         let mut key = Key {
             pipeline: pipeline.id,
-            buffers: [(0, 0); MAX_BINDINGS],
+            buffers: [(0, 0, 0); MAX_BINDINGS],
         };
         for (slot, b) in key.buffers.iter_mut().zip(bindings) {
-            *slot = (b.buffer.id, b.buffer.offset);
+            *slot = (b.buffer.id, b.buffer.offset, b.buffer.binding_size());
         }
         if self.groups.len() >= MAX_GROUPS && !self.groups.contains_key(&key) {
             self.groups.clear();

@@ -211,12 +211,13 @@ impl Gpu {
         ))
     }
 
-    /// The largest buffer the device can create and bind, in bytes (a multiple of 4).
+    /// The largest buffer the device can create and bind, in bytes: a multiple of 16, so
+    /// that a view rounded up to whole vec4s never ends past its buffer.
     pub(crate) fn largest_buffer(&self) -> u64 {
         self.limits
             .max_storage_buffer_binding_size
             .min(self.limits.max_buffer_size)
-            & !3
+            & !15
     }
 
     /// Destroys the GPU buffers the pool keeps free, returning their memory (call it when a
@@ -286,9 +287,12 @@ impl Gpu {
         buffer.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
             let _ = sender.send(r);
         });
-        self.answer(receiver)
-            .await?
-            .map_err(|e| Error::Readback(e.to_string()))?;
+        let mapped = self.answer(receiver).await;
+        if !matches!(mapped, Ok(Ok(()))) {
+            // A buffer left mapped (or pending) would fail every later resolve into it.
+            buffer.unmap();
+        }
+        mapped?.map_err(|e| Error::Readback(e.to_string()))?;
         let ticks: Vec<u64> = {
             let view = buffer
                 .get_mapped_range(0..bytes)

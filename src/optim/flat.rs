@@ -33,8 +33,9 @@ impl Flat {
         slots: usize,
     ) -> Result<(Flat, Vec<Vec<Tensor>>)> {
         let device = Device::Gpu(gpu.clone());
-        // Every member starts where a binding may start.
-        let align = (gpu.limits().min_storage_buffer_offset_alignment as usize / 4).max(1);
+        // Every member starts where a binding may start, and on a whole vec4 (kernels read
+        // vec4s from the start of a binding).
+        let align = (gpu.limits().min_storage_buffer_offset_alignment as usize / 4).max(4);
         let most = gpu.largest_buffer() as usize / 4;
         let mut groups = Vec::new();
         let mut state_views = Vec::with_capacity(params.len());
