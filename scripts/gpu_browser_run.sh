@@ -10,6 +10,9 @@ sites=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do sites+=("$1"); shift; done
 [ "${1:-}" = "--" ] && shift
 workloads=${1:-mlp_mnist_b128,cnn_mnist_b128,gpt_small_b32,gpt_nanochar_b64}
+last=${sites[${#sites[@]}-1]}
+# WebGPU on the real GPU through Vulkan.
+vulkan=(--enable-features=Vulkan --use-angle=vulkan --use-vulkan=native)
 
 if [ ! -x /opt/chr/usr/lib/chromium/chromium-headless-shell ]; then
   mkdir -p /opt/chr && cat /tmp/chr.part.* | xz -d -T0 | tar -C /opt/chr -xf -
@@ -24,26 +27,21 @@ for s in "${sites[@]}"; do
   ".dev/webgrad-$s" bench --only "matmul_1024,$workloads" > "$out/native-$s.txt" 2>&1
   echo "== browser $s" >&2
   bash .dev/browser-gpu/run_chromium.sh ".dev/$s" "bench.html?bench=1&only=matmul_1024,$workloads&quick=1" \
-    "$out/browser-$s.txt" 400 --enable-features=Vulkan --use-angle=vulkan --use-vulkan=native
+    "$out/browser-$s.txt" 400 "${vulkan[@]}"
 done
 # With PROFILE=WORKLOADS: the GPU time per kernel of those workloads, in the page (Chrome's
 # developer features keep its timestamps unrounded) and natively, in the last site given.
 if [ -n "${PROFILE:-}" ]; then
-  last=${sites[${#sites[@]}-1]}
   bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "bench.html?bench=1&only=$PROFILE&quick=1&profile=1" \
-    "$out/profile-browser-$last.txt" 300 --enable-webgpu-developer-features \
-    --enable-features=Vulkan --use-angle=vulkan --use-vulkan=native
+    "$out/profile-browser-$last.txt" 300 --enable-webgpu-developer-features "${vulkan[@]}"
   WEBGRAD_PROFILE=1 ".dev/webgrad-$last" bench --quick --only "$PROFILE" > "$out/profile-native-$last.txt" 2>&1
 fi
 # The playground's own loop on each task's defaults, in the last site given.
-last=${sites[${#sites[@]}-1]}
 echo "== playground $last" >&2
-bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "play.html" "$out/play-$last.txt" 120 \
-  --enable-features=Vulkan --use-angle=vulkan --use-vulkan=native
+bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "play.html" "$out/play-$last.txt" 120 "${vulkan[@]}"
 if [ -f .dev/tfjs/tf.min.js ]; then
   echo "== tensorflow.js" >&2
-  bash .dev/browser-gpu/run_chromium.sh .dev/tfjs tfjs.html "$out/tfjs.txt" 300 \
-    --enable-features=Vulkan --use-angle=vulkan --use-vulkan=native
+  bash .dev/browser-gpu/run_chromium.sh .dev/tfjs tfjs.html "$out/tfjs.txt" 300 "${vulkan[@]}"
 fi
 if [ -f .dev/torch_ref.py ]; then
   echo "== pytorch" >&2

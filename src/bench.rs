@@ -61,8 +61,8 @@ pub async fn run(
     Ok(())
 }
 
-/// The model and batch of a training workload.
-fn workload_model(name: &str) -> (ModelConfig, usize) {
+/// The model and batch of a training workload (by its name in `WORKLOADS`).
+pub fn workload_model(name: &str) -> (ModelConfig, usize) {
     let gpt = |preset| ModelConfig::Gpt(GptConfig::preset(preset, 65).expect("a preset"));
     match name {
         "mlp_mnist_b128" => (
@@ -78,6 +78,18 @@ fn workload_model(name: &str) -> (ModelConfig, usize) {
         "cnn_mnist_b128" => (ModelConfig::Cnn(CnnConfig::default()), 128),
         "gpt_small_b32" => (gpt("small"), 32),
         _ => (gpt("nanochar"), 64),
+    }
+}
+
+/// The optimizer of a training workload: AdamW for the GPTs, Adam otherwise, as torch_ref.py.
+pub fn workload_optimizer(model: &ModelConfig) -> OptimizerConfig {
+    let gpt = matches!(model, ModelConfig::Gpt(_));
+    OptimizerConfig {
+        rule: Rule::parse(if gpt { "adamw" } else { "adam" }).expect("a known rule"),
+        lr: 1e-3,
+        weight_decay: 0.0,
+        clip: None,
+        schedule: Schedule::Constant,
     }
 }
 
@@ -189,15 +201,7 @@ async fn train(
     let d = Device::Gpu(gpu.clone());
     let net = Net::new(&model, &mut Init::new(0, &d))?;
     let params = net.parameters();
-    let gpt = matches!(model, ModelConfig::Gpt(_));
-    let config = OptimizerConfig {
-        rule: Rule::parse(if gpt { "adamw" } else { "adam" }).expect("a known rule"),
-        lr: 1e-3,
-        weight_decay: 0.0,
-        clip: None,
-        schedule: Schedule::Constant,
-    };
-    let mut optimizer = Optimizer::new(config, &params)?;
+    let mut optimizer = Optimizer::new(workload_optimizer(&model), &params)?;
     let (x, y, items, unit) = match &model {
         ModelConfig::Gpt(g) => {
             let tokens: Vec<u32> = (0..batch * g.context)

@@ -1,6 +1,7 @@
-//! How many dispatches one training step of each benchmark model records with the kernels for
-//! real GPUs (forward, cross-entropy, backward, AdamW): in the browser every dispatch costs CPU
-//! time, so fusions must keep these counts down. Batch 1 keeps the step cheap on lavapipe; at
+//! How many dispatches one training step of each benchmark workload (webgrad::bench's model
+//! and optimizer) records with the kernels for real GPUs: forward, cross-entropy, backward and
+//! the update. In the browser every dispatch costs CPU time, so fusions must keep these counts
+//! down. Batch 1 keeps the step cheap on lavapipe; at
 //! the benchmark's batches a step records a few more (weight gradients split along their long
 //! dimension and column sums in chunks then add a dispatch each): `webgrad bench` reports those.
 //! The budgets are today's counts: a change that adds dispatches must say so here.
@@ -9,8 +10,9 @@
 
 mod common;
 use common::run;
-use webgrad::nn::{CnnConfig, GptConfig, Init, MlpConfig};
-use webgrad::optim::{Optimizer, OptimizerConfig, Rule, Schedule};
+use webgrad::bench::{workload_model, workload_optimizer};
+use webgrad::nn::Init;
+use webgrad::optim::Optimizer;
 use webgrad::train::{ModelConfig, Net};
 use webgrad::{Counters, Device, Tensor};
 
@@ -22,14 +24,7 @@ async fn one_step(model: &ModelConfig, device: &Device) -> Counters {
     gpu.use_emulated_kernels(Some(false));
     let net = Net::new(model, &mut Init::new(0, device)).unwrap();
     let params = net.parameters();
-    let config = OptimizerConfig {
-        rule: Rule::parse("adamw").expect("a known rule"),
-        lr: 1e-3,
-        weight_decay: 0.0,
-        clip: None,
-        schedule: Schedule::Constant,
-    };
-    let mut optimizer = Optimizer::new(config, &params).unwrap();
+    let mut optimizer = Optimizer::new(workload_optimizer(model), &params).unwrap();
     let (x, y) = match model {
         ModelConfig::Gpt(g) => (
             Tensor::from_u32(
@@ -65,13 +60,10 @@ async fn one_step(model: &ModelConfig, device: &Device) -> Counters {
     counters
 }
 
-fn gpt(preset: &str) -> ModelConfig {
-    ModelConfig::Gpt(GptConfig::preset(preset, 65).expect("a preset"))
-}
-
-/// Runs a step of `model` and checks that it records at most `budget` dispatches and, after
+/// Runs a step of the workload `name` and checks that it records at most `budget` dispatches and, after
 /// warm-up, creates no buffer and no bind group.
-fn check(name: &str, model: ModelConfig, budget: u64) {
+fn check(name: &str, budget: u64) {
+    let (model, _) = workload_model(name);
     run(async {
         let device = common::gpu().await;
         let c = one_step(&model, &device).await;
@@ -91,27 +83,20 @@ fn check(name: &str, model: ModelConfig, budget: u64) {
 
 #[test]
 fn mlp_step_dispatches() {
-    let mlp = MlpConfig {
-        inputs: 784,
-        outputs: 10,
-        depth: 2,
-        width: 512,
-        activation: "relu".into(),
-    };
-    check("mlp_mnist", ModelConfig::Mlp(mlp), 19);
+    check("mlp_mnist_b128", 19);
 }
 
 #[test]
 fn cnn_step_dispatches() {
-    check("cnn_mnist", ModelConfig::Cnn(CnnConfig::default()), 42);
+    check("cnn_mnist_b128", 42);
 }
 
 #[test]
 fn gpt_small_step_dispatches() {
-    check("gpt_small", gpt("small"), 155);
+    check("gpt_small_b32", 155);
 }
 
 #[test]
 fn gpt_nanochar_step_dispatches() {
-    check("gpt_nanochar", gpt("nanochar"), 223);
+    check("gpt_nanochar_b64", 223);
 }

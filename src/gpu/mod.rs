@@ -282,24 +282,11 @@ impl Gpu {
         let (Some((buffer, n)), Some(profile)) = (pending, &self.profile) else {
             return Ok(());
         };
-        let bytes = n as u64 * 16;
-        let (sender, receiver) = futures_channel::oneshot::channel();
-        buffer.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
-            let _ = sender.send(r);
-        });
-        let mapped = self.answer(receiver).await;
-        if !matches!(mapped, Ok(Ok(()))) {
-            // A buffer left mapped (or pending) would fail every later resolve into it.
-            buffer.unmap();
-        }
-        mapped?.map_err(|e| Error::Readback(e.to_string()))?;
-        let ticks: Vec<u64> = {
-            let view = buffer
-                .get_mapped_range(0..bytes)
-                .map_err(|e| Error::Readback(e.to_string()))?;
-            bytemuck::pod_collect_to_vec(&view)
-        };
+        let data = readback::map_and_copy(self, &buffer, n as u64 * 16).await;
+        // Unmapped whatever happened: a buffer left mapped (or pending) would fail every later
+        // resolve into it.
         buffer.unmap();
+        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&data?);
         let times = self
             .batch
             .borrow_mut()

@@ -16,7 +16,7 @@ pub(super) async fn read(gpu: &Rc<Gpu>, buffer: &BufferRef, bytes: u64) -> Resul
     gpu.copy(buffer, staging.handle(), bytes);
     gpu.flush();
 
-    let data = map_and_copy(gpu, &staging, bytes).await;
+    let data = map_and_copy(gpu, staging.buffer(), bytes).await;
     match &data {
         Ok(_) => staging.buffer().unmap(),
         // A buffer whose mapping failed or is still pending must not go back to the pool.
@@ -29,18 +29,16 @@ pub(super) async fn read(gpu: &Rc<Gpu>, buffer: &BufferRef, bytes: u64) -> Resul
     Ok(data)
 }
 
-async fn map_and_copy(gpu: &Rc<Gpu>, staging: &super::PooledBuffer, bytes: u64) -> Result<Vec<u8>> {
+/// The first `bytes` of a mappable buffer, once the GPU is done writing it; the caller unmaps.
+pub(super) async fn map_and_copy(gpu: &Gpu, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
     let (sender, receiver) = futures_channel::oneshot::channel();
-    staging
-        .buffer()
-        .map_async(wgpu::MapMode::Read, 0..bytes, move |result| {
-            let _ = sender.send(result);
-        });
+    buffer.map_async(wgpu::MapMode::Read, 0..bytes, move |result| {
+        let _ = sender.send(result);
+    });
     gpu.answer(receiver)
         .await?
         .map_err(|e| Error::Readback(e.to_string()))?;
-    let view = staging
-        .buffer()
+    let view = buffer
         .get_mapped_range(0..bytes)
         .map_err(|e| Error::Readback(e.to_string()))?;
     Ok(view.to_vec())

@@ -167,7 +167,7 @@ fn backward(
         )
         .slot("GRAD_K", grad_k);
         let inputs = [q, k, v, g, lse, &delta];
-        let [] = launch_into(gpu, &kernel, params, &inputs, &[target], [], groups(dm))?;
+        launch_into(gpu, &kernel, params, &inputs, &[target], [], groups(dm))?;
     }
     Ok(())
 }

@@ -12,8 +12,8 @@ use std::rc::Rc;
 /// Parameters sharing one buffer, with their gradients and state in buffers of the same
 /// layout. The gaps between members stay zero in every buffer, so the update leaves them be.
 pub(crate) struct Group {
-    /// (index into the parameter list, offset in elements).
-    members: Vec<(usize, usize)>,
+    /// (index into the parameter list, its gradient's place in `grads`).
+    grad_places: Vec<(usize, Tensor)>,
     pub params: Tensor,
     pub grads: Tensor,
     pub state: Vec<Tensor>,
@@ -42,27 +42,24 @@ impl Flat {
         for layout in layouts(params, align, most) {
             let len = layout.iter().map(|&(i, at)| at + params[i].1.numel()).max();
             let len = len.unwrap_or(0).max(1);
-            let group = Group {
+            let mut group = Group {
                 params: Tensor::zeros(&[len], &device)?,
                 grads: Tensor::zeros(&[len], &device)?,
                 state: (0..slots)
                     .map(|_| Tensor::zeros(&[len], &device))
                     .collect::<Result<_>>()?,
-                members: layout,
+                grad_places: Vec::with_capacity(layout.len()),
             };
-            for &(i, at) in &group.members {
+            for (i, at) in layout {
                 let p = &params[i].1;
-                let bytes = p.numel() as u64 * 4;
-                if bytes > 0 {
-                    let place = group.params.buffer("optimizer")?.part(at as u64 * 4, bytes);
-                    gpu.copy(&p.buffer("optimizer")?, &place, bytes);
-                }
+                group.params.part(at, p.shape()).copy_from(p)?;
                 p.set_storage(Storage::View {
                     whole: group.params.clone(),
                     offset: at,
                 });
                 let views = group.state.iter().map(|s| s.part(at, p.shape())).collect();
                 state_views.push((i, views));
+                group.grad_places.push((i, group.grads.part(at, p.shape())));
             }
             groups.push(group);
         }
@@ -74,15 +71,10 @@ impl Flat {
     }
 
     /// Copies each parameter's gradient into its place in its group's gradient buffer.
-    pub fn gather(&self, gpu: &Gpu, grads: &[Tensor]) -> Result<()> {
+    pub fn gather(&self, grads: &[Tensor]) -> Result<()> {
         for group in &self.groups {
-            let whole = group.grads.buffer("optimizer")?;
-            for &(i, at) in &group.members {
-                let bytes = grads[i].numel() as u64 * 4;
-                if bytes > 0 {
-                    let place = whole.part(at as u64 * 4, bytes);
-                    gpu.copy(&grads[i].buffer("optimizer")?, &place, bytes);
-                }
+            for (i, place) in &group.grad_places {
+                place.copy_from(&grads[*i])?;
             }
         }
         Ok(())

@@ -184,8 +184,8 @@ impl Optimizer {
                 .first()
                 .map(|(_, p)| p.device().clone())
                 .unwrap_or(Device::Cpu);
-            if let (Some(flat), Device::Gpu(gpu)) = (&self.flat, &device) {
-                flat.gather(gpu, &grads)?;
+            if let Some(flat) = &self.flat {
+                flat.gather(&grads)?;
             }
             // On the GPU the flat gradients, whose gaps are zero, stand for all gradients.
             let summed: Vec<Tensor> = match &self.flat {
