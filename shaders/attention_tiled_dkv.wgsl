@@ -16,7 +16,7 @@
 @group(0) @binding(7) var<storage, read_write> grad: array<vec4<f32>>;
 
 const QUERIES: u32 = BLOCK;
-const GRAD_K: bool = {{GRAD_K}};
+override GRAD_K: bool;
 
 var<workgroup> q_tile: array<vec4<f32>, QUERIES * D4>;
 var<workgroup> g_tile: array<vec4<f32>, QUERIES * D4>;

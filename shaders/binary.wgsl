@@ -18,9 +18,9 @@ fn op(a: f32, b: f32) -> f32 {
     return {{EXPR}};
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * 256u;
+    let i = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
     if (i >= p.n) { return; }
     var rem = i;
     var ia = 0u;

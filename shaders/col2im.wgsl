@@ -11,9 +11,9 @@ struct Params {
 @group(0) @binding(1) var<storage, read> dcol: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dx: array<f32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let e = gid.x + gid.y * nwg.x * 256u;
+    let e = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
     if (e >= p.n * p.ci * p.h * p.w) { return; }
     let ix = e % p.w;
     let iy = (e / p.w) % p.h;

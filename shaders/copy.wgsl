@@ -14,9 +14,9 @@ struct Params {
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn copy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * 256u;
+    let i = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
     if (i >= p.n) { return; }
     var rem = i;
     var si = p.src_off;

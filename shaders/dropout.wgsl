@@ -14,9 +14,9 @@ fn pcg(v: u32) -> u32 {
     return (word >> 22u) ^ word;
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * 256u;
+    let i = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
     if (i >= p.n) { return; }
     let u = f32(pcg(i ^ pcg(p.seed)) >> 8u) / 16777216.0;
     y[i] = select(0.0, x[i] * p.scale, u >= p.p);

@@ -8,9 +8,9 @@ struct Params { n: u32, dim: u32, vocab: u32 }
 
 //#include math
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let e = gid.x + gid.y * nwg.x * 256u;
+    let e = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
     if (e >= p.n * p.dim) { return; }
     let row = index[e / p.dim];
     if (row >= p.vocab) {

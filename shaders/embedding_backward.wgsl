@@ -9,9 +9,9 @@ struct Params { n: u32, dim: u32, vocab: u32, chunk: u32, chunks: u32 }
 @group(0) @binding(2) var<storage, read> g: array<f32>;
 @group(0) @binding(3) var<storage, read_write> dw: array<f32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let e = gid.x + gid.y * nwg.x * 256u;
+    let e = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
     let size = p.vocab * p.dim;
     if (e >= size * p.chunks) { return; }
     let part = e / size;

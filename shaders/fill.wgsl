@@ -4,8 +4,8 @@ struct Params { n: u32, value: f32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * 256u;
+    let i = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
     if (i < p.n) { out[i] = p.value; }
 }

@@ -1,6 +1,6 @@
 // LayerNorm backward for real GPUs in one pass over the rows: a workgroup takes a chunk of rows
 // and, row by row, writes dx as layernorm_backward.wgsl does while each thread adds up g xh and g
-// for its own columns (col % 64 == thread) over the chunk. It writes one partial sum of each per
+// for its own columns (col % ROW_WORKGROUP == thread) over the chunk. It writes one partial sum of each per
 // column and chunk, [2, chunks, cols], which layernorm_params_finish.wgsl adds up into dw and db.
 // Columns per thread (COLS_PER_LANE) size the sums kept in workgroup memory.
 
@@ -15,11 +15,11 @@ struct Params { rows: u32, cols: u32, chunk: u32 }
 
 //#include rowwise
 
-const SUMS: u32 = 64u * {{COLS_PER_LANE}}u;
+const SUMS: u32 = ROW_WORKGROUP * {{COLS_PER_LANE}}u;
 var<workgroup> sum_w: array<f32, SUMS>;
 var<workgroup> sum_b: array<f32, SUMS>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(ROW_WORKGROUP)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     for (var j = lid; j < SUMS; j += LANES) {

@@ -11,9 +11,10 @@ struct Params { cols: u32, chunks: u32 }
 
 const COLS: u32 = 16u;
 const LANES: u32 = 16u;
-var<workgroup> part: array<f32, 256>;
+const THREADS: u32 = COLS * LANES;
+var<workgroup> part: array<f32, THREADS>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let col = wid.x * COLS + lid % COLS;
     let lane = lid / COLS;

@@ -16,7 +16,7 @@
 // Depths per slice: the multiply below is written out this many times (//#repeat 16), so
 // change both together.
 const DEPTH: u32 = 16u;
-const VEC4: bool = {{VEC4}};
+override VEC4: bool;
 
 // [k][32 groups of 4 rows] and [k][32 groups of 4 columns]: two indices, so that the bounds
 // check on the group is the same at every depth and leaves the inner loop.

@@ -17,8 +17,8 @@ struct Params {
 //#include {{BIAS}}
 //#include {{RESIDUAL}}
 
-const TA: bool = {{TA}};
-const TB: bool = {{TB}};
+override TA: bool;
+override TB: bool;
 
 // C[row, col..col + 4] = product + bias + residual, masked at the edges.
 fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {

@@ -7,9 +7,9 @@ struct Params { planes: u32, h: u32, w: u32, ho: u32, wo: u32, k: u32, stride: u
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 @group(0) @binding(3) var<storage, read_write> argmax: array<u32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let e = gid.x + gid.y * nwg.x * 256u;
+    let e = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
     if (e >= p.planes * p.ho * p.wo) { return; }
     let ox = e % p.wo;
     let oy = (e / p.wo) % p.ho;

@@ -3,8 +3,8 @@
 // call row_sum / row_max / row_barrier (they hold barriers). rowwise_serial.wgsl has the same
 // functions for emulated GPUs, where barriers are costly: one thread per row.
 
-const WG: u32 = 64u;
-const LANES: u32 = 64u;
+const WG: u32 = ROW_WORKGROUP;
+const LANES: u32 = ROW_WORKGROUP;
 var<workgroup> scratch: array<f32, WG>;
 
 fn row_of(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {

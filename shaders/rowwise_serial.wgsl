@@ -2,7 +2,7 @@
 // workgroup's 64 threads owns a whole row, so nothing is shared and nothing waits. The same
 // functions as rowwise.wgsl.
 
-const WG: u32 = 64u;
+const WG: u32 = ROW_WORKGROUP;
 const LANES: u32 = 1u;
 
 fn row_of(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {

@@ -7,9 +7,9 @@ struct Params { outer: u32, n: u32, inner: u32 }
 @group(0) @binding(2) var<storage, read> g: array<f32>;
 @group(0) @binding(3) var<storage, read_write> dx: array<f32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let e = gid.x + gid.y * nwg.x * 256u;
+    let e = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
     if (e >= p.outer * p.n * p.inner) { return; }
     let i = e % p.inner;
     let j = (e / p.inner) % p.n;

@@ -17,9 +17,9 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> param: array<f32>;
 @group(0) @binding(4) var<storage, read_write> buf: array<f32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * 256u;
+    let i = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
     if (i >= p.n) { return; }
     let clip = min(1.0, p.max_norm / (sqrt(norm_sq[0]) + 1e-6));
     var g = grad[i] * clip + p.weight_decay * param[i];

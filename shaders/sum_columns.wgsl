@@ -12,9 +12,10 @@ struct Params { outer: u32, n: u32, inner: u32, chunk: u32 }
 
 const COLS: u32 = 64u;
 const LANES: u32 = 4u;
-var<workgroup> part: array<f32, 256>;
+const THREADS: u32 = COLS * LANES;
+var<workgroup> part: array<f32, THREADS>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let col = wid.x * COLS + lid % COLS;

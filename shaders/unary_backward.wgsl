@@ -14,9 +14,9 @@ fn df(x: f32, y: f32, g: f32, c: f32) -> f32 {
     return {{GRAD}};
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * 256u;
+    let i = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
     if (i >= p.n) { return; }
     dxs[i] = df(xs[i], ys[i], gs[i], p.c);
 }

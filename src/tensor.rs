@@ -308,8 +308,9 @@ impl Tensor {
         *self.0.storage.borrow_mut() = Storage::Freed;
     }
 
-    /// The GPU buffer behind this tensor (a cheap handle).
-    pub(crate) fn buffer(&self, op: &'static str) -> Result<BufferRef> {
+    /// The GPU buffer behind this tensor (a cheap handle), to bind to a kernel; `op` names the
+    /// caller in the error for a tensor that is not on the GPU.
+    pub fn buffer(&self, op: &'static str) -> Result<BufferRef> {
         match &*self.0.storage.borrow() {
             Storage::Gpu(b) => Ok(b.handle().clone()),
             // Bound up to the next vec4 (kernels may read vec4s whole), and never empty: a

@@ -200,29 +200,6 @@ fn cached_bind_groups_read_the_tensors_that_now_hold_their_buffers() {
     });
 }
 
-/// A misspelt slot or include is refused with the kernel's name before the GPU compiles it.
-#[test]
-fn template_text_left_in_a_kernel_is_an_error_naming_it() {
-    run(async {
-        let device = common::gpu().await;
-        let Device::Gpu(gpu) = &device else {
-            unreachable!()
-        };
-        let cases = [
-            "const N: u32 = {{N}}u;\n@compute @workgroup_size(1) fn main() {}",
-            "//#include nothing_by_this_name\n@compute @workgroup_size(1) fn main() {}",
-        ];
-        for source in cases {
-            let kernel = webgrad::gpu::Kernel::new("bad_kernel", source, "main").slot("M", 4);
-            let err = gpu.dispatch(&kernel, &[], &[], [1, 1, 1]).unwrap_err();
-            assert!(matches!(&err, Error::Kernel { kernel, .. } if kernel == "bad_kernel:main"));
-            assert!(err.to_string().contains("left unexpanded"), "{err}");
-        }
-        assert!(gpu.take_errors().is_empty(), "nothing reached the GPU");
-        assert_eq!(gpu.counters().dispatches, 0);
-    });
-}
-
 #[test]
 fn a_tensor_over_the_binding_limit_is_refused_before_allocating() {
     run(async {

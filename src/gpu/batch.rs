@@ -2,12 +2,11 @@
 //! parameters into one arena, all submitted together at a sync point (DESIGN.md rule 4).
 
 use super::bind_groups::{Arena, BindGroupCache};
+use super::params::PARAM_BYTES;
 use super::pipelines::Pipeline;
 use super::profile::KernelTimer;
 use super::{BufferRef, Gpu};
 
-/// The most parameter bytes one kernel may take.
-const PARAM_BYTES: u64 = 256;
 /// Parameter slots per submit; a step that records more dispatches submits early.
 const ARENA_SLOTS: u64 = 4096;
 /// Dispatches recorded before the batch is submitted on its own, so that the GPU starts on a
@@ -80,18 +79,16 @@ impl Batch {
         &mut self,
         gpu: &Gpu,
         (pipeline, timed): (&Pipeline, Option<String>),
-        params: &[u32],
+        params: &[u8],
         bindings: &[super::Binding],
         groups: [u32; 3],
     ) -> u64 {
-        assert!(
-            params.len() as u64 * 4 <= PARAM_BYTES,
-            "kernel parameters exceed {PARAM_BYTES} bytes"
-        );
+        // The pipeline cache refused larger parameter types when it built the pipeline.
+        debug_assert!(params.len() as u64 <= PARAM_BYTES);
         let full = self.params.len() as u64 >= self.stride * ARENA_SLOTS;
         let mut submits = (full && self.flush(gpu)) as u64;
         let offset = self.params.len() as u64;
-        self.params.extend_from_slice(bytemuck::cast_slice(params));
+        self.params.extend_from_slice(params);
         self.params.resize((offset + self.stride) as usize, 0);
 
         let bind_group = self

@@ -3,14 +3,20 @@
 
 mod batch;
 mod bind_groups;
+mod params;
 mod pipelines;
 mod pool;
 mod profile;
 mod readback;
+mod reflect;
 
 pub use batch::Binding;
+pub use params::{
+    KernelParams, NoParams, ParamField, WgslType, ELEMENTWISE_WORKGROUP, ROW_WORKGROUP,
+};
 pub use pipelines::{unchecked_shaders, Kernel};
-pub(crate) use pool::{BufferKind, BufferRef, PooledBuffer};
+pub use pool::BufferRef;
+pub(crate) use pool::{BufferKind, PooledBuffer};
 pub use profile::request_profile;
 
 use crate::error::{Error, Result};
@@ -227,27 +233,30 @@ impl Gpu {
         self.pool.borrow_mut().trim();
     }
 
-    /// Records one compute dispatch into the pending command encoder; an error when the
-    /// kernel's text cannot be built.
-    pub fn dispatch(
+    /// Records one compute dispatch into the pending command encoder; an error naming the
+    /// kernel when its text cannot be built or `params` and `bindings` do not fit its WGSL.
+    pub fn dispatch<P: KernelParams>(
         &self,
         kernel: &Kernel,
-        params: &[u32],
+        params: &P,
         bindings: &[Binding],
         groups: [u32; 3],
     ) -> Result<()> {
         let pipeline = self
             .pipelines
             .borrow_mut()
-            .get(&self.device, kernel, bindings)?;
+            .get::<P>(&self.device, kernel, bindings)?;
         let timed = self
             .profile
             .is_some()
             .then(|| format!("{}:{} {:?}", kernel.family, kernel.entry, kernel.slots));
-        let submits =
-            self.batch
-                .borrow_mut()
-                .dispatch(self, (&pipeline, timed), params, bindings, groups);
+        let submits = self.batch.borrow_mut().dispatch(
+            self,
+            (&pipeline, timed),
+            bytemuck::bytes_of(params),
+            bindings,
+            groups,
+        );
         let mut c = self.counters.get();
         c.submits += submits;
         c.dispatches += 1;
@@ -363,6 +372,11 @@ impl Gpu {
     /// Reads `bytes` of `buffer` back to the CPU: the only sync point, and it is async.
     pub(crate) async fn read(self: &Rc<Self>, buffer: &BufferRef, bytes: u64) -> Result<Vec<u8>> {
         readback::read(self, buffer, bytes).await
+    }
+
+    /// Workgroups to cover `n` elements of an elementwise kernel, one thread each.
+    pub fn groups_elementwise(&self, n: usize) -> [u32; 3] {
+        self.groups_1d(n, ELEMENTWISE_WORKGROUP)
     }
 
     /// Workgroups to cover `n` invocations of a 1-D kernel with `size` threads per group,

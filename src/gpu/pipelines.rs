@@ -1,8 +1,11 @@
 //! Compute pipelines, created once and cached by what was compiled (source, entry point,
-//! specialisation) and the binding pattern.
+//! template slots, override constants), the parameter type and the binding pattern; each is
+//! checked against the shader's declarations when it is built (see reflect.rs).
 
-use super::Binding;
+use super::reflect::Declared;
+use super::{params, Binding, KernelParams};
 use crate::error::{Error, Result};
+use std::any::TypeId;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -41,8 +44,10 @@ const INCLUDES: [(&str, &str); 9] = [
 const ROWWISE: &str = include_str!("../../shaders/rowwise.wgsl");
 const ROWWISE_SERIAL: &str = include_str!("../../shaders/rowwise_serial.wgsl");
 
-/// A kernel to run: a WGSL source, its entry point, and the values of its template slots.
-/// Slots are written `{{NAME}}` in the shader; most kernels have none.
+/// A kernel to run: a WGSL source, its entry point, the values of its template slots and of
+/// its `override` constants. Slots are written `{{NAME}}` in the shader and change its text
+/// (an expression, an address space, an array length); a choice a value can make (a flag, a
+/// factor) is an `override` constant instead, so one compiled module serves every value.
 #[derive(Clone, Debug)]
 pub struct Kernel {
     /// The shader family (its file name under shaders/), used in labels and the profile.
@@ -50,6 +55,7 @@ pub struct Kernel {
     pub source: &'static str,
     pub entry: &'static str,
     pub slots: Vec<(&'static str, String)>,
+    pub constants: Vec<(&'static str, f64)>,
 }
 
 impl Kernel {
@@ -60,7 +66,19 @@ impl Kernel {
             source,
             entry,
             slots: Vec::new(),
+            constants: Vec::new(),
         }
+    }
+
+    /// The same kernel with its `override name` set to `value` (a bool as 0 or 1).
+    pub fn constant(mut self, name: &'static str, value: impl Into<f64>) -> Kernel {
+        self.constants.push((name, value.into()));
+        self
+    }
+
+    /// The kernel's name in errors: `family:entry`.
+    fn name(&self) -> String {
+        format!("{}:{}", self.family, self.entry)
     }
 
     /// The same kernel with `{{name}}` replaced by `value`.
@@ -69,13 +87,26 @@ impl Kernel {
         self
     }
 
-    /// What was compiled, as a key: the source text by address (static or generated once),
-    /// the entry point and the slots. No formatting: it is built for every dispatch.
-    fn key(&self, bindings: &[Binding]) -> PipelineKey {
-        PipelineKey {
+    /// The module's key: the source text by address (static or generated once), the entry
+    /// point and the slots. No formatting: it is built for every dispatch.
+    fn module_key(&self) -> ModuleKey {
+        ModuleKey {
             source: (self.source.as_ptr() as usize, self.source.len()),
             entry: self.entry,
             slots: self.slots.clone(),
+        }
+    }
+
+    /// The pipeline's key: the module's, the constants, the parameter type and the bindings.
+    fn key<P: KernelParams>(&self, bindings: &[Binding]) -> PipelineKey {
+        PipelineKey {
+            module: self.module_key(),
+            constants: self
+                .constants
+                .iter()
+                .map(|(n, v)| (*n, v.to_bits()))
+                .collect(),
+            params: TypeId::of::<P>(),
             writable: bindings
                 .iter()
                 .enumerate()
@@ -94,7 +125,7 @@ impl Kernel {
         });
         match leftover {
             Some(line) => Err(Error::Kernel {
-                kernel: format!("{}:{}", self.family, self.entry),
+                kernel: self.name(),
                 why: format!("template text left unexpanded: `{}`", line.trim()),
             }),
             None => Ok(text),
@@ -107,7 +138,7 @@ impl Kernel {
             .iter()
             .any(|(k, v)| *k == "ROWWISE" && v == "serial");
         let rowwise = if serial { ROWWISE_SERIAL } else { ROWWISE };
-        let mut text = self.source.replace("//#include rowwise", rowwise);
+        let mut text = params::prelude() + &self.source.replace("//#include rowwise", rowwise);
         // Twice: a slot may name an include (`//#include {{BIAS}}`), and includes hold slots.
         for _ in 0..2 {
             for (name, body) in INCLUDES {
@@ -122,10 +153,18 @@ impl Kernel {
 }
 
 #[derive(Hash, PartialEq, Eq, Clone)]
-struct PipelineKey {
+struct ModuleKey {
     source: (usize, usize),
     entry: &'static str,
     slots: Vec<(&'static str, String)>,
+}
+
+#[derive(Hash, PartialEq, Eq, Clone)]
+struct PipelineKey {
+    module: ModuleKey,
+    /// Override constants by name, values as f64 bits.
+    constants: Vec<(&'static str, u64)>,
+    params: TypeId,
     /// Which storage bindings are read-write, bit i for binding i + 1.
     writable: u32,
     bindings: u8,
@@ -142,28 +181,45 @@ pub(crate) struct Pipeline {
 #[derive(Default)]
 pub(crate) struct PipelineCache {
     pipelines: HashMap<PipelineKey, Rc<Pipeline>>,
-    modules: HashMap<PipelineKey, wgpu::ShaderModule>,
+    modules: HashMap<ModuleKey, (wgpu::ShaderModule, Declared)>,
 }
 
 impl PipelineCache {
-    /// The pipeline for `kernel` with the binding pattern of `bindings`, built on first use.
-    pub fn get(
+    /// The pipeline for `kernel` with parameters `P` and the binding pattern of `bindings`,
+    /// built on first use; an error naming the kernel when its text, parameters, bindings or
+    /// constants do not fit what the shader declares.
+    pub fn get<P: KernelParams>(
         &mut self,
         device: &wgpu::Device,
         kernel: &Kernel,
         bindings: &[Binding],
     ) -> Result<Rc<Pipeline>> {
-        let key = kernel.key(bindings);
+        let key = kernel.key::<P>(bindings);
         if let Some(p) = self.pipelines.get(&key) {
             return Ok(p.clone());
         }
-        let module_key = kernel.key(&[]);
+        let error = |why: String| Error::Kernel {
+            kernel: kernel.name(),
+            why,
+        };
+        let module_key = kernel.module_key();
         if !self.modules.contains_key(&module_key) {
             let text = kernel.wgsl()?;
-            self.modules
-                .insert(module_key.clone(), module(device, kernel.family, text));
+            let declared = Declared::parse(&text).map_err(error)?;
+            let module = module(device, kernel.family, text);
+            self.modules.insert(module_key.clone(), (module, declared));
         }
-        let module = &self.modules[&module_key];
+        let (module, declared) = &self.modules[&module_key];
+        let size = std::mem::size_of::<P>();
+        if size as u64 > params::PARAM_BYTES {
+            let most = params::PARAM_BYTES;
+            return Err(error(format!(
+                "{size} bytes of parameters, more than {most}"
+            )));
+        }
+        if let Some(why) = declared.mismatch((&P::fields(), size), bindings, &kernel.constants) {
+            return Err(error(why));
+        }
         let layout = bind_group_layout(device, bindings);
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some(kernel.family),
@@ -175,7 +231,10 @@ impl PipelineCache {
             layout: Some(&pipeline_layout),
             module,
             entry_point: Some(kernel.entry),
-            compilation_options: Default::default(),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &kernel.constants,
+                ..Default::default()
+            },
             cache: None,
         });
         let p = Rc::new(Pipeline {

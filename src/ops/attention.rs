@@ -2,13 +2,19 @@
 //! future positions masked, stable softmax, backward on the GPU without materialising the
 //! T×T matrix in memory.
 
-use super::{attention_tiled, f, gpu_of, launch, row_kernel};
+use super::{attention_tiled, gpu_of, launch, row_kernel};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
 use crate::gpu::PooledBuffer;
+use crate::gpu::{Gpu, ROW_WORKGROUP};
 use crate::tensor::{DType, Host, Storage, Tensor};
 use std::rc::Rc;
+
+crate::kernel_params! {
+    /// shaders/attention.wgsl, attention_dq.wgsl and attention_dkv.wgsl: the sizes of `Dims`
+    /// and the softmax scale.
+    struct AttentionParams { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
+}
 
 /// The sizes of one attention call.
 #[derive(Clone, Copy)]
@@ -37,22 +43,21 @@ impl Dims {
             d: c / heads,
         })
     }
-    fn scale(&self) -> f64 {
+    pub(super) fn scale(&self) -> f64 {
         1.0 / (self.d as f64).sqrt()
     }
     pub(super) fn rows(&self) -> usize {
         self.batch * self.heads * self.t
     }
-    pub(super) fn params(&self) -> [u32; 6] {
-        let s = |v: usize| v as u32;
-        [
-            s(self.batch),
-            s(self.t),
-            s(self.c),
-            s(self.heads),
-            s(self.d),
-            f(self.scale() as f32),
-        ]
+    fn params(&self) -> AttentionParams {
+        AttentionParams {
+            batch: self.batch as u32,
+            t: self.t as u32,
+            c: self.c as u32,
+            heads: self.heads as u32,
+            d: self.d as u32,
+            scale: self.scale() as f32,
+        }
     }
     /// Offset of (batch b, position i, head h) in a [B, T, C] tensor.
     fn at(&self, b: usize, i: usize, h: usize) -> usize {
@@ -77,11 +82,13 @@ fn dims(q: &Tensor, k: &Tensor, v: &Tensor, heads: usize) -> Result<Dims> {
     Dims::new(q.shape()[0], q.shape()[1], q.shape()[2], heads)
 }
 
-/// Kernels keep a row of T scores (two in backward) in workgroup memory; sized by powers of
-/// two so that a growing context reuses pipelines.
+/// Kernels keep a row of T scores (two in backward) in workgroup memory beside the row
+/// reduction's float per lane; sized by powers of two so that a growing context reuses
+/// pipelines.
 fn score_slots(gpu: &Gpu, t: usize) -> Result<usize> {
-    let slots = t.next_power_of_two().max(64);
-    let need = (2 * slots * 4 + 256) as u64;
+    let lanes = ROW_WORKGROUP as usize;
+    let slots = t.next_power_of_two().max(lanes);
+    let need = ((2 * slots + lanes) * 4) as u64;
     let max = gpu.limits().max_compute_workgroup_storage_size as u64;
     if need > max {
         return Err(Error::TooLarge {

@@ -67,18 +67,36 @@ fn kernel(family: &'static str, source: &'static str, d4: usize, block: usize) -
         .slot("BLOCK", block)
 }
 
-/// The kernels' parameters: the attention's (batch, t, c, heads, d, scale), then where q, k
-/// and v are, in vec4s: their row stride and column offsets. `packed`: the three are columns
-/// of one [B, T, 3C] tensor; else each is its own [B, T, C] tensor.
-fn layout(dm: Dims, packed: bool) -> Vec<u32> {
-    let c4 = (dm.c / 4) as u32;
-    let mut all = dm.params().to_vec();
-    if packed {
-        all.extend([3 * c4, 0, c4, 2 * c4]);
-    } else {
-        all.extend([c4, 0, 0, 0]);
+crate::kernel_params! {
+    /// shaders/attention_tiled_common.wgsl: the attention's sizes and scale, then where q, k
+    /// and v are, in vec4s: their row stride and column offsets.
+    struct TiledParams {
+        batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32,
+        stride4: u32, q_off4: u32, k_off4: u32, v_off4: u32,
     }
-    all
+}
+
+/// The kernels' parameters. `packed`: q, k and v are columns of one [B, T, 3C] tensor; else
+/// each is its own [B, T, C] tensor.
+fn layout(dm: Dims, packed: bool) -> TiledParams {
+    let c4 = (dm.c / 4) as u32;
+    let [stride4, q_off4, k_off4, v_off4] = if packed {
+        [3 * c4, 0, c4, 2 * c4]
+    } else {
+        [c4, 0, 0, 0]
+    };
+    TiledParams {
+        batch: dm.batch as u32,
+        t: dm.t as u32,
+        c: dm.c as u32,
+        heads: dm.heads as u32,
+        d: dm.d as u32,
+        scale: dm.scale() as f32,
+        stride4,
+        q_off4,
+        k_off4,
+        v_off4,
+    }
 }
 
 /// A workgroup per 64 rows (queries or keys) of each (batch, head).
@@ -165,7 +183,7 @@ fn backward(
             plan.d4,
             plan.block,
         )
-        .slot("GRAD_K", grad_k);
+        .constant("GRAD_K", grad_k);
         let inputs = [q, k, v, g, lse, &delta];
         launch_into(gpu, &kernel, params, &inputs, &[target], [], groups(dm))?;
     }

@@ -1,11 +1,26 @@
 //! Elementwise binary ops with NumPy broadcasting; backward sums over broadcast dimensions.
 
-use super::shape::{broadcast_shapes, broadcast_strides, check_rank, pack, strided_offsets};
+use super::shape::{
+    broadcast_shapes, broadcast_strides, check_rank, pack, strided_offsets, Packed,
+};
 use super::{gpu_of, launch1};
 use crate::autograd::Op;
 use crate::error::Result;
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
+
+crate::kernel_params! {
+    /// shaders/binary.wgsl: `n` elements walked over `shape` (rank `rank`), with the strides
+    /// of a and b.
+    struct BinaryParams {
+        n: u32,
+        rank: u32,
+        _pad: [u32; 2],
+        shape: Packed,
+        sa: Packed,
+        sb: Packed,
+    }
+}
 
 /// A broadcasting binary op. `Ge` (1 where a >= b, else 0) is a mask with no gradient of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,11 +90,15 @@ fn binary(a: &Tensor, b: &Tensor, kind: Binary) -> Result<Tensor> {
             let kernel = Kernel::new("binary", include_str!("../../shaders/binary.wgsl"), "main")
                 .slot("EXPR", kind.wgsl());
             let n = walk.iter().product::<usize>();
-            let mut params = vec![n as u32, walk.len() as u32, 0, 0];
-            params.extend(pack(&walk));
-            params.extend(pack(&sa));
-            params.extend(pack(&sb));
-            launch1(gpu, &kernel, &params, &[a, b], n, gpu.groups_1d(n, 256))?
+            let params = BinaryParams {
+                n: n as u32,
+                rank: walk.len() as u32,
+                _pad: [0; 2],
+                shape: pack(&walk),
+                sa: pack(&sa),
+                sb: pack(&sb),
+            };
+            launch1(gpu, &kernel, &params, &[a, b], n, gpu.groups_elementwise(n))?
         }
     };
     let op = Op::Binary(kind, a.clone(), b.clone());

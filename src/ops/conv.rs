@@ -6,6 +6,14 @@ use crate::error::{Error, Result};
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
 
+crate::kernel_params! {
+    /// shaders/im2col.wgsl and col2im.wgsl: the sizes of `Conv`.
+    struct ConvParams {
+        n: u32, ci: u32, h: u32, w: u32, co: u32, kh: u32, kw: u32, ho: u32, wo: u32,
+        stride: u32, pad: u32,
+    }
+}
+
 /// Sizes of one convolution.
 #[derive(Clone, Copy)]
 struct Conv {
@@ -23,12 +31,25 @@ struct Conv {
 }
 
 impl Conv {
-    fn params(&self) -> [u32; 11] {
+    fn params(&self) -> ConvParams {
         let c = self;
-        [
+        let [n, ci, h, w, co, kh, kw, ho, wo, stride, pad] = [
             c.n, c.ci, c.h, c.w, c.co, c.kh, c.kw, c.ho, c.wo, c.stride, c.pad,
         ]
-        .map(|v| v as u32)
+        .map(|v| v as u32);
+        ConvParams {
+            n,
+            ci,
+            h,
+            w,
+            co,
+            kh,
+            kw,
+            ho,
+            wo,
+            stride,
+            pad,
+        }
     }
 
     /// Calls f(x index, w index, y index) for every multiply-add of the convolution.
@@ -121,7 +142,7 @@ fn im2col(gpu: &std::rc::Rc<crate::gpu::Gpu>, x: &Tensor, c: &Conv) -> Result<Te
         &c.params(),
         &[x],
         len,
-        gpu.groups_1d(len, 256),
+        gpu.groups_elementwise(len),
     )?;
     Ok(Tensor::from_storage(
         vec![c.n, taps, positions],
@@ -172,7 +193,7 @@ pub(crate) fn conv2d_backward(
                 &c.params(),
                 &[&dcol],
                 x.numel(),
-                gpu.groups_1d(x.numel(), 256),
+                gpu.groups_elementwise(x.numel()),
             )?;
             (dx, dw.reshape(w.shape())?)
         }

@@ -1,10 +1,15 @@
 //! Dropout with a seed, identical on the GPU and the CPU.
 
-use super::{f, gpu_of, launch1};
+use super::{gpu_of, launch1};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
+
+crate::kernel_params! {
+    /// shaders/dropout.wgsl: drop with probability `p`, scale the kept by `scale`.
+    struct DropoutParams { n: u32, seed: u32, p: f32, scale: f32 }
+}
 
 /// The PCG hash of dropout.wgsl, bit for bit.
 fn pcg(v: u32) -> u32 {
@@ -50,14 +55,13 @@ impl Tensor {
                     "main",
                 );
                 let n = self.numel();
-                launch1(
-                    gpu,
-                    &kernel,
-                    &[n as u32, seed, f(p), f(scale)],
-                    &[self],
-                    n,
-                    gpu.groups_1d(n, 256),
-                )?
+                let params = DropoutParams {
+                    n: n as u32,
+                    seed,
+                    p,
+                    scale,
+                };
+                launch1(gpu, &kernel, &params, &[self], n, gpu.groups_elementwise(n))?
             }
         };
         let op = Op::Dropout {

@@ -11,6 +11,17 @@ const CHUNK_INDICES: usize = 256;
 const MAX_CHUNKS: usize = 64;
 const CHUNKS_BYTES: usize = 64 << 20;
 
+crate::kernel_params! {
+    /// shaders/embedding.wgsl: `n` indices into a [vocab, dim] table.
+    struct EmbeddingParams { n: u32, dim: u32, vocab: u32 }
+}
+
+crate::kernel_params! {
+    /// shaders/embedding_backward.wgsl: as the forward, the indices cut into `chunks` of
+    /// `chunk`.
+    struct EmbeddingBackwardParams { n: u32, dim: u32, vocab: u32, chunk: u32, chunks: u32 }
+}
+
 /// dweight: the gradient rows summed into the rows their indices name.
 pub(crate) fn embedding_backward(
     weight: &Tensor,
@@ -50,21 +61,16 @@ pub(crate) fn embedding_backward(
                 (n / CHUNK_INDICES).clamp(1, MAX_CHUNKS.min(by_memory.max(1)))
             };
             let chunk = n.div_ceil(chunks);
-            let params = [
-                n as u32,
-                dim as u32,
-                vocab as u32,
-                chunk as u32,
-                chunks as u32,
-            ];
-            let parts = launch1(
-                gpu,
-                &kernel,
-                &params,
-                &[indices, g],
-                chunks * vocab * dim,
-                gpu.groups_1d(chunks * vocab * dim, 256),
-            )?;
+            let params = EmbeddingBackwardParams {
+                n: n as u32,
+                dim: dim as u32,
+                vocab: vocab as u32,
+                chunk: chunk as u32,
+                chunks: chunks as u32,
+            };
+            let len = chunks * vocab * dim;
+            let groups = gpu.groups_elementwise(len);
+            let parts = launch1(gpu, &kernel, &params, &[indices, g], len, groups)?;
             if chunks > 1 {
                 let parts = Tensor::from_storage(
                     vec![chunks, vocab, dim],
@@ -123,15 +129,13 @@ impl Tensor {
                     include_str!("../../shaders/embedding.wgsl"),
                     "main",
                 );
-                let params = [n as u32, dim as u32, vocab as u32];
-                launch1(
-                    gpu,
-                    &kernel,
-                    &params,
-                    &[self, indices],
-                    n * dim,
-                    gpu.groups_1d(n * dim, 256),
-                )?
+                let params = EmbeddingParams {
+                    n: n as u32,
+                    dim: dim as u32,
+                    vocab: vocab as u32,
+                };
+                let groups = gpu.groups_elementwise(n * dim);
+                launch1(gpu, &kernel, &params, &[self, indices], n * dim, groups)?
             }
         };
         let mut shape = indices.shape().to_vec();

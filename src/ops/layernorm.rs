@@ -1,10 +1,10 @@
 //! LayerNorm over the last axis with weight and bias.
 
 use super::reduce::BUSY_GROUPS;
-use super::{f, gpu_of, launch, launch1, row_kernel};
+use super::{gpu_of, launch, launch1, row_kernel, RowsParams};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Kernel};
+use crate::gpu::{Gpu, Kernel, ROW_WORKGROUP};
 use crate::tensor::{DType, Host, Storage, Tensor};
 use std::rc::Rc;
 
@@ -64,7 +64,7 @@ pub(crate) fn layernorm_backward(
         Some(gpu) => match backward_fused(gpu, [x, weight, stats, g], (rows, cols))? {
             Some(grads) => grads,
             None => {
-                let params = [rows as u32, cols as u32];
+                let params = RowsParams::new(rows, cols);
                 let (k, groups) = row_kernel(
                     gpu,
                     "layernorm_backward",
@@ -82,6 +82,21 @@ pub(crate) fn layernorm_backward(
     Ok(vec![make(dx, x.shape()), dw, db])
 }
 
+crate::kernel_params! {
+    /// shaders/layernorm.wgsl.
+    struct LayerNormParams { rows: u32, cols: u32, eps: f32 }
+}
+
+crate::kernel_params! {
+    /// shaders/layernorm_backward_fused.wgsl: the rows taken `chunk` at a time.
+    struct ChunkedRowsParams { rows: u32, cols: u32, chunk: u32 }
+}
+
+crate::kernel_params! {
+    /// shaders/layernorm_params_finish.wgsl: `chunks` partial sums per column.
+    struct FinishParams { cols: u32, chunks: u32 }
+}
+
 /// Columns per workgroup of shaders/layernorm_params_finish.wgsl.
 const FINISH_COLS: usize = 16;
 
@@ -95,9 +110,10 @@ fn backward_fused(
     (rows, cols): (usize, usize),
 ) -> Result<Option<(Storage, Tensor, Tensor)>> {
     let limits = gpu.limits();
-    let cols_per_lane = cols.div_ceil(64);
-    // Two sums per column and the row reduction's 64 floats.
-    let workgroup_bytes = 2 * 64 * cols_per_lane * 4 + 64 * 4;
+    let lanes = ROW_WORKGROUP as usize;
+    let cols_per_lane = cols.div_ceil(lanes);
+    // Two sums per column and the row reduction's float per lane.
+    let workgroup_bytes = 2 * lanes * cols_per_lane * 4 + lanes * 4;
     let chunks = rows.min(BUSY_GROUPS);
     if gpu.is_cpu_emulated()
         || rows == 0
@@ -115,7 +131,11 @@ fn backward_fused(
     )
     .slot("ROWWISE", "shared")
     .slot("COLS_PER_LANE", cols_per_lane);
-    let params = [rows as u32, cols as u32, chunk as u32];
+    let params = ChunkedRowsParams {
+        rows: rows as u32,
+        cols: cols as u32,
+        chunk: chunk as u32,
+    };
     let outputs = [x.numel(), 2 * chunks * cols];
     let inputs = [x, weight, stats, g];
     let [dx, partials] = launch(
@@ -134,7 +154,10 @@ fn backward_fused(
         include_str!("../../shaders/layernorm_params_finish.wgsl"),
         "main",
     );
-    let params = [cols as u32, chunks as u32];
+    let params = FinishParams {
+        cols: cols as u32,
+        chunks: chunks as u32,
+    };
     let groups = [cols.div_ceil(FINISH_COLS) as u32, 2, 1];
     let [dw, db] = launch(gpu, &finish, &params, &[&partials], [cols, cols], groups)?;
     let grad = |b| Tensor::from_storage(vec![cols], DType::F32, x.device(), Storage::Gpu(b));
@@ -207,7 +230,11 @@ impl Tensor {
                     "main",
                     rows,
                 );
-                let params = [rows as u32, cols as u32, f(eps)];
+                let params = LayerNormParams {
+                    rows: rows as u32,
+                    cols: cols as u32,
+                    eps,
+                };
                 let [y, stats] = launch(
                     gpu,
                     &k,

@@ -76,6 +76,11 @@ pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<T
     product(a, b, (ta, tb), Epilogue::default())
 }
 
+crate::kernel_params! {
+    /// shaders/matmul_out.wgsl's parameters, shared by every matmul kernel.
+    struct MatmulParams { m: u32, n: u32, k: u32, a_batch_stride: u32, b_batch_stride: u32 }
+}
+
 /// What a matmul adds to the product as it stores C.
 #[derive(Default, Clone, Copy)]
 struct Epilogue<'a> {
@@ -222,7 +227,7 @@ fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -
                 let source = generated_source("matmul", String::new(), || {
                     repeat_blocks(include_str!("../../shaders/matmul.wgsl"))
                 });
-                let k = Kernel::new("matmul", source, "main").slot("VEC4", rows_of_4);
+                let k = Kernel::new("matmul", source, "main").constant("VEC4", rows_of_4);
                 (
                     k,
                     [n.div_ceil(128) as u32, m.div_ceil(128) as u32, nb as u32],
@@ -243,8 +248,14 @@ fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -
                     max: max as u64,
                 });
             }
-            let kernel = epilogue.slots(kernel.slot("TA", ta).slot("TB", tb));
-            let params = [m as u32, n as u32, k as u32, sa as u32, sb as u32];
+            let kernel = epilogue.slots(kernel.constant("TA", ta).constant("TB", tb));
+            let params = MatmulParams {
+                m: m as u32,
+                n: n as u32,
+                k: k as u32,
+                a_batch_stride: sa as u32,
+                b_batch_stride: sb as u32,
+            };
             let mut inputs = vec![&a_full, &b_full];
             inputs.extend(epilogue.bias);
             inputs.extend(epilogue.residual);

@@ -36,7 +36,7 @@ pub(crate) use unary::unary_backward;
 pub use unary::Unary;
 
 use crate::error::Result;
-use crate::gpu::{Binding, Gpu, Kernel, PooledBuffer};
+use crate::gpu::{Binding, Gpu, Kernel, KernelParams, PooledBuffer, ROW_WORKGROUP};
 use crate::tensor::{gpu_output, Device, Storage, Tensor};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -90,10 +90,10 @@ pub(crate) fn generated_source(
 
 /// Runs `kernel` reading `inputs` and writing fresh buffers of the given lengths (in 4-byte
 /// elements); returns the output buffers, as many as lengths were given.
-pub(crate) fn launch<const N: usize>(
+pub(crate) fn launch<const N: usize, P: KernelParams>(
     gpu: &Rc<Gpu>,
     kernel: &Kernel,
-    params: &[u32],
+    params: &P,
     inputs: &[&Tensor],
     output_lens: [usize; N],
     groups: [u32; 3],
@@ -103,10 +103,10 @@ pub(crate) fn launch<const N: usize>(
 
 /// Like `launch`, also writing into `targets`: buffers bound read-write after the inputs and
 /// before the fresh outputs, for an output that several dispatches fill in parts.
-pub(crate) fn launch_into<const N: usize>(
+pub(crate) fn launch_into<const N: usize, P: KernelParams>(
     gpu: &Rc<Gpu>,
     kernel: &Kernel,
-    params: &[u32],
+    params: &P,
     inputs: &[&Tensor],
     targets: &[&PooledBuffer],
     output_lens: [usize; N],
@@ -131,10 +131,10 @@ pub(crate) fn launch_into<const N: usize>(
 }
 
 /// Like `launch` with one output, wrapped as GPU storage.
-pub(crate) fn launch1(
+pub(crate) fn launch1<P: KernelParams>(
     gpu: &Rc<Gpu>,
     kernel: &Kernel,
-    params: &[u32],
+    params: &P,
     inputs: &[&Tensor],
     output_len: usize,
     groups: [u32; 3],
@@ -143,9 +143,19 @@ pub(crate) fn launch1(
     Ok(Storage::Gpu(out))
 }
 
-/// The bits of an f32, for kernel parameter lists.
-pub(crate) fn f(v: f32) -> u32 {
-    v.to_bits()
+crate::kernel_params! {
+    /// A matrix of `rows` rows of `cols` values: the parameters of the row kernels (softmax,
+    /// cross-entropy, LayerNorm backward).
+    pub(crate) struct RowsParams { rows: u32, cols: u32 }
+}
+
+impl RowsParams {
+    pub(crate) fn new(rows: usize, cols: usize) -> RowsParams {
+        RowsParams {
+            rows: rows as u32,
+            cols: cols as u32,
+        }
+    }
 }
 
 /// The GPU of a device, if it is one.
@@ -182,7 +192,7 @@ pub(crate) fn row_kernel_mode(
         .slot("ROWWISE", if serial { "serial" } else { "shared" })
         .slot("SCORES", if serial { "private" } else { "workgroup" });
     let groups = if serial {
-        gpu.groups_1d(rows, 64)
+        gpu.groups_1d(rows, ROW_WORKGROUP)
     } else {
         gpu.groups_1d(rows, 1)
     };

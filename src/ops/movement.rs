@@ -1,10 +1,10 @@
 //! Movement: reshape (no copy), permute/transpose, slice, concat and expand. Everything that
 //! moves data is one strided-copy kernel with different strides and offsets.
 
+use super::gpu_of;
 use super::shape::{
-    broadcast_shapes, broadcast_strides, check_rank, pack, strided_offsets, strides,
+    broadcast_shapes, broadcast_strides, check_rank, pack, strided_offsets, strides, Packed,
 };
-use super::{f, gpu_of};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
 use crate::gpu::{Binding, Kernel};
@@ -18,6 +18,24 @@ struct Copy<'a> {
     shape: Vec<usize>,
     dst_off: usize,
     dst_strides: Vec<usize>,
+}
+
+crate::kernel_params! {
+    /// shaders/fill.wgsl: `n` elements set to `value`.
+    struct FillParams { n: u32, value: f32 }
+}
+
+crate::kernel_params! {
+    /// shaders/copy.wgsl: `n` elements of a strided view of `rank` dimensions.
+    struct CopyParams {
+        n: u32,
+        rank: u32,
+        src_off: u32,
+        dst_off: u32,
+        shape: Packed,
+        ss: Packed,
+        ds: Packed,
+    }
 }
 
 /// Runs the copies into a new f32 buffer of `len` elements that starts filled with zeros.
@@ -44,12 +62,12 @@ fn copy_into(device: &Device, len: usize, copies: &[Copy]) -> Result<Storage> {
             let covered: usize = copies.iter().map(|c| numel(&c.shape)).sum();
             if covered < len {
                 let fill = Kernel::new("fill", include_str!("../../shaders/fill.wgsl"), "main");
-                gpu.dispatch(
-                    &fill,
-                    &[len as u32, f(0.0)],
-                    &[Binding::write(out.handle())],
-                    gpu.groups_1d(len, 256),
-                )?;
+                let params = FillParams {
+                    n: len as u32,
+                    value: 0.0,
+                };
+                let bindings = [Binding::write(out.handle())];
+                gpu.dispatch(&fill, &params, &bindings, gpu.groups_elementwise(len))?;
             }
             let kernel = Kernel::new("copy", include_str!("../../shaders/copy.wgsl"), "copy");
             for c in copies {
@@ -58,17 +76,17 @@ fn copy_into(device: &Device, len: usize, copies: &[Copy]) -> Result<Storage> {
                     continue;
                 }
                 let src = c.src.buffer("copy")?;
-                let mut params = vec![
-                    n as u32,
-                    c.shape.len() as u32,
-                    c.src_off as u32,
-                    c.dst_off as u32,
-                ];
-                params.extend(pack(&c.shape));
-                params.extend(pack(&c.src_strides));
-                params.extend(pack(&c.dst_strides));
+                let params = CopyParams {
+                    n: n as u32,
+                    rank: c.shape.len() as u32,
+                    src_off: c.src_off as u32,
+                    dst_off: c.dst_off as u32,
+                    shape: pack(&c.shape),
+                    ss: pack(&c.src_strides),
+                    ds: pack(&c.dst_strides),
+                };
                 let bindings = [Binding::read(&src), Binding::write(out.handle())];
-                gpu.dispatch(&kernel, &params, &bindings, gpu.groups_1d(n, 256))?;
+                gpu.dispatch(&kernel, &params, &bindings, gpu.groups_elementwise(n))?;
             }
             Ok(Storage::Gpu(out))
         }

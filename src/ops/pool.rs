@@ -32,8 +32,22 @@ fn sizes(x: &Tensor, k: usize, stride: usize) -> Result<[usize; 7]> {
     ])
 }
 
-fn params(s: &[usize; 7]) -> [u32; 7] {
-    s.map(|v| v as u32)
+crate::kernel_params! {
+    /// shaders/maxpool2d.wgsl and maxpool2d_backward.wgsl: the sizes of `sizes`.
+    struct PoolParams { planes: u32, h: u32, w: u32, ho: u32, wo: u32, k: u32, stride: u32 }
+}
+
+fn params(s: &[usize; 7]) -> PoolParams {
+    let [planes, h, w, ho, wo, k, stride] = s.map(|v| v as u32);
+    PoolParams {
+        planes,
+        h,
+        w,
+        ho,
+        wo,
+        k,
+        stride,
+    }
 }
 
 /// dx of max pooling: each window's gradient goes to the element it picked.
@@ -65,15 +79,9 @@ pub(crate) fn maxpool2d_backward(
                 include_str!("../../shaders/maxpool2d_backward.wgsl"),
                 "main",
             );
-            let p = [planes, h, w, ho, wo, k, stride].map(|v| v as u32);
-            launch1(
-                gpu,
-                &kernel,
-                &p,
-                &[argmax, g],
-                x.numel(),
-                gpu.groups_1d(x.numel(), 256),
-            )?
+            let p = params(&[planes, h, w, ho, wo, k, stride]);
+            let groups = gpu.groups_elementwise(x.numel());
+            launch1(gpu, &kernel, &p, &[argmax, g], x.numel(), groups)?
         }
     };
     Ok(Tensor::from_storage(
@@ -121,14 +129,8 @@ impl Tensor {
                     "main",
                 );
                 let n = planes * ho * wo;
-                let [values, idx] = launch(
-                    gpu,
-                    &kernel,
-                    &params(&s),
-                    &[self],
-                    [n, n],
-                    gpu.groups_1d(n, 256),
-                )?;
+                let groups = gpu.groups_elementwise(n);
+                let [values, idx] = launch(gpu, &kernel, &params(&s), &[self], [n, n], groups)?;
                 (Storage::Gpu(values), Storage::Gpu(idx))
             }
         };

@@ -9,7 +9,29 @@ use crate::gpu::{Gpu, Kernel};
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
 use std::rc::Rc;
 
-const SOURCE: &str = include_str!("../../shaders/reduce.wgsl");
+const SUM: &str = include_str!("../../shaders/reduce_sum.wgsl");
+const MAX: &str = include_str!("../../shaders/reduce_max.wgsl");
+
+crate::kernel_params! {
+    /// A tensor viewed as [outer, n, inner] around the reduced axis (reduce_sum, reduce_max,
+    /// scatter_axis).
+    pub(crate) struct AxisParams { outer: u32, n: u32, inner: u32 }
+}
+
+crate::kernel_params! {
+    /// shaders/sum_columns.wgsl: [outer, n, inner] summed over `chunk` rows at a time.
+    struct SumColumnsParams { outer: u32, n: u32, inner: u32, chunk: u32 }
+}
+
+impl AxisParams {
+    fn new((outer, n, inner): (usize, usize, usize)) -> AxisParams {
+        AxisParams {
+            outer: outer as u32,
+            n: n as u32,
+            inner: inner as u32,
+        }
+    }
+}
 
 /// [outer, n, inner] around `axis`.
 fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {
@@ -104,7 +126,12 @@ fn sum_columns(
         "main",
     );
     let pass = |input: &Tensor, n: usize, chunk: usize, chunks: usize| {
-        let params = [outer as u32, n as u32, inner as u32, chunk as u32];
+        let params = SumColumnsParams {
+            outer: outer as u32,
+            n: n as u32,
+            inner: inner as u32,
+            chunk: chunk as u32,
+        };
         let groups = [col_groups as u32, chunks as u32, outer as u32];
         launch1(
             gpu,
@@ -133,8 +160,8 @@ fn sum_rowwise(
     let cols = outer * inner;
     // Wide rows: neighbouring threads read neighbouring columns, so a thread per column.
     let serial = gpu.is_cpu_emulated() || inner >= 64;
-    let (kernel, groups) = row_kernel_mode(serial, gpu, "reduce", SOURCE, "sum_axis", cols);
-    let params = [outer as u32, n as u32, inner as u32];
+    let (kernel, groups) = row_kernel_mode(serial, gpu, "reduce_sum", SUM, "sum_axis", cols);
+    let params = AxisParams::new((outer, n, inner));
     launch1(gpu, &kernel, &params, &[x], cols, groups)
 }
 
@@ -173,8 +200,8 @@ fn max_keepdim(x: &Tensor, axis: usize) -> Result<(Tensor, Tensor)> {
         }
         Some(gpu) => {
             let cols = outer * inner;
-            let (kernel, groups) = row_kernel(gpu, "reduce", SOURCE, "max_axis", cols);
-            let params = [outer as u32, n as u32, inner as u32];
+            let (kernel, groups) = row_kernel(gpu, "reduce_max", MAX, "max_axis", cols);
+            let params = AxisParams::new((outer, n, inner));
             let [values, index] = launch(gpu, &kernel, &params, &[x], [cols, cols], groups)?;
             (Storage::Gpu(values), Storage::Gpu(index))
         }
@@ -214,15 +241,9 @@ pub(crate) fn max_backward(x: &Tensor, axis: usize, argmax: &Tensor, g: &Tensor)
                 include_str!("../../shaders/scatter_axis.wgsl"),
                 "main",
             );
-            let params = [outer as u32, n as u32, inner as u32];
-            launch1(
-                gpu,
-                &kernel,
-                &params,
-                &[argmax, g],
-                x.numel(),
-                gpu.groups_1d(x.numel(), 256),
-            )?
+            let params = AxisParams::new((outer, n, inner));
+            let groups = gpu.groups_elementwise(x.numel());
+            launch1(gpu, &kernel, &params, &[argmax, g], x.numel(), groups)?
         }
     };
     Ok(Tensor::from_storage(

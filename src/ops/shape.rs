@@ -62,11 +62,14 @@ pub(crate) fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-/// Packs up to MAX_RANK values into 8 u32 words (two vec4<u32> in the shader), padded with 0.
-pub(crate) fn pack(values: &[usize]) -> [u32; MAX_RANK] {
-    let mut out = [0u32; MAX_RANK];
-    for (o, v) in out.iter_mut().zip(values) {
-        *o = *v as u32;
+/// Up to MAX_RANK values as the shaders take them: `array<vec4<u32>, 2>`.
+pub(crate) type Packed = [[u32; 4]; MAX_RANK / 4];
+
+/// Packs up to MAX_RANK values, padded with 0.
+pub(crate) fn pack(values: &[usize]) -> Packed {
+    let mut out = [[0u32; 4]; MAX_RANK / 4];
+    for (i, v) in values.iter().enumerate().take(MAX_RANK) {
+        out[i / 4][i % 4] = *v as u32;
     }
     out
 }

@@ -1,7 +1,7 @@
 //! Softmax and log-softmax over the last axis, and the fused softmax cross-entropy with
 //! integer targets.
 
-use super::{gpu_of, launch1, row_kernel};
+use super::{gpu_of, launch1, row_kernel, RowsParams};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -52,14 +52,8 @@ fn softmax_any(x: &Tensor, log: bool) -> Result<Tensor> {
                 rows,
             );
             let kernel = kernel.slot("OUT", out);
-            launch1(
-                gpu,
-                &kernel,
-                &[rows as u32, cols as u32],
-                &[x],
-                x.numel(),
-                groups,
-            )?
+            let params = RowsParams::new(rows, cols);
+            launch1(gpu, &kernel, &params, &[x], x.numel(), groups)?
         }
     };
     let op = if log {
@@ -105,15 +99,9 @@ pub(crate) fn softmax_backward(y: &Tensor, g: &Tensor, log: bool) -> Result<Tens
                 "main",
                 rows,
             );
-            let kernel = kernel.slot("LOG", log);
-            launch1(
-                gpu,
-                &kernel,
-                &[rows as u32, cols as u32],
-                &[y, g],
-                y.numel(),
-                groups,
-            )?
+            let kernel = kernel.constant("LOG", log);
+            let params = RowsParams::new(rows, cols);
+            launch1(gpu, &kernel, &params, &[y, g], y.numel(), groups)?
         }
     };
     Ok(Tensor::from_storage(
@@ -161,14 +149,8 @@ fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
                 "main",
                 rows,
             );
-            launch1(
-                gpu,
-                &kernel,
-                &[rows as u32, cols as u32],
-                &[logits, targets],
-                rows,
-                groups,
-            )?
+            let params = RowsParams::new(rows, cols);
+            launch1(gpu, &kernel, &params, &[logits, targets], rows, groups)?
         }
     };
     let op = Op::CrossEntropy {
@@ -212,15 +194,9 @@ pub(crate) fn cross_entropy_backward(
                 "main",
                 rows,
             );
-            let params = [rows as u32, cols as u32];
-            launch1(
-                gpu,
-                &kernel,
-                &params,
-                &[logits, targets, g],
-                logits.numel(),
-                groups,
-            )?
+            let params = RowsParams::new(rows, cols);
+            let inputs = [logits, targets, g];
+            launch1(gpu, &kernel, &params, &inputs, logits.numel(), groups)?
         }
     };
     Ok(Tensor::from_storage(

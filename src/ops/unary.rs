@@ -1,7 +1,7 @@
 //! Elementwise unary ops, one row of data each: WGSL forward and gradient expressions, and the
 //! same two functions on the CPU. Adding an op is adding a row.
 
-use super::{f, gpu_of, launch1};
+use super::{gpu_of, launch1};
 use crate::autograd::Op;
 use crate::error::Result;
 use crate::gpu::Kernel;
@@ -127,6 +127,11 @@ impl Unary {
     }
 }
 
+crate::kernel_params! {
+    /// shaders/unary.wgsl and unary_backward.wgsl: `n` elements, the op's scalar `c`.
+    struct UnaryParams { n: u32, c: f32 }
+}
+
 fn unary(x: &Tensor, kind: Unary) -> Result<Tensor> {
     x.expect_dtype("unary op", DType::F32)?;
     let row = kind.row();
@@ -142,14 +147,8 @@ fn unary(x: &Tensor, kind: Unary) -> Result<Tensor> {
             let kernel = Kernel::new("unary", include_str!("../../shaders/unary.wgsl"), "main")
                 .slot("EXPR", row.wgsl);
             let n = x.numel();
-            launch1(
-                gpu,
-                &kernel,
-                &[n as u32, f(c)],
-                &[x],
-                n,
-                gpu.groups_1d(n, 256),
-            )?
+            let params = UnaryParams { n: n as u32, c };
+            launch1(gpu, &kernel, &params, &[x], n, gpu.groups_elementwise(n))?
         }
     };
     Ok(Tensor::from_op(
@@ -185,13 +184,14 @@ pub(crate) fn unary_backward(kind: Unary, x: &Tensor, y: &Tensor, g: &Tensor) ->
             )
             .slot("GRAD", row.wgsl_grad);
             let n = x.numel();
+            let params = UnaryParams { n: n as u32, c };
             launch1(
                 gpu,
                 &kernel,
-                &[n as u32, f(c)],
+                &params,
                 &[x, y, g],
                 n,
-                gpu.groups_1d(n, 256),
+                gpu.groups_elementwise(n),
             )?
         }
     };

@@ -4,11 +4,12 @@
 //! lives beside the parameters; nothing is read back.
 
 mod flat;
+mod kernels;
 mod schedule;
 
 pub use schedule::Schedule;
 
-use crate::gpu::{Binding, Kernel};
+use crate::gpu::Binding;
 use crate::ops::gpu_of;
 use crate::{no_grad, Device, Error, Gradients, Result, Tensor};
 use serde::{Deserialize, Serialize};
@@ -226,47 +227,9 @@ impl Optimizer {
         norm_sq: &Tensor,
         lr: f32,
     ) -> Result<()> {
-        let c = &self.config;
-        let max_norm = c.clip.unwrap_or(f32::INFINITY);
-        let t = self.step as i32;
         let n = p.numel();
         let Some(gpu) = gpu_of(p.device()) else {
             return self.update_cpu(p, g, st, norm_sq, lr);
-        };
-        let f = |v: f32| v.to_bits();
-        let (kernel, params) = match c.rule {
-            Rule::Sgd { momentum, nesterov } => (
-                Kernel::new("sgd", include_str!("../../shaders/sgd.wgsl"), "main"),
-                vec![
-                    n as u32,
-                    f(lr),
-                    f(momentum),
-                    f(c.weight_decay),
-                    nesterov as u32,
-                    (t == 1) as u32,
-                    f(max_norm),
-                ],
-            ),
-            Rule::Adam { beta1, beta2, eps } | Rule::AdamW { beta1, beta2, eps } => {
-                let decoupled = matches!(c.rule, Rule::AdamW { .. });
-                let (bc1, bc2) = (1.0 - beta1.powi(t), 1.0 - beta2.powi(t));
-                let p = vec![
-                    n as u32,
-                    f(lr),
-                    f(beta1),
-                    f(beta2),
-                    f(eps),
-                    f(c.weight_decay),
-                    f(bc1),
-                    f(bc2),
-                    decoupled as u32,
-                    f(max_norm),
-                ];
-                (
-                    Kernel::new("adam", include_str!("../../shaders/adam.wgsl"), "main"),
-                    p,
-                )
-            }
         };
         let (gb, nb, pb) = (
             g.buffer("optimizer")?,
@@ -279,7 +242,8 @@ impl Optimizer {
             .collect::<Result<_>>()?;
         let mut bindings = vec![Binding::read(&gb), Binding::read(&nb), Binding::write(&pb)];
         bindings.extend(state.iter().map(Binding::write));
-        gpu.dispatch(&kernel, &params, &bindings, gpu.groups_1d(n, 256))
+        let step = self.step as i32;
+        kernels::record_update(gpu, &self.config, (step, n, lr), &bindings)
     }
 
     /// The same update on the CPU backend, in f64.

@@ -1,5 +1,5 @@
-// Reductions along one axis. The input is viewed as [outer, n, inner]; each (outer, inner)
-// column of n values is one "row" of the row-kernel helpers (shared or serial mode).
+// Maxima and their first index along one axis. The input is viewed as [outer, n, inner];
+// each (outer, inner) column of n values is one "row" of the row-kernel helpers.
 
 struct Params { outer: u32, n: u32, inner: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
@@ -12,23 +12,6 @@ struct Params { outer: u32, n: u32, inner: u32 }
 var<workgroup> part: array<f32, WG>;
 var<workgroup> part_index: array<u32, WG>;
 
-@compute @workgroup_size(64)
-fn sum_axis(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-            @builtin(local_invocation_index) lid: u32) {
-    let col = row_of(wid, nwg, lid);
-    let valid = col < p.outer * p.inner;
-    let o = col / p.inner;
-    let i = col % p.inner;
-    var acc = 0.0;
-    if (valid) {
-        for (var j = lane(lid); j < p.n; j += LANES) {
-            acc += xs[(o * p.n + j) * p.inner + i];
-        }
-    }
-    let total = row_sum(acc, lid);
-    if (lane(lid) == 0u && valid) { out[col] = total; }
-}
-
 const NONE: u32 = 0xffffffffu;
 
 // True when (a, ia) should win over (b, ib): larger value, NaN wins, ties go to the first index.
@@ -40,7 +23,7 @@ fn better(a: f32, ia: u32, b: f32, ib: u32) -> bool {
     return a > b || (a == b && ia < ib);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(ROW_WORKGROUP)
 fn max_axis(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) lid: u32) {
     let col = row_of(wid, nwg, lid);
