@@ -249,7 +249,7 @@ impl Gpu {
         let timed = self
             .profile
             .is_some()
-            .then(|| format!("{}:{} {:?}", kernel.family, kernel.entry, kernel.slots));
+            .then(|| kernel.label());
         let submits = self.batch.borrow_mut().dispatch(
             self,
             (&pipeline, timed),

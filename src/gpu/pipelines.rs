@@ -76,6 +76,14 @@ impl Kernel {
         self
     }
 
+    /// The kernel with its slots and constants, as the profile names it.
+    pub fn label(&self) -> String {
+        let constants = self.constants.iter().map(|(n, v)| format!("{n}={v}"));
+        let slots = self.slots.iter().map(|(n, v)| format!("{n}={v}"));
+        let all: Vec<String> = slots.chain(constants).collect();
+        format!("{} {}", self.name(), all.join(" "))
+    }
+
     /// The kernel's name in errors: `family:entry`.
     fn name(&self) -> String {
         format!("{}:{}", self.family, self.entry)
