@@ -46,117 +46,73 @@ fn slot_group(s: u32, along_depth: bool) -> u32 {
     return select(s % 32u, s / DEPTH, along_depth);
 }
 
-// Each thread fetches a quarter of one tile per slice: threads 0..127 four vec4s of A, threads
-// 128..255 four of B (warp-uniform, so no divergence).
-struct Quad { v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32> }
-
-// Crosswise: the operand's vec4s run along k (A stored [M, K], B stored [N, K]) while its tile
-// holds 4 rows (columns) at one depth. Such a unit is 4 rows × 4 depths, transposed in
-// registers so that every tile store is a whole vec4 (storing single components with a
-// dynamic index ran 1.4-1.7× slower in Chrome than natively).
-fn a_crosswise() -> bool { return VEC4 && !TA; }
-fn b_crosswise() -> bool { return VEC4 && TB; }
-
-// One vec4 along k of a stored row, 0 past the edges (k is a multiple of 4 with VEC4).
-fn a_along_k(base: u32, r: u32, kk: u32) -> vec4<f32> {
-    if (r >= p.m || kk >= p.k) { return vec4<f32>(0.0); }
-    return a[(base + r * p.k + kk) >> 2u];
-}
-
-fn b_along_k(base: u32, cc: u32, kk: u32) -> vec4<f32> {
-    if (cc >= p.n || kk >= p.k) { return vec4<f32>(0.0); }
-    return b[(base + cc * p.k + kk) >> 2u];
-}
-
-// Slot s of the A tile at depth k0, as the tile holds it (not crosswise): with VEC4 one vec4 of
-// 4 rows at one depth (A stored [K, M]); else four edge-checked values.
-fn a_slot(base: u32, row0: u32, k0: u32, s: u32) -> vec4<f32> {
+// What a thread fetches for slot s of the A tile at depth k0. With VEC4 and A stored [M, K],
+// the vec4 runs along k (4 depths of one row, slot s = row * 4 + quarter); else 4 rows at one
+// depth, as the tile holds them.
+fn fetch_a(base: u32, row0: u32, k0: u32, s: u32) -> vec4<f32> {
+    if (VEC4) {
+        if (TA) {
+            let kk = k0 + s / 32u;
+            let r = row0 + (s % 32u) * 4u;
+            if (kk >= p.k || r >= p.m) { return vec4<f32>(0.0); }
+            return a[(base + kk * p.m + r) >> 2u];
+        }
+        let r = row0 + s / 4u;
+        let kk = k0 + (s % 4u) * 4u;
+        if (r >= p.m || kk >= p.k) { return vec4<f32>(0.0); }
+        return a[(base + r * p.k + kk) >> 2u];
+    }
     let kk = k0 + slot_depth(s, !TA);
     let r = row0 + slot_group(s, !TA) * 4u;
-    if (VEC4) {
-        if (kk >= p.k || r >= p.m) { return vec4<f32>(0.0); }
-        return a[(base + kk * p.m + r) >> 2u];
-    }
     return vec4<f32>(load_a(base, r, kk), load_a(base, r + 1u, kk), load_a(base, r + 2u, kk),
                      load_a(base, r + 3u, kk));
 }
 
-fn b_slot(base: u32, col0: u32, k0: u32, s: u32) -> vec4<f32> {
+fn put_a(s: u32, v: vec4<f32>) {
+    if (VEC4 && !TA) {
+        let r = s / 4u;
+        let kk = (s % 4u) * 4u;
+        a_tile[kk][r / 4u][r % 4u] = v.x;
+        a_tile[kk + 1u][r / 4u][r % 4u] = v.y;
+        a_tile[kk + 2u][r / 4u][r % 4u] = v.z;
+        a_tile[kk + 3u][r / 4u][r % 4u] = v.w;
+        return;
+    }
+    a_tile[slot_depth(s, !TA)][slot_group(s, !TA)] = v;
+}
+
+// The same for B, whose tile holds 4 columns at one depth; with VEC4 and B stored [N, K] the
+// fetched vec4 runs along k.
+fn fetch_b(base: u32, col0: u32, k0: u32, s: u32) -> vec4<f32> {
+    if (VEC4) {
+        if (!TB) {
+            let kk = k0 + s / 32u;
+            let cc = col0 + (s % 32u) * 4u;
+            if (kk >= p.k || cc >= p.n) { return vec4<f32>(0.0); }
+            return b[(base + kk * p.n + cc) >> 2u];
+        }
+        let cc = col0 + s / 4u;
+        let kk = k0 + (s % 4u) * 4u;
+        if (cc >= p.n || kk >= p.k) { return vec4<f32>(0.0); }
+        return b[(base + cc * p.k + kk) >> 2u];
+    }
     let kk = k0 + slot_depth(s, TB);
     let cc = col0 + slot_group(s, TB) * 4u;
-    if (VEC4) {
-        if (kk >= p.k || cc >= p.n) { return vec4<f32>(0.0); }
-        return b[(base + kk * p.n + cc) >> 2u];
-    }
     return vec4<f32>(load_b(base, kk, cc), load_b(base, kk, cc + 1u), load_b(base, kk, cc + 2u),
                      load_b(base, kk, cc + 3u));
 }
 
-// Unit u (0..128) of the A tile at depth k0. Crosswise: rows 4g..4g+3 (g = u / 4) at depths
-// 4q..4q+3 (q = u % 4), vector j holding row 4g + j. Else slots u, u + 128, u + 256, u + 384.
-fn fetch_a(base: u32, row0: u32, k0: u32, u: u32) -> Quad {
-    if (a_crosswise()) {
-        let r = row0 + (u / 4u) * 4u;
-        let kk = k0 + (u % 4u) * 4u;
-        return Quad(a_along_k(base, r, kk), a_along_k(base, r + 1u, kk),
-                    a_along_k(base, r + 2u, kk), a_along_k(base, r + 3u, kk));
-    }
-    return Quad(a_slot(base, row0, k0, u), a_slot(base, row0, k0, u + 128u),
-                a_slot(base, row0, k0, u + 256u), a_slot(base, row0, k0, u + 384u));
-}
-
-fn put_a(u: u32, q: Quad) {
-    if (a_crosswise()) {
-        let g = u / 4u;
-        let kk = (u % 4u) * 4u;
-        a_tile[kk][g] = vec4<f32>(q.v0.x, q.v1.x, q.v2.x, q.v3.x);
-        a_tile[kk + 1u][g] = vec4<f32>(q.v0.y, q.v1.y, q.v2.y, q.v3.y);
-        a_tile[kk + 2u][g] = vec4<f32>(q.v0.z, q.v1.z, q.v2.z, q.v3.z);
-        a_tile[kk + 3u][g] = vec4<f32>(q.v0.w, q.v1.w, q.v2.w, q.v3.w);
+fn put_b(s: u32, v: vec4<f32>) {
+    if (VEC4 && TB) {
+        let cc = s / 4u;
+        let kk = (s % 4u) * 4u;
+        b_tile[kk][cc / 4u][cc % 4u] = v.x;
+        b_tile[kk + 1u][cc / 4u][cc % 4u] = v.y;
+        b_tile[kk + 2u][cc / 4u][cc % 4u] = v.z;
+        b_tile[kk + 3u][cc / 4u][cc % 4u] = v.w;
         return;
     }
-    a_tile[slot_depth(u, !TA)][slot_group(u, !TA)] = q.v0;
-    a_tile[slot_depth(u + 128u, !TA)][slot_group(u + 128u, !TA)] = q.v1;
-    a_tile[slot_depth(u + 256u, !TA)][slot_group(u + 256u, !TA)] = q.v2;
-    a_tile[slot_depth(u + 384u, !TA)][slot_group(u + 384u, !TA)] = q.v3;
-}
-
-// The same for B, whose tile holds 4 columns at one depth.
-fn fetch_b(base: u32, col0: u32, k0: u32, u: u32) -> Quad {
-    if (b_crosswise()) {
-        let cc = col0 + (u / 4u) * 4u;
-        let kk = k0 + (u % 4u) * 4u;
-        return Quad(b_along_k(base, cc, kk), b_along_k(base, cc + 1u, kk),
-                    b_along_k(base, cc + 2u, kk), b_along_k(base, cc + 3u, kk));
-    }
-    return Quad(b_slot(base, col0, k0, u), b_slot(base, col0, k0, u + 128u),
-                b_slot(base, col0, k0, u + 256u), b_slot(base, col0, k0, u + 384u));
-}
-
-fn put_b(u: u32, q: Quad) {
-    if (b_crosswise()) {
-        let g = u / 4u;
-        let kk = (u % 4u) * 4u;
-        b_tile[kk][g] = vec4<f32>(q.v0.x, q.v1.x, q.v2.x, q.v3.x);
-        b_tile[kk + 1u][g] = vec4<f32>(q.v0.y, q.v1.y, q.v2.y, q.v3.y);
-        b_tile[kk + 2u][g] = vec4<f32>(q.v0.z, q.v1.z, q.v2.z, q.v3.z);
-        b_tile[kk + 3u][g] = vec4<f32>(q.v0.w, q.v1.w, q.v2.w, q.v3.w);
-        return;
-    }
-    b_tile[slot_depth(u, TB)][slot_group(u, TB)] = q.v0;
-    b_tile[slot_depth(u + 128u, TB)][slot_group(u + 128u, TB)] = q.v1;
-    b_tile[slot_depth(u + 256u, TB)][slot_group(u + 256u, TB)] = q.v2;
-    b_tile[slot_depth(u + 384u, TB)][slot_group(u + 384u, TB)] = q.v3;
-}
-
-// This thread's quarter of the tiles at depth k0 (see Quad).
-fn fetch(tid: u32, a_base: u32, b_base: u32, origin: vec2<u32>, k0: u32) -> Quad {
-    if (tid < 128u) { return fetch_a(a_base, origin.y, k0, tid); }
-    return fetch_b(b_base, origin.x, k0, tid - 128u);
-}
-
-fn put(tid: u32, q: Quad) {
-    if (tid < 128u) { put_a(tid, q); } else { put_b(tid - 128u, q); }
+    b_tile[slot_depth(s, TB)][slot_group(s, TB)] = v;
 }
 
 @compute @workgroup_size(16, 16)
@@ -183,13 +139,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     var c70 = vec4<f32>(0.0);
     var c71 = vec4<f32>(0.0);
 
-    let origin = vec2<u32>(col0, row0);
-    var next = fetch(tid, a_base, b_base, origin, 0u);
+    // Two slots of each tile per thread.
+    var a0n = fetch_a(a_base, row0, 0u, tid);
+    var a1n = fetch_a(a_base, row0, 0u, tid + 256u);
+    var b0n = fetch_b(b_base, col0, 0u, tid);
+    var b1n = fetch_b(b_base, col0, 0u, tid + 256u);
     for (var k0 = 0u; k0 < p.k; k0 += DEPTH) {
-        put(tid, next);
+        put_a(tid, a0n);
+        put_a(tid + 256u, a1n);
+        put_b(tid, b0n);
+        put_b(tid + 256u, b1n);
         workgroupBarrier();
         if (k0 + DEPTH < p.k) {
-            next = fetch(tid, a_base, b_base, origin, k0 + DEPTH);
+            a0n = fetch_a(a_base, row0, k0 + DEPTH, tid);
+            a1n = fetch_a(a_base, row0, k0 + DEPTH, tid + 256u);
+            b0n = fetch_b(b_base, col0, k0 + DEPTH, tid);
+            b1n = fetch_b(b_base, col0, k0 + DEPTH, tid + 256u);
         }
         // The slice's 16 depths written out (src/ops/matmul.rs repeats the block), so that
         // the tiles' depth index is a constant and needs no bounds check.
