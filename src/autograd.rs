@@ -226,6 +226,22 @@ impl Gradients {
     }
 }
 
+/// Pairs an op's inputs with the gradients its backward rule returned: exactly one each, or an
+/// error (a rule that drifted from its op's inputs would otherwise credit the wrong tensor).
+fn one_gradient_per_input(
+    inputs: Vec<&Tensor>,
+    grads: Vec<Tensor>,
+) -> Result<impl Iterator<Item = (&Tensor, Tensor)>> {
+    if inputs.len() != grads.len() {
+        return Err(Error::Backward(format!(
+            "an op's backward rule gave {} gradients for its {} inputs",
+            grads.len(),
+            inputs.len()
+        )));
+    }
+    Ok(inputs.into_iter().zip(grads))
+}
+
 /// The nodes that need a gradient, each after everything it depends on. Iterative, so deep
 /// graphs do not overflow the stack.
 fn topological_order(root: &Tensor) -> Vec<Tensor> {
@@ -273,7 +289,8 @@ impl Tensor {
                 let Some(g) = grads.remove(&node.id()) else {
                     continue;
                 };
-                for (input, grad) in op.inputs().into_iter().zip(op.backward(&node, &g)?) {
+                let pairs = one_gradient_per_input(op.inputs(), op.backward(&node, &g)?)?;
+                for (input, grad) in pairs {
                     if !input.requires_grad() {
                         continue;
                     }
@@ -286,5 +303,29 @@ impl Tensor {
             }
             Ok(Gradients(grads))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Device;
+
+    #[test]
+    fn a_backward_rule_with_the_wrong_number_of_gradients_is_refused() {
+        let t = |v: f32| Tensor::from_vec(vec![v], &[1], &Device::Cpu).unwrap();
+        let (a, b) = (t(1.0), t(2.0));
+        let err = one_gradient_per_input(vec![&a, &b], vec![t(0.5)])
+            .err()
+            .expect("one gradient for two inputs must be refused");
+        assert!(
+            err.to_string()
+                .contains("gave 1 gradients for its 2 inputs"),
+            "{err}"
+        );
+        let pairs: Vec<_> = one_gradient_per_input(vec![&a], vec![t(0.5)])
+            .unwrap()
+            .collect();
+        assert_eq!(pairs.len(), 1);
     }
 }

@@ -240,20 +240,23 @@ fn the_cli_trains_saves_samples_and_rejects_bad_input() {
     assert!(std::fs::metadata(ck).unwrap().len() > 0);
 
     let bad: &[(&[&str], &str)] = &[
-        (&["train", "--task", "mnist"], "unknown task"),
+        (
+            &["train", "--task", "mnist"],
+            "invalid value 'mnist' for '--task",
+        ),
         (&["train", "--task", "xor", "--lr", "-1"], "learning rate"),
         (&["train", "--task", "xor", "--batch", "0"], "batch size"),
         (
             &["train", "--task", "xor", "--steps", "ten"],
-            "not a valid value",
+            "invalid value 'ten' for '--steps",
         ),
         (
             &["train", "--task", "xor", "--optimizer", "lbfgs"],
-            "unknown optimizer",
+            "invalid value 'lbfgs' for '--optimizer",
         ),
         (
             &["train", "--task", "xor", "--colour", "red"],
-            "unknown flag",
+            "unexpected argument '--colour'",
         ),
         (
             &[
@@ -274,17 +277,42 @@ fn the_cli_trains_saves_samples_and_rejects_bad_input() {
             "trained on the xor task",
         ),
         (&["sample", "--load", ck], "no text model"),
-        (&["frobnicate"], "unknown command"),
+        (&["frobnicate"], "unrecognized subcommand 'frobnicate'"),
+        (&["sample"], "required arguments were not provided: --load"),
     ];
     for (args, expect) in bad {
         let (code, out, err) = cli(args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(out.is_empty(), "{args:?} printed {out}");
-        assert_eq!(err.trim().lines().count().min(1), 1);
+        assert_eq!(
+            err.trim().lines().count(),
+            1,
+            "{args:?}: one line, got {err}"
+        );
         assert!(
             err.lines().next().unwrap().contains(expect),
             "{args:?}: {err}"
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_cli_explains_itself() {
+    let (code, out, _) = cli(&["--help"]);
+    assert_eq!(code, 0);
+    for command in ["train", "sample", "bench"] {
+        assert!(out.contains(command), "--help names {command}: {out}");
+    }
+    let (code, out, _) = cli(&["train", "--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("--task <TASK>"), "{out}");
+    assert!(
+        out.contains("spiral, circles, xor"),
+        "the tasks are listed: {out}"
+    );
+    assert!(out.contains("--eval-every <N>"), "{out}");
+    let (code, out, err) = cli(&[]);
+    assert_eq!(code, 2, "no command is a mistake");
+    assert!(out.is_empty() && err.contains("Usage: webgrad"), "{err}");
 }

@@ -18,6 +18,19 @@ use serde::Serialize;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
+/// Milliseconds of training per animation frame, and the most steps in one: the page stays
+/// responsive (a 60 Hz frame is 16.7 ms, so a frame of training leaves the next one late, not
+/// lost) while a fast GPU still gets steps enough to stay busy.
+const FRAME_BUDGET_MS: f64 = 20.0;
+const MAX_STEPS_PER_FRAME: u64 = 50;
+/// Steps between evaluations in the page: digits runs are the shortest (600 steps by default),
+/// so they evaluate a little more often to keep enough points on the validation curve.
+const DIGITS_EVAL_EVERY: u64 = 20;
+const EVAL_EVERY: u64 = 25;
+/// Weight of the previous steps-per-second figure in the shown rate (an exponential average,
+/// so one slow frame does not make the number jump).
+const RATE_SMOOTHING: f32 = 0.8;
+
 /// What `window.webgrad.state()` returns.
 #[derive(Serialize, Clone, Default)]
 pub struct Status {
@@ -208,7 +221,7 @@ impl Loop {
                 }
             }
             if with(|s| s.status.running) {
-                if let Err(e) = self.train_for(20.0, 50).await {
+                if let Err(e) = self.train_for(FRAME_BUDGET_MS, MAX_STEPS_PER_FRAME).await {
                     with(|s| s.status.running = false);
                     api::show_running(false);
                     show_error(Some(e));
@@ -230,7 +243,11 @@ impl Loop {
         let Some(mut config) = settings::read(&task, vocab, examples) else {
             return Err("Some settings are not valid; see the notes beside them.".into());
         };
-        config.eval_every = if task == "digits" { 20 } else { 25 };
+        config.eval_every = if task == "digits" {
+            DIGITS_EVAL_EVERY
+        } else {
+            EVAL_EVERY
+        };
         let data = if PointSet::parse(&task).is_some() {
             self.data(&task, config.noise, config.seed).await?
         } else {
@@ -283,7 +300,8 @@ impl Loop {
         self.trained_ms += now_ms() - start;
         let taken = (session.step - first) as f32;
         let rate = taken / ((now_ms() - start) as f32 / 1000.0).max(1e-3);
-        self.rate = Some(self.rate.map_or(rate, |r| 0.8 * r + 0.2 * rate));
+        let keep = RATE_SMOOTHING;
+        self.rate = Some(self.rate.map_or(rate, |r| keep * r + (1.0 - keep) * rate));
         let due = session.step % every == 0 || max_steps == 1;
         if due {
             self.evaluate(Some(train)).await?;

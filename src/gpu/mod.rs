@@ -246,10 +246,7 @@ impl Gpu {
             .pipelines
             .borrow_mut()
             .get::<P>(&self.device, kernel, bindings)?;
-        let timed = self
-            .profile
-            .is_some()
-            .then(|| kernel.label());
+        let timed = self.profile.is_some().then(|| kernel.label());
         let submits = self.batch.borrow_mut().dispatch(
             self,
             (&pipeline, timed),

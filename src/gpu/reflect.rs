@@ -5,6 +5,9 @@
 
 use super::{Binding, ParamField};
 
+/// A field of `struct Params`: name, WGSL type (spaces removed), byte offset.
+type Field = (String, String, usize);
+
 /// One storage binding as the shader declares it.
 #[derive(Debug, Clone, PartialEq)]
 struct StorageDecl {
@@ -16,8 +19,7 @@ struct StorageDecl {
 /// A shader's declarations.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Declared {
-    /// `struct Params`' fields: name, WGSL type (spaces removed), byte offset.
-    params: Vec<(String, String, usize)>,
+    params: Vec<Field>,
     /// Bytes of `struct Params` in the uniform address space.
     params_size: usize,
     storage: Vec<StorageDecl>,
@@ -56,7 +58,7 @@ impl Declared {
     }
 
     fn params_mismatch(&self, fields: &[ParamField], size: usize) -> Option<String> {
-        let ours: Vec<(String, String, usize)> = fields
+        let ours: Vec<Field> = fields
             .iter()
             .map(|f| (f.name.to_string(), f.wgsl.replace(' ', ""), f.offset))
             .collect();
@@ -128,7 +130,7 @@ impl Declared {
     }
 }
 
-fn list_fields(fields: &[(String, String, usize)]) -> String {
+fn list_fields(fields: &[Field]) -> String {
     let parts: Vec<String> = fields
         .iter()
         .map(|(name, ty, at)| format!("{name}: {ty} @{at}"))
@@ -142,7 +144,7 @@ fn strip_comment(line: &str) -> &str {
 
 /// The fields of `struct Params` with their offsets under WGSL's uniform layout rules, and the
 /// struct's size; none when the shader has no such struct.
-fn params_layout(text: &str) -> Result<(Vec<(String, String, usize)>, usize), String> {
+fn params_layout(text: &str) -> Result<(Vec<Field>, usize), String> {
     let Some(start) = text.find("struct Params") else {
         return Ok((Vec::new(), 0));
     };

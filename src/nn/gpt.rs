@@ -16,6 +16,9 @@ pub struct GptConfig {
 }
 
 impl GptConfig {
+    /// The preset names `preset` knows, smallest first.
+    pub const PRESETS: [&'static str; 3] = ["tiny", "small", "nanochar"];
+
     /// A named preset: tiny (trains in CI), small (gpt_small_b32), nanochar (gpt_nanochar_b64).
     /// Tiny is one wide block: at the same training budget, recipes swept on Shakespeare
     /// reached a lower validation loss with one block of width 96 than with two of 32 or 64

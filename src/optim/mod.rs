@@ -35,6 +35,9 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// The names `parse` knows.
+    pub const NAMES: [&'static str; 3] = ["sgd", "adam", "adamw"];
+
     /// The rule by its command-line name, with PyTorch's default settings.
     pub fn parse(name: &str) -> Option<Rule> {
         match name {

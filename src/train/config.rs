@@ -15,6 +15,11 @@ pub enum ModelConfig {
     Gpt(GptConfig),
 }
 
+impl ModelConfig {
+    /// The family names `Config::defaults` takes.
+    pub const FAMILIES: [&'static str; 3] = ["mlp", "cnn", "gpt"];
+}
+
 /// Everything that defines a training run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {

@@ -14,6 +14,15 @@ use crate::optim::Optimizer;
 use crate::{no_grad, Device, Error, Result, Tensor};
 pub use sample::{sample, SampleSettings};
 
+/// Validation examples evaluated per forward pass: bounds the activations of a large split.
+const EVAL_CHUNK: usize = 500;
+/// A text evaluation's windows per round and rounds (16 × 4 windows of the context: enough for
+/// a loss that moves smoothly, few enough to keep the page's evaluations quick).
+const EVAL_WINDOWS: usize = 16;
+const EVAL_ROUNDS: u64 = 4;
+/// Fixed seed of the evaluation windows, so that every evaluation reads the same text.
+const EVAL_SEED: u64 = 12345;
+
 /// The data a session trains on.
 #[derive(Clone)]
 pub enum TaskData {
@@ -265,8 +274,8 @@ impl Session {
         match &self.data {
             TaskData::Labelled(d) => {
                 let (mut loss_sum, mut right, n) = (0.0f64, 0usize, d.val.len());
-                for start in (0..n).step_by(500) {
-                    let idx: Vec<usize> = (start..(start + 500).min(n)).collect();
+                for start in (0..n).step_by(EVAL_CHUNK) {
+                    let idx: Vec<usize> = (start..(start + EVAL_CHUNK).min(n)).collect();
                     let (x, y) = d.val.gather(&idx);
                     let rows = idx.len();
                     let xt = Tensor::from_vec(x, &[rows, d.val.features], &self.device)?;
@@ -295,11 +304,11 @@ impl Session {
                 };
                 // The same windows every time, so that evaluations compare.
                 let mut total = 0.0;
-                let rounds = 4;
+                let (rows, rounds) = (EVAL_WINDOWS, EVAL_ROUNDS);
                 for k in 0..rounds {
-                    let (x, y) = windows(&t.val, 16, g.context, 12345, k);
-                    let xt = Tensor::from_u32(x, &[16, g.context], &self.device)?;
-                    let yt = Tensor::from_u32(y, &[16 * g.context], &self.device)?;
+                    let (x, y) = windows(&t.val, rows, g.context, EVAL_SEED, k);
+                    let xt = Tensor::from_u32(x, &[rows, g.context], &self.device)?;
+                    let yt = Tensor::from_u32(y, &[rows * g.context], &self.device)?;
                     let loss = no_grad(|| self.model.forward(&xt)?.cross_entropy(&yt))?;
                     total += loss.to_vec().await?[0];
                 }

@@ -3,20 +3,25 @@
 //! bounds checks and marks the names "_unchecked"; WEBGRAD_PROFILE=1 adds the GPU time per kernel
 //! under each workload's line.
 
-use crate::args::Args;
 use webgrad::bench::BenchOptions;
 use webgrad::Gpu;
 
-pub fn bench(raw: &[String]) -> Result<(), String> {
-    let quick = raw.iter().any(|a| a == "--quick");
-    let rest: Vec<String> = raw.iter().filter(|a| *a != "--quick").cloned().collect();
-    let a = Args::parse(&rest, &["only"])?;
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Fewer steps per workload (a smoke run).
+    #[arg(long)]
+    quick: bool,
+    /// Only these workloads, by name, comma-separated.
+    #[arg(long, value_name = "NAME,NAME", value_delimiter = ',')]
+    only: Vec<String>,
+}
+
+pub fn bench(args: BenchArgs) -> Result<(), String> {
     let options = BenchOptions {
-        quick,
-        only: a
-            .text("only")
+        quick: args.quick,
+        only: args
+            .only
             .into_iter()
-            .flat_map(|o| o.split(','))
             .map(|o| o.trim().to_string())
             .filter(|o| !o.is_empty())
             .collect(),

@@ -1,23 +1,81 @@
 //! The train and sample commands.
 
-use crate::args::Args;
+use clap::builder::PossibleValuesParser;
 use std::io::Write;
 use std::time::Instant;
 use webgrad::data::{digits_from_gzip, points, PointSet, Text};
+use webgrad::nn::GptConfig;
 use webgrad::nn::{Gpt, Init};
 use webgrad::optim::Rule;
 use webgrad::train::{
     assign_all, sample as generate, Checkpoint, Config, ModelConfig, SampleSettings, Session,
-    TaskData,
+    TaskData, TASKS,
 };
 use webgrad::{Device, Gpu};
 
-pub const USAGE: &str = "usage:
-  webgrad train --task spiral|circles|xor|gauss|moons|digits|text [--model mlp|cnn|gpt]
-                [--preset tiny|small|nanochar] [--steps N] [--batch B] [--lr X]
-                [--optimizer sgd|adam|adamw] [--seed S] [--text FILE] [--save FILE] [--load FILE]
-  webgrad sample --load FILE [--prompt TEXT] [--tokens N] [--temperature T] [--top-k K]
-  webgrad bench [--quick] [--only NAME,NAME]";
+/// `webgrad train`: a task's defaults, with what the flags change.
+#[derive(clap::Args)]
+pub struct TrainArgs {
+    /// What to learn: a 2-D point set, handwritten digits or text.
+    #[arg(long, value_parser = PossibleValuesParser::new(TASKS))]
+    task: String,
+    /// The model family (default: the task's own: mlp for points, cnn for digits, gpt for text).
+    #[arg(long, value_parser = PossibleValuesParser::new(ModelConfig::FAMILIES))]
+    model: Option<String>,
+    /// The GPT's size (text only; default tiny).
+    #[arg(long, value_parser = PossibleValuesParser::new(GptConfig::PRESETS))]
+    preset: Option<String>,
+    /// Training steps (default: the task's).
+    #[arg(long, value_name = "N")]
+    steps: Option<u64>,
+    /// Examples per step (default: the task's).
+    #[arg(long, value_name = "B")]
+    batch: Option<usize>,
+    /// Learning rate (default: the task's).
+    #[arg(long, value_name = "X", allow_hyphen_values = true)]
+    lr: Option<f32>,
+    /// The update rule (default: the task's, Adam or AdamW).
+    #[arg(long, value_parser = PossibleValuesParser::new(Rule::NAMES))]
+    optimizer: Option<String>,
+    /// Seed of the initial weights, the data and the batches.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    seed: u64,
+    /// A UTF-8 text file to train on (text only; default: the built-in Shakespeare).
+    #[arg(long, value_name = "FILE")]
+    text: Option<String>,
+    /// Write the trained weights and settings here (safetensors).
+    #[arg(long, value_name = "FILE")]
+    save: Option<String>,
+    /// Start from a checkpoint of the same task and model.
+    #[arg(long, value_name = "FILE")]
+    load: Option<String>,
+    /// Evaluate on the validation split every N steps (default: the task's).
+    #[arg(long, value_name = "N")]
+    eval_every: Option<u64>,
+}
+
+/// `webgrad sample`: text from a saved GPT.
+#[derive(clap::Args)]
+pub struct SampleArgs {
+    /// A checkpoint saved by `webgrad train --task text --save FILE`.
+    #[arg(long, value_name = "FILE")]
+    load: String,
+    /// Text the model continues.
+    #[arg(long, default_value = "")]
+    prompt: String,
+    /// Characters to generate.
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    tokens: usize,
+    /// Softmax temperature: lower is more predictable.
+    #[arg(long, value_name = "T", default_value_t = 0.8)]
+    temperature: f32,
+    /// Sample among the K likeliest characters only (0: all).
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    top_k: usize,
+    /// Seed of the sampling.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    seed: u64,
+}
 
 const DIGITS: &[u8] = include_bytes!("../../../web/data/digits.bin.gz");
 const SHAKESPEARE: &[u8] = include_bytes!("../../../web/data/shakespeare.txt.gz");
@@ -66,57 +124,37 @@ fn task_data(
         },
         other => Err(format!(
             "unknown task {other:?}; choose one of {}",
-            webgrad::train::TASKS.join(", ")
+            TASKS.join(", ")
         )),
     }
 }
 
-pub fn train(raw: &[String]) -> Result<(), String> {
-    let known = [
-        "task",
-        "model",
-        "preset",
-        "steps",
-        "batch",
-        "lr",
-        "optimizer",
-        "seed",
-        "text",
-        "save",
-        "load",
-        "eval-every",
-    ];
-    let a = Args::parse(raw, &known)?;
-    let task = a.text("task").ok_or("train needs --task")?;
-    let seed = a.get("seed")?.unwrap_or(0);
-    let data = task_data(task, a.text("text"), 0.05, seed)?;
+/// The task's defaults with the flags applied.
+fn config(a: &TrainArgs, vocab: usize) -> Result<Config, String> {
+    let mut config = Config::defaults(&a.task, a.model.as_deref(), a.preset.as_deref(), vocab)
+        .map_err(|e| e.to_string())?;
+    config.seed = a.seed;
+    config.steps = a.steps.unwrap_or(config.steps);
+    config.batch = a.batch.unwrap_or(config.batch);
+    config.optimizer.lr = a.lr.unwrap_or(config.optimizer.lr);
+    config.eval_every = a.eval_every.unwrap_or(config.eval_every);
+    if let Some(name) = &a.optimizer {
+        config.optimizer.rule = Rule::parse(name).ok_or("clap checked the optimizer's name")?;
+    }
+    Ok(config)
+}
+
+pub fn train(a: TrainArgs) -> Result<(), String> {
+    let data = task_data(&a.task, a.text.as_deref(), 0.05, a.seed)?;
     let vocab = if let TaskData::Text(t) = &data {
         t.vocab.len()
     } else {
         0
     };
-    let mut config = Config::defaults(task, a.text("model"), a.text("preset"), vocab)
-        .map_err(|e| e.to_string())?;
-    config.seed = seed;
-    if let Some(s) = a.get("steps")? {
-        config.steps = s;
-    }
-    if let Some(b) = a.get("batch")? {
-        config.batch = b;
-    }
-    if let Some(lr) = a.get("lr")? {
-        config.optimizer.lr = lr;
-    }
-    if let Some(e) = a.get("eval-every")? {
-        config.eval_every = e;
-    }
-    if let Some(name) = a.text("optimizer") {
-        config.optimizer.rule = Rule::parse(name)
-            .ok_or_else(|| format!("unknown optimizer {name:?}; choose sgd, adam or adamw"))?;
-    }
+    let config = config(&a, vocab)?;
     let device = device()?;
     let mut session = Session::new(config, data, &device).map_err(|e| e.to_string())?;
-    if let Some(path) = a.text("load") {
+    if let Some(path) = &a.load {
         session
             .load(&read(path)?)
             .map_err(|e| format!("{path}: {e}"))?;
@@ -151,19 +189,15 @@ pub fn train(raw: &[String]) -> Result<(), String> {
             eprint!("{report}");
         }
     }
-    if let Some(path) = a.text("save") {
+    if let Some(path) = &a.save {
         let bytes = pollster::block_on(session.save()).map_err(|e| e.to_string())?;
         write_atomically(path, &bytes)?;
     }
     Ok(())
 }
 
-pub fn sample(raw: &[String]) -> Result<(), String> {
-    let a = Args::parse(
-        raw,
-        &["load", "prompt", "tokens", "temperature", "top-k", "seed"],
-    )?;
-    let path = a.text("load").ok_or("sample needs --load FILE")?;
+pub fn sample(a: SampleArgs) -> Result<(), String> {
+    let path = &a.load;
     let ck = Checkpoint::parse(&read(path)?).map_err(|e| format!("{path}: {e}"))?;
     let (ModelConfig::Gpt(config), Some(vocab)) = (&ck.config.model, &ck.vocab) else {
         return Err(format!("{path} holds no text model to sample from"));
@@ -174,11 +208,11 @@ pub fn sample(raw: &[String]) -> Result<(), String> {
     let values = ck.values_for(&params).map_err(|e| format!("{path}: {e}"))?;
     assign_all(&params, &values).map_err(|e| e.to_string())?;
     let settings = SampleSettings {
-        prompt: a.text("prompt").unwrap_or("").to_string(),
-        tokens: a.get("tokens")?.unwrap_or(500),
-        temperature: a.get("temperature")?.unwrap_or(0.8),
-        top_k: a.get("top-k")?.unwrap_or(0),
-        seed: a.get("seed")?.unwrap_or(0),
+        prompt: a.prompt,
+        tokens: a.tokens,
+        temperature: a.temperature,
+        top_k: a.top_k,
+        seed: a.seed,
     };
     print!("{}", settings.prompt);
     let mut stdout = std::io::stdout();

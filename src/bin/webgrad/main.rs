@@ -1,31 +1,82 @@
-//! The command-line trainer: `webgrad train`, `webgrad sample`. Errors print one line and
-//! exit with status 2.
+//! The command-line trainer: `webgrad train`, `webgrad sample`, `webgrad bench`, parsed by
+//! clap. Every mistake prints one line and exits with status 2; `--help` works on each command.
 
-#[cfg(not(target_arch = "wasm32"))]
-mod args;
 #[cfg(not(target_arch = "wasm32"))]
 mod bench;
 #[cfg(not(target_arch = "wasm32"))]
 mod commands;
 
 #[cfg(not(target_arch = "wasm32"))]
+use clap::{error::ErrorKind, Parser, Subcommand};
+
+/// Train small neural networks on your GPU with webgrad's own WGSL kernels.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Parser)]
+#[command(name = "webgrad", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Subcommand)]
+enum Command {
+    /// Train a model on a task; prints a JSON line per evaluation.
+    Train(commands::TrainArgs),
+    /// Generate text from a GPT checkpoint saved by `train --save`.
+    Sample(commands::SampleArgs),
+    /// Time the benchmark workloads (docs/BENCHMARKS.md), a JSON line each.
+    Bench(bench::BenchArgs),
+}
+
+/// Exit status for every mistake in the input, from the arguments to the files they name.
+#[cfg(not(target_arch = "wasm32"))]
+const BAD_INPUT: i32 = 2;
+
+#[cfg(not(target_arch = "wasm32"))]
 fn main() {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let result = match argv.first().map(String::as_str) {
-        Some("train") => commands::train(&argv[1..]),
-        Some("sample") => commands::sample(&argv[1..]),
-        Some("bench") => bench::bench(&argv[1..]),
-        Some("--help") | Some("-h") | Some("help") => {
-            println!("{}", commands::USAGE);
-            Ok(())
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version: printed to stdout, success.
+            print!("{e}");
+            return;
         }
-        Some(other) => Err(format!("unknown command {other:?}\n{}", commands::USAGE)),
-        None => Err(commands::USAGE.to_string()),
+        Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // No command at all: the whole help, as a failure.
+            eprint!("{e}");
+            std::process::exit(BAD_INPUT);
+        }
+        Err(e) => fail(&one_line(&e.render().to_string())),
+    };
+    let result = match cli.command {
+        Command::Train(args) => commands::train(args),
+        Command::Sample(args) => commands::sample(args),
+        Command::Bench(args) => bench::bench(args),
     };
     if let Err(message) = result {
-        eprintln!("webgrad: {message}");
-        std::process::exit(2);
+        fail(&message);
     }
+}
+
+/// Clap's message on one line: its sentence, possible values and tip, without the usage
+/// block that follows.
+#[cfg(not(target_arch = "wasm32"))]
+fn one_line(rendered: &str) -> String {
+    rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:"))
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn fail(message: &str) -> ! {
+    eprintln!("webgrad: {message}");
+    std::process::exit(BAD_INPUT);
 }
 
 #[cfg(target_arch = "wasm32")]
