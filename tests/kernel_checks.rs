@@ -6,7 +6,7 @@
 mod common;
 use common::run;
 use std::rc::Rc;
-use webgrad::gpu::{Binding, Gpu, Kernel, NoParams};
+use webgrad::gpu::{Binding, BufferRef, Gpu, Kernel, NoParams};
 use webgrad::{Device, Error, Tensor};
 
 webgrad::kernel_params! {
@@ -44,8 +44,15 @@ async fn gpu() -> Rc<Gpu> {
     }
 }
 
-/// The error of dispatching `kernel` with `params` over x (read) and y (written, unless
-/// `y_read_only`); panics if it was accepted.
+/// Two tensors of 4 zeros, and their buffers to bind (the tensors keep them).
+fn x_and_y(gpu: &Rc<Gpu>) -> ([Tensor; 2], [BufferRef; 2]) {
+    let device = Device::Gpu(gpu.clone());
+    let xy = [(); 2].map(|_| Tensor::zeros(&[4], &device).unwrap());
+    let buffers = [0, 1].map(|i| xy[i].buffer("test").unwrap());
+    (xy, buffers)
+}
+
+/// The error of dispatching `kernel` with `params` and `bindings`; panics if it was accepted.
 fn refusal<P: webgrad::gpu::KernelParams>(
     gpu: &Rc<Gpu>,
     kernel: &Kernel,
@@ -86,12 +93,7 @@ fn a_kernel_that_fits_its_shader_runs() {
 fn a_parameter_struct_unlike_the_shaders_is_refused() {
     run(async {
         let gpu = gpu().await;
-        let device = Device::Gpu(gpu.clone());
-        let (x, y) = (
-            Tensor::zeros(&[4], &device).unwrap(),
-            Tensor::zeros(&[4], &device).unwrap(),
-        );
-        let (xb, yb) = (x.buffer("test").unwrap(), y.buffer("test").unwrap());
+        let (_xy, [xb, yb]) = x_and_y(&gpu);
         let bindings = [Binding::read(&xb), Binding::write(&yb)];
         let kernel = Kernel::new("scale_test", SCALE, "main").constant("NEGATE", false);
         let swapped = SwappedParams { factor: 1.0, n: 4 };
@@ -112,12 +114,7 @@ fn a_parameter_struct_unlike_the_shaders_is_refused() {
 fn bindings_or_constants_unlike_the_shaders_are_refused() {
     run(async {
         let gpu = gpu().await;
-        let device = Device::Gpu(gpu.clone());
-        let (x, y) = (
-            Tensor::zeros(&[4], &device).unwrap(),
-            Tensor::zeros(&[4], &device).unwrap(),
-        );
-        let (xb, yb) = (x.buffer("test").unwrap(), y.buffer("test").unwrap());
+        let (_xy, [xb, yb]) = x_and_y(&gpu);
         let params = ScaleParams { n: 4, factor: 1.0 };
         let kernel = Kernel::new("scale_test", SCALE, "main").constant("NEGATE", false);
         let read_only = [Binding::read(&xb), Binding::read(&yb)];
