@@ -4,8 +4,9 @@ use super::matmul_regs;
 use super::{generated_source, gpu_of, launch1, repeat_blocks};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
-use crate::gpu::Kernel;
+use crate::gpu::{Gpu, Kernel};
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
+use std::rc::Rc;
 
 /// Below this many 128×128 tiles a GPU would sit partly idle, so 64×64 tiles are used.
 const BIG_TILES_FROM: usize = 128;
@@ -150,33 +151,50 @@ impl Epilogue<'_> {
     }
 }
 
-/// op(a) · op(b) over broadcast batch dimensions, plus the epilogue's bias and residual, added
-/// as C is stored.
-fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -> Result<Tensor> {
+/// The sizes of one batched product: `batches` products of [m, k] · [k, n].
+#[derive(Clone, Copy)]
+struct Dims {
+    m: usize,
+    n: usize,
+    k: usize,
+    batches: usize,
+}
+
+/// (m, k, n) of op(a) · op(b), checked: both at least matrices, inner sizes equal.
+fn checked_dims(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool)) -> Result<(usize, usize, usize)> {
     let name = "matmul";
     a.expect_dtype(name, DType::F32)?;
     b.expect_dtype(name, DType::F32)?;
     a.same_device(name, b)?;
+    let shape_error = |why: String| Error::Shape {
+        op: name,
+        a: a.shape().to_vec(),
+        b: b.shape().to_vec(),
+        why,
+    };
     if a.rank() < 2 || b.rank() < 2 {
-        return Err(Error::Shape {
-            op: name,
-            a: a.shape().to_vec(),
-            b: b.shape().to_vec(),
-            why: "both need 2 or more dimensions".into(),
-        });
+        return Err(shape_error("both need 2 or more dimensions".into()));
     }
     let (m, k) = op_dims(a, ta);
     let (k2, n) = op_dims(b, tb);
     if k != k2 {
-        return Err(Error::Shape {
-            op: name,
-            a: a.shape().to_vec(),
-            b: b.shape().to_vec(),
-            why: format!("inner sizes {k} and {k2} differ"),
-        });
+        return Err(shape_error(format!("inner sizes {k} and {k2} differ")));
     }
+    Ok((m, k, n))
+}
+
+/// op(a) · op(b) over broadcast batch dimensions, plus the epilogue's bias and residual, added
+/// as C is stored.
+fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -> Result<Tensor> {
+    let name = "matmul";
+    let (m, k, n) = checked_dims(a, b, (ta, tb))?;
     let batch = super::broadcast_shapes(name, batch_shape(a), batch_shape(b))?;
-    let nb = numel(&batch);
+    let d = Dims {
+        m,
+        n,
+        k,
+        batches: numel(&batch),
+    };
     let mut shape = batch.clone();
     shape.extend([m, n]);
     epilogue.check(a, &shape)?;
@@ -190,77 +208,16 @@ fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -
         full.extend_from_slice(&x.shape()[x.rank() - 2..]);
         Ok((x.expand(&full)?, size))
     };
-    let (a_full, sa) = operand(a)?;
-    let (b_full, sb) = operand(b)?;
+    let operands = [operand(a)?, operand(b)?];
     let storage = match gpu_of(a.device()) {
         None => {
-            let mut c = cpu_matmul(
-                &a_full.host_f64(name)?,
-                &b_full.host_f64(name)?,
-                (m, n, k),
-                ta,
-                tb,
-                (sa, sb),
-                nb,
-            );
+            let [(a_full, sa), (b_full, sb)] = &operands;
+            let (av, bv) = (a_full.host_f64(name)?, b_full.host_f64(name)?);
+            let mut c = cpu_matmul(&av, &bv, (m, n, k), ta, tb, (*sa, *sb), d.batches);
             epilogue.add_cpu(&mut c, n)?;
             Storage::Host(Host::F(c))
         }
-        Some(gpu) => {
-            // Emulated GPUs want register blocking without barriers; real ones, shared tiles.
-            let (kernel, groups) = if gpu.is_cpu_emulated() {
-                let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));
-                (
-                    matmul_regs::kernel(rows, cols),
-                    [
-                        m.div_ceil(8 * rows) as u32,
-                        n.div_ceil(cols) as u32,
-                        nb as u32,
-                    ],
-                )
-            } else if m.div_ceil(128) * n.div_ceil(128) * nb >= BIG_TILES_FROM
-                && vec4_buffers(&[&a_full, &b_full], name)?
-            {
-                // Rows that are a multiple of 4 long are fetched as vec4s.
-                let rows_of_4 =
-                    (if ta { m } else { k }) % 4 == 0 && (if tb { k } else { n }) % 4 == 0;
-                let source = generated_source("matmul", String::new(), || {
-                    repeat_blocks(include_str!("../../shaders/matmul.wgsl"))
-                });
-                let k = Kernel::new("matmul", source, "main").constant("VEC4", rows_of_4);
-                (
-                    k,
-                    [n.div_ceil(128) as u32, m.div_ceil(128) as u32, nb as u32],
-                )
-            } else {
-                let k = Kernel::new(
-                    "matmul_small",
-                    include_str!("../../shaders/matmul_small.wgsl"),
-                    "main",
-                );
-                (k, [n.div_ceil(64) as u32, m.div_ceil(64) as u32, nb as u32])
-            };
-            let max = gpu.limits().max_compute_workgroups_per_dimension;
-            if let Some(&too_many) = groups.iter().find(|&&g| g > max) {
-                return Err(Error::TooLarge {
-                    limit: "maxComputeWorkgroupsPerDimension",
-                    requested: too_many as u64,
-                    max: max as u64,
-                });
-            }
-            let kernel = epilogue.slots(kernel.constant("TA", ta).constant("TB", tb));
-            let params = MatmulParams {
-                m: m as u32,
-                n: n as u32,
-                k: k as u32,
-                a_batch_stride: sa as u32,
-                b_batch_stride: sb as u32,
-            };
-            let mut inputs = vec![&a_full, &b_full];
-            inputs.extend(epilogue.bias);
-            inputs.extend(epilogue.residual);
-            launch1(gpu, &kernel, &params, &inputs, nb * m * n, groups)?
-        }
+        Some(gpu) => gpu_product(gpu, &operands, d, (ta, tb), epilogue)?,
     };
     let op = Op::MatMul {
         a: a.clone(),
@@ -271,6 +228,70 @@ fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -
         residual: epilogue.residual.cloned(),
     };
     Ok(Tensor::from_op(shape, DType::F32, a.device(), storage, op))
+}
+
+/// Which kernel computes a product on `gpu`, and its workgroups: register blocking without
+/// barriers on emulated GPUs; on real ones 128 × 128 tiles once there are enough of them to
+/// fill a large GPU and the operands can be read as whole vec4s (`vec4_buffers`), else 64 × 64.
+fn plan(gpu: &Gpu, d: Dims, (ta, tb): (bool, bool), vec4_buffers: bool) -> (Kernel, [u32; 3]) {
+    let (m, n, k, nb) = (d.m, d.n, d.k, d.batches as u32);
+    if gpu.is_cpu_emulated() {
+        let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));
+        let groups = [m.div_ceil(8 * rows) as u32, n.div_ceil(cols) as u32, nb];
+        return (matmul_regs::kernel(rows, cols), groups);
+    }
+    let tiles = |side: usize| [n.div_ceil(side) as u32, m.div_ceil(side) as u32, nb];
+    if m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM && vec4_buffers {
+        // Rows that are a multiple of 4 long are fetched as vec4s.
+        let rows_of_4 = (if ta { m } else { k }) % 4 == 0 && (if tb { k } else { n }) % 4 == 0;
+        let source = generated_source("matmul", String::new(), || {
+            repeat_blocks(include_str!("../../shaders/matmul.wgsl"))
+        });
+        let kernel = Kernel::new("matmul", source, "main").constant("VEC4", rows_of_4);
+        return (kernel, tiles(128));
+    }
+    let source = include_str!("../../shaders/matmul_small.wgsl");
+    (Kernel::new("matmul_small", source, "main"), tiles(64))
+}
+
+/// The product on the GPU: the planned kernel over the operands (with their batch strides),
+/// the epilogue's bias and residual bound after them.
+fn gpu_product(
+    gpu: &Rc<Gpu>,
+    [(a, sa), (b, sb)]: &[(Tensor, usize); 2],
+    d: Dims,
+    (ta, tb): (bool, bool),
+    epilogue: Epilogue,
+) -> Result<Storage> {
+    let vec4 = vec4_buffers(&[a, b], "matmul")?;
+    let (kernel, groups) = plan(gpu, d, (ta, tb), vec4);
+    let max = gpu.limits().max_compute_workgroups_per_dimension;
+    if let Some(&too_many) = groups.iter().find(|&&g| g > max) {
+        return Err(Error::TooLarge {
+            limit: "maxComputeWorkgroupsPerDimension",
+            requested: too_many as u64,
+            max: max as u64,
+        });
+    }
+    let kernel = epilogue.slots(kernel.constant("TA", ta).constant("TB", tb));
+    let params = MatmulParams {
+        m: d.m as u32,
+        n: d.n as u32,
+        k: d.k as u32,
+        a_batch_stride: *sa as u32,
+        b_batch_stride: *sb as u32,
+    };
+    let mut inputs = vec![a, b];
+    inputs.extend(epilogue.bias);
+    inputs.extend(epilogue.residual);
+    launch1(
+        gpu,
+        &kernel,
+        &params,
+        &inputs,
+        d.batches * d.m * d.n,
+        groups,
+    )
 }
 
 /// op(a)ᵀ · b when the shared dimension K is long and the output small (weight gradients,

@@ -3,8 +3,6 @@
 //! the reference in f64.
 
 mod attention;
-mod attention_packed;
-mod attention_tiled;
 mod binary;
 mod conv;
 mod dropout;
@@ -19,8 +17,7 @@ mod shape;
 mod softmax;
 mod unary;
 
-pub(crate) use attention::attention_backward;
-pub(crate) use attention_packed::attention_packed_backward;
+pub(crate) use attention::{attention_backward, attention_packed_backward};
 pub(crate) use binary::binary_backward;
 pub use binary::Binary;
 pub(crate) use conv::conv2d_backward;

@@ -2,11 +2,12 @@
 //! linear layer makes them: the tiled GPU kernels read the three in place and write their
 //! gradients side by side; elsewhere the three are sliced out and `attention` runs.
 
-use super::attention::{attention_backward, Dims};
-use super::{attention_tiled, gpu_of};
+use super::causal::attention_backward;
+use super::{tiled, Dims};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::ops::gpu_of;
 use crate::tensor::{DType, Storage, Tensor};
 use std::rc::Rc;
 
@@ -27,9 +28,9 @@ fn packed_dims(qkv: &Tensor, heads: usize) -> Result<Dims> {
 }
 
 /// The GPU and the tiled kernels' plan, where they can run this attention.
-fn tiled(qkv: &Tensor, dm: Dims) -> Option<(&Rc<Gpu>, attention_tiled::Plan)> {
+fn tiled(qkv: &Tensor, dm: Dims) -> Option<(&Rc<Gpu>, tiled::Plan)> {
     let gpu = gpu_of(qkv.device())?;
-    Some((gpu, attention_tiled::plan(gpu, dm)?))
+    Some((gpu, tiled::plan(gpu, dm)?))
 }
 
 /// q, k and v sliced out of a packed tensor, outside the graph.
@@ -52,7 +53,7 @@ pub(crate) fn attention_packed_backward(
     let dm = packed_dims(qkv, heads)?;
     let grads = match tiled(qkv, dm) {
         Some((gpu, plan)) => {
-            let all = attention_tiled::backward_packed(gpu, plan, dm, qkv, [out, lse, g])?;
+            let all = tiled::backward_packed(gpu, plan, dm, qkv, [out, lse, g])?;
             let all = Tensor::from_storage(
                 qkv.shape().to_vec(),
                 DType::F32,
@@ -88,7 +89,7 @@ impl Tensor {
                 heads,
             );
         };
-        let [out, lse] = attention_tiled::forward(gpu, plan, (dm, true), [self, self, self])?;
+        let [out, lse] = tiled::forward(gpu, plan, (dm, true), [self, self, self])?;
         let lse = Tensor::from_storage(
             vec![dm.rows()],
             DType::F32,

@@ -1,69 +1,14 @@
-//! Causal multi-head self-attention as one op: q, k, v [B, T, C] with C split into heads;
-//! future positions masked, stable softmax, backward on the GPU without materialising the
-//! T×T matrix in memory.
+//! The attention op over separate q, k and v, with the row kernels (emulated GPUs, heads the
+//! tiled kernels do not take), the CPU reference, and the backward of both layouts.
 
-use super::{attention_tiled, gpu_of, launch, row_kernel};
+use super::{tiled, Dims};
 use crate::autograd::Op;
 use crate::error::{Error, Result};
 use crate::gpu::PooledBuffer;
 use crate::gpu::{Gpu, ROW_WORKGROUP};
+use crate::ops::{gpu_of, launch, row_kernel};
 use crate::tensor::{DType, Host, Storage, Tensor};
 use std::rc::Rc;
-
-crate::kernel_params! {
-    /// shaders/attention.wgsl, attention_dq.wgsl and attention_dkv.wgsl: the sizes of `Dims`
-    /// and the softmax scale.
-    struct AttentionParams { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
-}
-
-/// The sizes of one attention call.
-#[derive(Clone, Copy)]
-pub(super) struct Dims {
-    pub(super) batch: usize,
-    pub(super) t: usize,
-    pub(super) c: usize,
-    pub(super) heads: usize,
-    pub(super) d: usize,
-}
-
-impl Dims {
-    /// The sizes of [batch, t, c] split into `heads` heads, which must divide c.
-    pub(super) fn new(batch: usize, t: usize, c: usize, heads: usize) -> Result<Dims> {
-        if heads == 0 || c % heads != 0 {
-            return Err(Error::Invalid {
-                op: "attention",
-                why: format!("{heads} heads do not divide {c} channels"),
-            });
-        }
-        Ok(Dims {
-            batch,
-            t,
-            c,
-            heads,
-            d: c / heads,
-        })
-    }
-    pub(super) fn scale(&self) -> f64 {
-        1.0 / (self.d as f64).sqrt()
-    }
-    pub(super) fn rows(&self) -> usize {
-        self.batch * self.heads * self.t
-    }
-    fn params(&self) -> AttentionParams {
-        AttentionParams {
-            batch: self.batch as u32,
-            t: self.t as u32,
-            c: self.c as u32,
-            heads: self.heads as u32,
-            d: self.d as u32,
-            scale: self.scale() as f32,
-        }
-    }
-    /// Offset of (batch b, position i, head h) in a [B, T, C] tensor.
-    fn at(&self, b: usize, i: usize, h: usize) -> usize {
-        (b * self.t + i) * self.c + h * self.d
-    }
-}
 
 fn dims(q: &Tensor, k: &Tensor, v: &Tensor, heads: usize) -> Result<Dims> {
     let name = "attention";
@@ -177,9 +122,8 @@ pub(crate) fn attention_backward(
             )
         }
         Some(gpu) => {
-            if let Some(plan) = attention_tiled::plan(gpu, dm) {
-                let [dq, dk, dv] =
-                    attention_tiled::backward_split(gpu, plan, dm, [q, k, v], [out, lse, g])?;
+            if let Some(plan) = tiled::plan(gpu, dm) {
+                let [dq, dk, dv] = tiled::backward_split(gpu, plan, dm, [q, k, v], [out, lse, g])?;
                 let make = |b| {
                     Tensor::from_storage(
                         q.shape().to_vec(),
@@ -194,7 +138,7 @@ pub(crate) fn attention_backward(
             let (kdq, groups) = row_kernel(
                 gpu,
                 "attention_dq",
-                include_str!("../../shaders/attention_dq.wgsl"),
+                include_str!("../../../shaders/attention_dq.wgsl"),
                 "main",
                 dm.rows(),
             );
@@ -213,7 +157,7 @@ pub(crate) fn attention_backward(
             let (kdkv, groups) = row_kernel(
                 gpu,
                 "attention_dkv",
-                include_str!("../../shaders/attention_dkv.wgsl"),
+                include_str!("../../../shaders/attention_dkv.wgsl"),
                 "main",
                 dm.rows(),
             );
@@ -240,7 +184,7 @@ fn row_attention(gpu: &Rc<Gpu>, dm: Dims, qkv: [&Tensor; 3]) -> Result<[PooledBu
     let (kernel, groups) = row_kernel(
         gpu,
         "attention",
-        include_str!("../../shaders/attention.wgsl"),
+        include_str!("../../../shaders/attention.wgsl"),
         "main",
         dm.rows(),
     );
@@ -289,8 +233,8 @@ impl Tensor {
                 )
             }
             Some(gpu) => {
-                let [out, lse] = match attention_tiled::plan(gpu, dm) {
-                    Some(plan) => attention_tiled::forward(gpu, plan, (dm, false), [self, k, v])?,
+                let [out, lse] = match tiled::plan(gpu, dm) {
+                    Some(plan) => tiled::forward(gpu, plan, (dm, false), [self, k, v])?,
                     None => row_attention(gpu, dm, [self, k, v])?,
                 };
                 (Storage::Gpu(out), Storage::Gpu(lse))

@@ -2,10 +2,10 @@
 //! one thread per query row (per key row in the key-side backward), blocks of keys or queries
 //! staged in workgroup memory, the head's vectors in named registers unrolled here.
 
-use super::attention::Dims;
-use super::{generated_source, launch, launch_into};
+use super::Dims;
 use crate::error::Result;
 use crate::gpu::{Gpu, Kernel, PooledBuffer};
+use crate::ops::{generated_source, launch, launch_into};
 use crate::tensor::{gpu_output, DType, Storage, Tensor};
 use std::rc::Rc;
 
@@ -114,7 +114,7 @@ pub(super) fn forward(
 ) -> Result<[PooledBuffer; 2]> {
     let k = kernel(
         "attention_tiled",
-        include_str!("../../shaders/attention_tiled.wgsl"),
+        include_str!("../../../shaders/attention_tiled.wgsl"),
         plan.d4,
         plan.block,
     );
@@ -169,7 +169,7 @@ fn backward(
     let params = &layout(dm, packed);
     let kdq = kernel(
         "attention_tiled_dq",
-        include_str!("../../shaders/attention_tiled_dq.wgsl"),
+        include_str!("../../../shaders/attention_tiled_dq.wgsl"),
         plan.d4,
         plan.block,
     );
@@ -179,7 +179,7 @@ fn backward(
     for (grad_k, target) in [(true, dk), (false, dv)] {
         let kernel = kernel(
             "attention_tiled_dkv",
-            include_str!("../../shaders/attention_tiled_dkv.wgsl"),
+            include_str!("../../../shaders/attention_tiled_dkv.wgsl"),
             plan.d4,
             plan.block,
         )
