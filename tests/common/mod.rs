@@ -3,6 +3,8 @@
 //! differences. Async so that the browser tests use it too.
 #![allow(dead_code)]
 
+pub mod cases;
+
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::rc::Rc;
 use webgrad::{Device, Gpu, Result, Tensor};

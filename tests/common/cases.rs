@@ -1,0 +1,183 @@
+//! The op cases both test runners check: natively (tests/op_cases.rs, lavapipe) and in the
+//! browser (tests/browser.rs, SwiftShader), so the two never drift apart. Each case is an op
+//! over seeded inputs, run by `check_op`: GPU against the f64 CPU reference on both kernel
+//! sets, gradients against the CPU's and the CPU's against finite differences. Shapes are
+//! ragged on purpose (not multiples of a workgroup or a tile).
+
+use super::{indices, input, Input};
+use webgrad::{Device, Result, Tensor};
+
+/// An op over its inputs, given the device its index tensors go to.
+pub type OpFn = Box<dyn Fn(&Device, &[Tensor]) -> Result<Tensor>>;
+
+pub struct OpCase {
+    pub name: String,
+    pub inputs: Vec<Input>,
+    pub tol: f64,
+    pub op: OpFn,
+}
+
+fn case(name: &str, inputs: Vec<Input>, tol: f64, op: OpFn) -> OpCase {
+    OpCase {
+        name: name.into(),
+        inputs,
+        tol,
+        op,
+    }
+}
+
+/// The layers: matmul both ways, cross-entropy, LayerNorm, attention, conv2d with pooling.
+pub fn layers() -> Vec<OpCase> {
+    let mut cases = Vec::new();
+    for (ta, tb) in [(false, false), (true, true)] {
+        let a = if ta { [2, 29, 37] } else { [2, 37, 29] };
+        let b = if tb { [2, 41, 29] } else { [2, 29, 41] };
+        let name = format!("matmul ta={ta} tb={tb}");
+        let op: OpFn = Box::new(move |_, t| t[0].matmul_t(&t[1], ta, tb));
+        cases.push(case(&name, vec![input(&a, 1), input(&b, 2)], 1e-4, op));
+    }
+    let targets = indices(37, 11, 5);
+    cases.push(case(
+        "cross_entropy",
+        vec![input(&[37, 11], 1)],
+        1e-4,
+        Box::new(move |d, t| t[0].cross_entropy(&Tensor::from_u32(targets.clone(), &[37], d)?)),
+    ));
+    let ins = vec![input(&[13, 70], 1), input(&[70], 2), input(&[70], 3)];
+    cases.push(case(
+        "layernorm",
+        ins,
+        1e-4,
+        Box::new(|_, t| t[0].layernorm(&t[1], &t[2], 1e-5)),
+    ));
+    let ins = (1..=3).map(|s| input(&[2, 37, 24], s)).collect();
+    cases.push(case(
+        "attention",
+        ins,
+        1e-4,
+        Box::new(|_, x| x[0].attention(&x[1], &x[2], 3)),
+    ));
+    let ins = vec![
+        input(&[2, 3, 9, 11], 1),
+        input(&[5, 3, 3, 3], 2),
+        input(&[5], 3),
+    ];
+    cases.push(case(
+        "conv2d + maxpool2d",
+        ins,
+        1e-4,
+        Box::new(|_, t| t[0].conv2d(&t[1], Some(&t[2]), 1, 1)?.maxpool2d(2, 2)),
+    ));
+    cases
+}
+
+/// The kernels for real GPUs that the shapes of `layers` do not reach: bias and residual in
+/// the matmul's store, packed attention, sums of wide columns, long index lists.
+pub fn fast_paths() -> Vec<OpCase> {
+    let linear = vec![input(&[2, 20, 12], 3), input(&[9, 12], 4), input(&[9], 5)];
+    let mut residual = linear.clone();
+    residual.push(input(&[2, 20, 9], 7));
+    let idx = indices(701, 11, 8);
+    vec![
+        case(
+            "linear",
+            linear,
+            1e-4,
+            Box::new(|_, t| t[0].linear(&t[1], Some(&t[2]))),
+        ),
+        case(
+            "linear + residual",
+            residual,
+            1e-4,
+            Box::new(|_, t| t[0].linear_residual(&t[1], Some(&t[2]), &t[3])),
+        ),
+        // Packed q, k and v (two heads of 16), read in place by the tiled attention kernels.
+        case(
+            "packed attention",
+            vec![input(&[1, 40, 96], 6)],
+            1e-4,
+            Box::new(|_, x| x[0].attention_packed(2)),
+        ),
+        case(
+            "sum of wide columns",
+            vec![input(&[3, 130, 65], 7)],
+            1e-4,
+            Box::new(|_, t| t[0].sum(1, false)),
+        ),
+        case(
+            "embedding of many",
+            vec![input(&[11, 6], 9)],
+            1e-4,
+            Box::new(move |d, t| t[0].embedding(&Tensor::from_u32(idx.clone(), &[701], d)?)),
+        ),
+    ]
+}
+
+/// Every other kernel: the unary ops and row ops on one [7, 45] input, broadcasting binary
+/// ops, the movement ops and a short embedding.
+pub fn others() -> Vec<OpCase> {
+    type F = fn(&Tensor) -> Result<Tensor>;
+    let unary: [(&str, F); 14] = [
+        ("neg", |t| t.neg()),
+        ("exp", |t| t.exp()),
+        ("relu", |t| t.relu()),
+        ("gelu", |t| t.gelu()),
+        ("tanh", |t| t.tanh()),
+        ("sigmoid", |t| t.sigmoid()),
+        ("scale, add_scalar, log", |t| {
+            t.scale(0.5)?.add_scalar(2.0)?.log()
+        }),
+        ("sqrt", |t| t.add_scalar(2.0)?.sqrt()),
+        ("powf", |t| t.powf(3.0)),
+        ("softmax", |t| t.softmax()),
+        ("log_softmax", |t| t.log_softmax()),
+        ("max", |t| t.max(0, false)),
+        ("mean", |t| t.mean(1, true)),
+        ("dropout", |t| t.dropout(0.2, 3)),
+    ];
+    let mut cases: Vec<OpCase> = unary
+        .into_iter()
+        .map(|(name, f)| {
+            case(
+                name,
+                vec![input(&[7, 45], 1)],
+                1e-4,
+                Box::new(move |_, t| f(&t[0])),
+            )
+        })
+        .collect();
+    cases.push(case(
+        "broadcast sub/div/maximum",
+        vec![input(&[7, 45], 1), input(&[45], 2)],
+        1e-4,
+        Box::new(|_, t| {
+            t[0].sub(&t[1])?
+                .div(&t[1].scale(0.1)?.add_scalar(2.0)?)?
+                .maximum(&t[1])
+        }),
+    ));
+    cases.push(case(
+        "permute, slice, concat, expand",
+        vec![input(&[3, 5, 7], 3)],
+        1e-5,
+        Box::new(|_, t| {
+            let p = t[0].permute(&[2, 0, 1])?.slice(0, 1, 4)?;
+            Tensor::concat(&[p.clone(), p.expand(&[4, 3, 5])?], 1)
+        }),
+    ));
+    let idx = indices(30, 11, 4);
+    cases.push(case(
+        "embedding",
+        vec![input(&[11, 9], 5)],
+        1e-5,
+        Box::new(move |d, t| t[0].embedding(&Tensor::from_u32(idx.clone(), &[30], d)?)),
+    ));
+    cases
+}
+
+/// Runs every case of a table through `check_op`.
+pub async fn check_all(cases: Vec<OpCase>) {
+    for c in cases {
+        super::check_op(&c.name, &c.inputs, c.tol, &*c.op).await;
+    }
+}
