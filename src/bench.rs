@@ -2,7 +2,7 @@
 //! bench mode (`?bench=1`): each result is one line in the format of torch_ref.py, carrying the
 //! counters of one timed step.
 
-use crate::nn::{CnnConfig, GptConfig, Init, MlpConfig};
+use crate::nn::{Activation, CnnConfig, GptConfig, Init, MlpConfig};
 use crate::optim::{Optimizer, OptimizerConfig, Rule, Schedule};
 use crate::train::{ModelConfig, Net};
 use crate::{Counters, Device, Gpu, Result, Tensor};
@@ -71,7 +71,7 @@ pub fn workload_model(name: &str) -> (ModelConfig, usize) {
                 outputs: 10,
                 depth: 2,
                 width: 512,
-                activation: "relu".into(),
+                activation: Activation::Relu,
             }),
             128,
         ),

@@ -196,6 +196,35 @@ fn broken_checkpoints_are_refused_and_change_nothing() {
     });
 }
 
+/// A checkpoint written before the settings became enums (an xor MLP trained 20 steps by
+/// `webgrad train --task xor --steps 20 --save`, built at commit 427170c) still reads and loads:
+/// the enums keep the names the JSON had.
+#[test]
+fn a_checkpoint_from_before_the_settings_enums_still_loads() {
+    use webgrad::nn::{Activation, MlpConfig};
+    use webgrad::train::{Checkpoint, ModelConfig};
+    let bytes = include_bytes!("golden/xor_settings_v1.safetensors");
+    let ck = Checkpoint::parse(bytes).unwrap();
+    assert_eq!(ck.config.task, "xor");
+    let ModelConfig::Mlp(MlpConfig { activation, .. }) = &ck.config.model else {
+        panic!("an MLP checkpoint, got {:?}", ck.config.model)
+    };
+    assert_eq!(*activation, Activation::Relu);
+    run(async {
+        let device = common::gpu().await;
+        let config = Config::defaults("xor", None, None, 0).unwrap();
+        let data = points(PointSet::Xor, 2000, config.noise, 0.2, 0).unwrap();
+        let mut session = Session::new(config, TaskData::Labelled(data), &device).unwrap();
+        session.load(bytes).unwrap();
+        assert_eq!(session.step, 20);
+        let eval = session.evaluate().await.unwrap();
+        assert!(
+            eval.accuracy.unwrap() > 0.8,
+            "the trained weights came back: {eval:?}"
+        );
+    });
+}
+
 /// Runs the CLI; returns (exit status, stdout, stderr).
 fn cli(args: &[&str]) -> (i32, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_webgrad"))

@@ -2,7 +2,7 @@
 //! with a sentence beside every invalid control, and mirrored into the URL.
 
 use super::dom::{mark, set_value, value};
-use crate::nn::{CnnConfig, GptConfig, MlpConfig};
+use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig};
 use crate::optim::{Rule, Schedule};
 use crate::train::{Config, ModelConfig};
 
@@ -33,7 +33,7 @@ pub fn show_defaults(config: &Config) {
         ModelConfig::Mlp(m) => {
             set_value("depth", &m.depth.to_string());
             set_value("width", &m.width.to_string());
-            set_value("activation", &m.activation);
+            set_value("activation", m.activation.name());
         }
         ModelConfig::Cnn(c) => {
             let ch: Vec<String> = c.channels.iter().map(|c| c.to_string()).collect();
@@ -95,6 +95,19 @@ where
     }
 }
 
+/// The activation control, marked when it names none (a hand-edited URL).
+fn activation(problems: &mut usize) -> Activation {
+    let parsed = Activation::parse(&value("activation"));
+    mark(
+        "activation",
+        parsed
+            .is_none()
+            .then_some("Choose one of the listed activations."),
+    );
+    *problems += parsed.is_none() as usize;
+    parsed.unwrap_or(Activation::Relu)
+}
+
 fn at_least_one(v: usize) -> Option<&'static str> {
     (v == 0).then_some("Must be at least 1.")
 }
@@ -117,7 +130,7 @@ pub fn read(task: &str, vocab: usize, examples: usize) -> Option<Config> {
                 |v: usize| at_least_one(v).or((v > 1024).then_some("At most 1024.")),
                 p,
             ),
-            activation: value("activation"),
+            activation: activation(p),
             ..m
         }),
         ModelConfig::Cnn(c) => {

@@ -2,6 +2,7 @@
 
 use super::{Init, Module};
 use crate::{Result, Tensor};
+use serde::{Deserialize, Serialize};
 
 /// y = x Wᵀ + b, with W [out, in] as in torch.nn.Linear.
 pub struct Linear {
@@ -131,8 +132,9 @@ impl Module for Embedding {
     }
 }
 
-/// An elementwise activation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An elementwise activation; in settings, URLs and checkpoints by its lower-case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Activation {
     Relu,
     Gelu,

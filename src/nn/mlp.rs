@@ -11,7 +11,7 @@ pub struct MlpConfig {
     pub outputs: usize,
     pub depth: usize,
     pub width: usize,
-    pub activation: String,
+    pub activation: Activation,
 }
 
 /// torch: `layers` is an nn.ModuleList of nn.Linear.
@@ -22,10 +22,6 @@ pub struct Mlp {
 
 impl Mlp {
     pub fn new(config: &MlpConfig, init: &mut Init) -> Result<Mlp> {
-        let activation = Activation::parse(&config.activation).ok_or_else(|| Error::Invalid {
-            op: "mlp",
-            why: format!("unknown activation {:?}", config.activation),
-        })?;
         if config.width == 0 || config.inputs == 0 || config.outputs == 0 {
             return Err(Error::Invalid {
                 op: "mlp",
@@ -39,7 +35,10 @@ impl Mlp {
             .windows(2)
             .map(|w| Linear::new(init, w[0], w[1], true))
             .collect::<Result<_>>()?;
-        Ok(Mlp { layers, activation })
+        Ok(Mlp {
+            layers,
+            activation: config.activation,
+        })
     }
 }
 

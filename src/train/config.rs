@@ -2,7 +2,7 @@
 //! (which keeps them in the URL) and checkpoints.
 
 use crate::data::PointSet;
-use crate::nn::{CnnConfig, GptConfig, MlpConfig};
+use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig};
 use crate::optim::{OptimizerConfig, Rule, Schedule};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -84,7 +84,7 @@ impl Config {
                     outputs: 2,
                     depth: 3,
                     width: 32,
-                    activation: "relu".into(),
+                    activation: Activation::Relu,
                 }),
                 adam(0.01),
                 64,
@@ -96,7 +96,7 @@ impl Config {
                     outputs: 10,
                     depth: 1,
                     width: 128,
-                    activation: "relu".into(),
+                    activation: Activation::Relu,
                 }),
                 adam(0.003),
                 32,
