@@ -202,10 +202,10 @@ fn broken_checkpoints_are_refused_and_change_nothing() {
 #[test]
 fn a_checkpoint_from_before_the_settings_enums_still_loads() {
     use webgrad::nn::{Activation, MlpConfig};
-    use webgrad::train::{Checkpoint, ModelConfig};
+    use webgrad::train::{Checkpoint, ModelConfig, Task};
     let bytes = include_bytes!("golden/xor_settings_v1.safetensors");
     let ck = Checkpoint::parse(bytes).unwrap();
-    assert_eq!(ck.config.task, "xor");
+    assert_eq!(ck.config.task, Task::Xor);
     let ModelConfig::Mlp(MlpConfig { activation, .. }) = &ck.config.model else {
         panic!("an MLP checkpoint, got {:?}", ck.config.model)
     };

@@ -28,7 +28,7 @@ pub const CONTROLS: [&str; 16] = [
 
 /// Shows a task's defaults in the controls.
 pub fn show_defaults(config: &Config) {
-    set_value("task", &config.task);
+    set_value("task", config.task.name());
     match &config.model {
         ModelConfig::Mlp(m) => {
             set_value("depth", &m.depth.to_string());

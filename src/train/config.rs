@@ -1,7 +1,7 @@
 //! Training settings: what a run is, with each task's defaults. Shared by the CLI, the page
 //! (which keeps them in the URL) and checkpoints.
 
-use crate::data::PointSet;
+use super::task::{Task, TASKS};
 use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig};
 use crate::optim::{OptimizerConfig, Rule, Schedule};
 use crate::{Error, Result};
@@ -23,8 +23,7 @@ impl ModelConfig {
 /// Everything that defines a training run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
-    /// spiral, circles, xor, gauss, moons, digits or text.
-    pub task: String,
+    pub task: Task,
     pub model: ModelConfig,
     pub optimizer: OptimizerConfig,
     pub batch: usize,
@@ -36,16 +35,11 @@ pub struct Config {
     pub noise: f64,
 }
 
-/// The task names the CLI and the page accept.
-pub const TASKS: [&str; 7] = [
-    "spiral", "circles", "xor", "gauss", "moons", "digits", "text",
-];
-
 impl Config {
     /// The defaults of `task` with `model` (mlp, cnn, gpt; None for the task's own) and, for the
     /// GPT, a preset. `vocab` is the text's vocabulary size (ignored elsewhere).
     pub fn defaults(
-        task: &str,
+        name: &str,
         model: Option<&str>,
         preset: Option<&str>,
         vocab: usize,
@@ -56,19 +50,17 @@ impl Config {
                 why,
             })
         };
-        let points = PointSet::parse(task).is_some();
-        if !points && task != "digits" && task != "text" {
+        let Some(task) = Task::parse(name) else {
             return bad(format!(
-                "unknown task {task:?}; choose one of {}",
+                "unknown task {name:?}; choose one of {}",
                 TASKS.join(", ")
             ));
-        }
-        let model = model.unwrap_or(if points {
-            "mlp"
-        } else if task == "digits" {
-            "cnn"
-        } else {
-            "gpt"
+        };
+        let points = task.point_set().is_some();
+        let model = model.unwrap_or(match task {
+            Task::Digits => "cnn",
+            Task::Text => "gpt",
+            _ => "mlp",
         });
         let adam = |lr| OptimizerConfig {
             rule: Rule::parse("adam").expect("adam exists"),
@@ -90,7 +82,7 @@ impl Config {
                 64,
                 1500,
             ),
-            ("mlp", false, "digits") => (
+            ("mlp", false, Task::Digits) => (
                 ModelConfig::Mlp(MlpConfig {
                     inputs: 784,
                     outputs: 10,
@@ -102,7 +94,7 @@ impl Config {
                 32,
                 1500,
             ),
-            ("cnn", false, "digits") => (
+            ("cnn", false, Task::Digits) => (
                 ModelConfig::Cnn(CnnConfig {
                     channels: vec![8, 16],
                     hidden: 64,
@@ -113,7 +105,7 @@ impl Config {
                 32,
                 600,
             ),
-            ("gpt", false, "text") => {
+            ("gpt", false, Task::Text) => {
                 let name = preset.unwrap_or("tiny");
                 let Some(gpt) = GptConfig::preset(name, vocab) else {
                     return bad(format!(
@@ -142,7 +134,7 @@ impl Config {
             (m, _, t) => return bad(format!("the {t} task cannot use the model {m:?}")),
         };
         Ok(Config {
-            task: task.into(),
+            task,
             model,
             optimizer,
             batch,

@@ -4,9 +4,11 @@
 mod checkpoint;
 mod config;
 mod sample;
+mod task;
 
 pub use checkpoint::{assign_all, Checkpoint, CHECKPOINT_FORMAT, MAX_HEADER_BYTES};
-pub use config::{Config, ModelConfig, TASKS};
+pub use config::{Config, ModelConfig};
+pub use task::{Task, TASKS};
 
 use crate::data::{windows, Batches, Labelled, Text};
 use crate::nn::{Cnn, Gpt, Init, Mlp, Model};
