@@ -233,25 +233,32 @@ fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -
 /// Which kernel computes a product on `gpu`, and its workgroups: register blocking without
 /// barriers on emulated GPUs; on real ones 128 × 128 tiles once there are enough of them to
 /// fill a large GPU and the operands can be read as whole vec4s (`vec4_buffers`), else 64 × 64.
-fn plan(gpu: &Gpu, d: Dims, (ta, tb): (bool, bool), vec4_buffers: bool) -> (Kernel, [u32; 3]) {
+fn plan(
+    gpu: &Gpu,
+    d: Dims,
+    (ta, tb): (bool, bool),
+    operands: [&Tensor; 2],
+) -> Result<(Kernel, [u32; 3])> {
     let (m, n, k, nb) = (d.m, d.n, d.k, d.batches as u32);
     if gpu.is_cpu_emulated() {
         let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));
         let groups = [m.div_ceil(8 * rows) as u32, n.div_ceil(cols) as u32, nb];
-        return (matmul_regs::kernel(rows, cols), groups);
+        return Ok((matmul_regs::kernel(rows, cols), groups));
     }
     let tiles = |side: usize| [n.div_ceil(side) as u32, m.div_ceil(side) as u32, nb];
-    if m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM && vec4_buffers {
+    if m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM
+        && vec4_buffers(&operands, "matmul")?
+    {
         // Rows that are a multiple of 4 long are fetched as vec4s.
         let rows_of_4 = (if ta { m } else { k }) % 4 == 0 && (if tb { k } else { n }) % 4 == 0;
         let source = generated_source("matmul", String::new(), || {
             repeat_blocks(include_str!("../../shaders/matmul.wgsl"))
         });
         let kernel = Kernel::new("matmul", source, "main").constant("VEC4", rows_of_4);
-        return (kernel, tiles(128));
+        return Ok((kernel, tiles(128)));
     }
     let source = include_str!("../../shaders/matmul_small.wgsl");
-    (Kernel::new("matmul_small", source, "main"), tiles(64))
+    Ok((Kernel::new("matmul_small", source, "main"), tiles(64)))
 }
 
 /// The product on the GPU: the planned kernel over the operands (with their batch strides),
@@ -263,8 +270,7 @@ fn gpu_product(
     (ta, tb): (bool, bool),
     epilogue: Epilogue,
 ) -> Result<Storage> {
-    let vec4 = vec4_buffers(&[a, b], "matmul")?;
-    let (kernel, groups) = plan(gpu, d, (ta, tb), vec4);
+    let (kernel, groups) = plan(gpu, d, (ta, tb), [a, b])?;
     let max = gpu.limits().max_compute_workgroups_per_dimension;
     if let Some(&too_many) = groups.iter().find(|&&g| g > max) {
         return Err(Error::TooLarge {

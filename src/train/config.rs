@@ -109,7 +109,8 @@ impl Config {
                 let name = preset.unwrap_or("tiny");
                 let Some(gpt) = GptConfig::preset(name, vocab) else {
                     return bad(format!(
-                        "unknown preset {name:?}; choose tiny, small or nanochar"
+                        "unknown preset {name:?}; choose one of {}",
+                        GptConfig::PRESETS.join(", ")
                     ));
                 };
                 let steps = if name == "tiny" { 1500 } else { 5000 };

@@ -3,12 +3,12 @@
 use clap::builder::PossibleValuesParser;
 use std::io::Write;
 use std::time::Instant;
-use webgrad::data::{digits_from_gzip, points, PointSet, Text};
+use webgrad::data::{digits_from_gzip, points, Text};
 use webgrad::nn::GptConfig;
 use webgrad::nn::{Gpt, Init};
 use webgrad::optim::Rule;
 use webgrad::train::{
-    assign_all, sample as generate, Checkpoint, Config, ModelConfig, SampleSettings, Session,
+    assign_all, sample as generate, Checkpoint, Config, ModelConfig, SampleSettings, Session, Task,
     TaskData, TASKS,
 };
 use webgrad::{Device, Gpu};
@@ -101,31 +101,27 @@ fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), String> {
 }
 
 fn task_data(
-    task: &str,
+    task: Task,
     text_file: Option<&str>,
     noise: f64,
     seed: u64,
 ) -> Result<TaskData, String> {
     let e = |e: webgrad::Error| e.to_string();
-    if let Some(set) = PointSet::parse(task) {
+    if let Some(set) = task.point_set() {
         return Ok(TaskData::Labelled(
             points(set, 2000, noise, 0.2, seed).map_err(e)?,
         ));
     }
-    match task {
-        "digits" => Ok(TaskData::Labelled(digits_from_gzip(DIGITS).map_err(e)?)),
-        "text" => match text_file {
-            Some(path) => {
-                let s = String::from_utf8(read(path)?)
-                    .map_err(|_| format!("{path} is not UTF-8 text"))?;
-                Ok(TaskData::Text(Text::new(&s).map_err(e)?))
-            }
-            None => Ok(TaskData::Text(Text::from_gzip(SHAKESPEARE).map_err(e)?)),
-        },
-        other => Err(format!(
-            "unknown task {other:?}; choose one of {}",
-            TASKS.join(", ")
-        )),
+    if task == Task::Digits {
+        return Ok(TaskData::Labelled(digits_from_gzip(DIGITS).map_err(e)?));
+    }
+    match text_file {
+        Some(path) => {
+            let s =
+                String::from_utf8(read(path)?).map_err(|_| format!("{path} is not UTF-8 text"))?;
+            Ok(TaskData::Text(Text::new(&s).map_err(e)?))
+        }
+        None => Ok(TaskData::Text(Text::from_gzip(SHAKESPEARE).map_err(e)?)),
     }
 }
 
@@ -145,7 +141,8 @@ fn config(a: &TrainArgs, vocab: usize) -> Result<Config, String> {
 }
 
 pub fn train(a: TrainArgs) -> Result<(), String> {
-    let data = task_data(&a.task, a.text.as_deref(), 0.05, a.seed)?;
+    let task = Task::parse(&a.task).ok_or("clap checked the task's name")?;
+    let data = task_data(task, a.text.as_deref(), 0.05, a.seed)?;
     let vocab = if let TaskData::Text(t) = &data {
         t.vocab.len()
     } else {
