@@ -2,7 +2,6 @@
 //! topologically and applies one rule per op, summing gradients of tensors used more than once.
 
 use crate::error::{Error, Result};
-use crate::ops::{self, Binary, Unary};
 use crate::tensor::Tensor;
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
@@ -24,186 +23,19 @@ pub fn no_grad<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// How a tensor was made, with what its backward rule needs.
-pub(crate) enum Op {
-    Unary(Unary, Tensor),
-    Binary(Binary, Tensor, Tensor),
-    MatMul {
-        a: Tensor,
-        b: Tensor,
-        ta: bool,
-        tb: bool,
-        /// Added to every row as the product is stored (Tensor::linear).
-        bias: Option<Tensor>,
-        /// Added element by element as the product is stored (Tensor::linear_residual).
-        residual: Option<Tensor>,
-    },
-    SumAxis {
-        x: Tensor,
-    },
-    MaxAxis {
-        x: Tensor,
-        axis: usize,
-        argmax: Tensor,
-    },
-    Reshape(Tensor),
-    Permute {
-        x: Tensor,
-        perm: Vec<usize>,
-    },
-    Slice {
-        x: Tensor,
-        axis: usize,
-        start: usize,
-    },
-    Concat {
-        xs: Vec<Tensor>,
-        axis: usize,
-    },
-    Expand(Tensor),
-    Softmax(Tensor),
-    LogSoftmax(Tensor),
-    CrossEntropy {
-        logits: Tensor,
-        targets: Tensor,
-    },
-    Embedding {
-        weight: Tensor,
-        indices: Tensor,
-    },
-    LayerNorm {
-        x: Tensor,
-        weight: Tensor,
-        bias: Tensor,
-        stats: Tensor,
-    },
-    Attention {
-        q: Tensor,
-        k: Tensor,
-        v: Tensor,
-        heads: usize,
-        lse: Tensor,
-    },
-    AttentionPacked {
-        qkv: Tensor,
-        heads: usize,
-        lse: Tensor,
-    },
-    Conv2d {
-        x: Tensor,
-        weight: Tensor,
-        bias: Option<Tensor>,
-        stride: usize,
-        padding: usize,
-    },
-    MaxPool2d {
-        x: Tensor,
-        argmax: Tensor,
-        k: usize,
-        stride: usize,
-    },
-    Dropout {
-        x: Tensor,
-        p: f32,
-        seed: u32,
-    },
-}
-
-impl Op {
+/// How a tensor was made: the inputs it read and its backward rule. Each op family declares
+/// its rule beside its forward, in its own module under `ops/`, so adding a family touches
+/// only that module and the op list in `ops/mod.rs`.
+pub(crate) trait Backward {
     /// The inputs, in the order `backward` returns their gradients.
-    pub fn inputs(&self) -> Vec<&Tensor> {
-        use Op::*;
-        match self {
-            Unary(_, x) | SumAxis { x } | MaxAxis { x, .. } | Reshape(x) | Permute { x, .. } => {
-                vec![x]
-            }
-            Slice { x, .. } | Expand(x) | Softmax(x) | LogSoftmax(x) | MaxPool2d { x, .. } => {
-                vec![x]
-            }
-            Dropout { x, .. } | CrossEntropy { logits: x, .. } | Embedding { weight: x, .. } => {
-                vec![x]
-            }
-            Binary(_, a, b) => vec![a, b],
-            MatMul {
-                a,
-                b,
-                bias,
-                residual,
-                ..
-            } => [a, b].into_iter().chain(bias).chain(residual).collect(),
-            Concat { xs, .. } => xs.iter().collect(),
-            LayerNorm {
-                x, weight, bias, ..
-            } => vec![x, weight, bias],
-            Attention { q, k, v, .. } => vec![q, k, v],
-            AttentionPacked { qkv, .. } => vec![qkv],
-            Conv2d {
-                x, weight, bias, ..
-            } => {
-                let mut v = vec![x, weight];
-                v.extend(bias.iter());
-                v
-            }
-        }
-    }
+    fn inputs(&self) -> Vec<&Tensor>;
 
-    /// Gradients of the inputs given the output `out` and its gradient `g`.
-    fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
-        use Op::*;
-        match self {
-            Unary(kind, x) => Ok(vec![ops::unary_backward(*kind, x, out, g)?]),
-            Binary(kind, a, b) => ops::binary_backward(*kind, a, b, out, g),
-            MatMul {
-                a,
-                b,
-                ta,
-                tb,
-                bias,
-                residual,
-            } => ops::matmul_backward(a, b, (*ta, *tb), (bias.as_ref(), residual.as_ref()), g),
-            SumAxis { x } => Ok(vec![g.expand(x.shape())?]),
-            MaxAxis { x, axis, argmax } => Ok(vec![ops::max_backward(x, *axis, argmax, g)?]),
-            Reshape(x) => Ok(vec![g.reshape(x.shape())?]),
-            Permute { perm, .. } => Ok(vec![g.permute(&ops::inverse_permutation(perm))?]),
-            Slice { x, axis, start } => Ok(vec![ops::slice_backward(x.shape(), *axis, *start, g)?]),
-            Concat { xs, axis } => ops::concat_backward(xs, *axis, g),
-            Expand(x) => Ok(vec![g.sum_to_shape(x.shape())?]),
-            Softmax(_) => Ok(vec![ops::softmax_backward(out, g, false)?]),
-            LogSoftmax(_) => Ok(vec![ops::softmax_backward(out, g, true)?]),
-            CrossEntropy { logits, targets } => {
-                Ok(vec![ops::cross_entropy_backward(logits, targets, g)?])
-            }
-            Embedding { weight, indices } => ops::embedding_backward(weight, indices, g),
-            LayerNorm {
-                x, weight, stats, ..
-            } => ops::layernorm_backward(x, weight, stats, g),
-            Attention {
-                q,
-                k,
-                v,
-                heads,
-                lse,
-            } => ops::attention_backward(q, k, v, out, lse, *heads, g),
-            AttentionPacked { qkv, heads, lse } => {
-                ops::attention_packed_backward(qkv, out, lse, *heads, g)
-            }
-            Conv2d {
-                x,
-                weight,
-                bias,
-                stride,
-                padding,
-            } => ops::conv2d_backward(x, weight, bias.is_some(), *stride, *padding, g),
-            MaxPool2d {
-                x,
-                argmax,
-                k,
-                stride,
-            } => Ok(vec![ops::maxpool2d_backward(x, argmax, *k, *stride, g)?]),
-            Dropout { p, seed, .. } => Ok(vec![g.dropout(*p, *seed)?]),
-        }
-    }
+    /// Gradients of the inputs given the output `out` and its gradient `g`: one per input.
+    fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>>;
 }
+
+/// A recorded op, kept by the tensor it made.
+pub(crate) type Op = Box<dyn Backward>;
 
 /// Gradients from one backward pass, by tensor.
 #[derive(Default)]

@@ -1,7 +1,7 @@
 //! The Tensor handle: a cheap `Rc` to shape, storage (a pooled GPU buffer or a CPU vector) and
 //! the op that made it.
 
-use crate::autograd::{self, Op};
+use crate::autograd::{self, Backward, Op};
 use crate::error::{Error, Result};
 use crate::gpu::{BufferRef, Gpu, PooledBuffer};
 use std::cell::RefCell;
@@ -120,10 +120,10 @@ impl Tensor {
         dtype: DType,
         device: &Device,
         storage: Storage,
-        op: Op,
+        op: impl Backward + 'static,
     ) -> Tensor {
         let needs = autograd::is_enabled() && op.inputs().iter().any(|t| t.requires_grad());
-        let op = needs.then_some(op);
+        let op = needs.then(|| Box::new(op) as Op);
         Tensor::make(
             shape,
             dtype,
@@ -136,9 +136,9 @@ impl Tensor {
 
     /// The data of `inner` (computed by other ops without recording them) presented as the
     /// result of `op`, so that backward sees one op with its own rule.
-    pub(crate) fn adopt(inner: &Tensor, op: Op) -> Tensor {
+    pub(crate) fn adopt(inner: &Tensor, op: impl Backward + 'static) -> Tensor {
         let needs = autograd::is_enabled() && op.inputs().iter().any(|t| t.requires_grad());
-        let op = needs.then_some(op);
+        let op = needs.then(|| Box::new(op) as Op);
         Tensor::make(
             inner.shape().to_vec(),
             inner.dtype(),
@@ -252,9 +252,9 @@ impl Tensor {
     }
 
     /// The same data seen with another shape of the same size: no copy (tensors are contiguous).
-    pub(crate) fn view(&self, shape: &[usize], op: Option<Op>) -> Tensor {
+    pub(crate) fn view(&self, shape: &[usize], op: Option<impl Backward + 'static>) -> Tensor {
         let needs = op.is_some() && autograd::is_enabled() && self.requires_grad();
-        let op = if needs { op } else { None };
+        let op = op.filter(|_| needs).map(|op| Box::new(op) as Op);
         Tensor::make(
             shape.to_vec(),
             self.dtype(),

@@ -4,7 +4,7 @@ use super::shape::{
     broadcast_shapes, broadcast_strides, check_rank, pack, strided_offsets, Packed,
 };
 use super::{gpu_of, launch1};
-use crate::autograd::Op;
+use crate::autograd::Backward;
 use crate::error::Result;
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -101,7 +101,11 @@ fn binary(a: &Tensor, b: &Tensor, kind: Binary) -> Result<Tensor> {
             launch1(gpu, &kernel, &params, &[a, b], n, gpu.groups_elementwise(n))?
         }
     };
-    let op = Op::Binary(kind, a.clone(), b.clone());
+    let op = BinaryOp {
+        kind,
+        a: a.clone(),
+        b: b.clone(),
+    };
     Ok(Tensor::from_op(
         out_shape,
         DType::F32,
@@ -111,8 +115,24 @@ fn binary(a: &Tensor, b: &Tensor, kind: Binary) -> Result<Tensor> {
     ))
 }
 
+/// A binary op as recorded for backward.
+struct BinaryOp {
+    kind: Binary,
+    a: Tensor,
+    b: Tensor,
+}
+
+impl Backward for BinaryOp {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.a, &self.b]
+    }
+    fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        binary_backward(self.kind, &self.a, &self.b, out, g)
+    }
+}
+
 /// Gradients of both inputs, each summed down to its own (pre-broadcast) shape.
-pub(crate) fn binary_backward(
+fn binary_backward(
     kind: Binary,
     a: &Tensor,
     b: &Tensor,

@@ -1,7 +1,7 @@
 //! 2-D convolution, NCHW, with stride and zero padding.
 
 use super::{gpu_of, launch1, matmul_raw};
-use crate::autograd::Op;
+use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -152,8 +152,30 @@ fn im2col(gpu: &std::rc::Rc<crate::gpu::Gpu>, x: &Tensor, c: &Conv) -> Result<Te
     ))
 }
 
+/// A 2-D convolution, as recorded for backward.
+struct Conv2dOp {
+    x: Tensor,
+    weight: Tensor,
+    bias: Option<Tensor>,
+    stride: usize,
+    padding: usize,
+}
+
+impl Backward for Conv2dOp {
+    fn inputs(&self) -> Vec<&Tensor> {
+        [&self.x, &self.weight]
+            .into_iter()
+            .chain(&self.bias)
+            .collect()
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        let (x, w, has_bias) = (&self.x, &self.weight, self.bias.is_some());
+        conv2d_backward(x, w, has_bias, self.stride, self.padding, g)
+    }
+}
+
 /// Gradients of the input, the weight and (when there is one) the bias.
-pub(crate) fn conv2d_backward(
+fn conv2d_backward(
     x: &Tensor,
     w: &Tensor,
     has_bias: bool,
@@ -266,7 +288,7 @@ impl Tensor {
                 y.reshape(&[c.n, c.co, c.ho, c.wo])
             })?,
         };
-        let op = Op::Conv2d {
+        let op = Conv2dOp {
             x: self.clone(),
             weight: weight.clone(),
             bias: bias.cloned(),

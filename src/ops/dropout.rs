@@ -1,7 +1,7 @@
 //! Dropout with a seed, identical on the GPU and the CPU.
 
 use super::{gpu_of, launch1};
-use crate::autograd::Op;
+use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -22,6 +22,22 @@ fn pcg(v: u32) -> u32 {
 fn kept(i: u32, seed: u32, p: f32) -> bool {
     let u = (pcg(i ^ pcg(seed)) >> 8) as f32 / 16_777_216.0;
     u >= p
+}
+
+/// Dropout, as recorded for backward: the same mask, from the same seed, scales the gradient.
+struct DropoutOp {
+    x: Tensor,
+    p: f32,
+    seed: u32,
+}
+
+impl Backward for DropoutOp {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.x]
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        Ok(vec![g.dropout(self.p, self.seed)?])
+    }
 }
 
 impl Tensor {
@@ -64,7 +80,7 @@ impl Tensor {
                 launch1(gpu, &kernel, &params, &[self], n, gpu.groups_elementwise(n))?
             }
         };
-        let op = Op::Dropout {
+        let op = DropoutOp {
             x: self.clone(),
             p,
             seed,

@@ -1,7 +1,7 @@
 //! Embedding: gather rows of a weight matrix by u32 index; backward scatter-adds.
 
 use super::{gpu_of, launch1};
-use crate::autograd::Op;
+use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -22,12 +22,23 @@ crate::kernel_params! {
     struct EmbeddingBackwardParams { n: u32, dim: u32, vocab: u32, chunk: u32, chunks: u32 }
 }
 
+/// A table lookup, as recorded for backward; the indices get no gradient.
+struct EmbeddingOp {
+    weight: Tensor,
+    indices: Tensor,
+}
+
+impl Backward for EmbeddingOp {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.weight]
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        embedding_backward(&self.weight, &self.indices, g)
+    }
+}
+
 /// dweight: the gradient rows summed into the rows their indices name.
-pub(crate) fn embedding_backward(
-    weight: &Tensor,
-    indices: &Tensor,
-    g: &Tensor,
-) -> Result<Vec<Tensor>> {
+fn embedding_backward(weight: &Tensor, indices: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
     let (vocab, dim) = (weight.shape()[0], weight.shape()[1]);
     let n = indices.numel();
     let storage = match gpu_of(weight.device()) {
@@ -140,7 +151,7 @@ impl Tensor {
         };
         let mut shape = indices.shape().to_vec();
         shape.push(dim);
-        let op = Op::Embedding {
+        let op = EmbeddingOp {
             weight: self.clone(),
             indices: indices.clone(),
         };

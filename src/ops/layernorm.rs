@@ -2,7 +2,7 @@
 
 use super::reduce::BUSY_GROUPS;
 use super::{gpu_of, launch, launch1, row_kernel, RowsParams};
-use crate::autograd::Op;
+use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel, ROW_WORKGROUP};
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -18,8 +18,26 @@ fn cpu_stats(x: &[f64], cols: usize, eps: f64) -> Vec<f64> {
     stats
 }
 
+/// LayerNorm over the last axis, as recorded for backward, with each row's mean and inverse
+/// standard deviation.
+struct LayerNormOp {
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor,
+    stats: Tensor,
+}
+
+impl Backward for LayerNormOp {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.x, &self.weight, &self.bias]
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        layernorm_backward(&self.x, &self.weight, &self.stats, g)
+    }
+}
+
 /// Gradients of x, weight and bias.
-pub(crate) fn layernorm_backward(
+fn layernorm_backward(
     x: &Tensor,
     weight: &Tensor,
     stats: &Tensor,
@@ -247,7 +265,7 @@ impl Tensor {
             }
         };
         let stats = Tensor::from_storage(vec![rows, 2], DType::F32, self.device(), stats);
-        let op = Op::LayerNorm {
+        let op = LayerNormOp {
             x: self.clone(),
             weight: weight.clone(),
             bias: bias.clone(),

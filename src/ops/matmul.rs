@@ -2,7 +2,7 @@
 
 use super::matmul_regs;
 use super::{generated_source, gpu_of, launch1, repeat_blocks};
-use crate::autograd::Op;
+use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
@@ -219,7 +219,7 @@ fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -
         }
         Some(gpu) => gpu_product(gpu, &operands, d, (ta, tb), epilogue)?,
     };
-    let op = Op::MatMul {
+    let op = MatMulOp {
         a: a.clone(),
         b: b.clone(),
         ta,
@@ -325,9 +325,35 @@ fn matmul_split_k(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     matmul_raw(a, b, true, false)
 }
 
+/// op(a) · op(b) (+ bias) (+ residual), as recorded for backward.
+struct MatMulOp {
+    a: Tensor,
+    b: Tensor,
+    ta: bool,
+    tb: bool,
+    /// Added to every row as the product is stored (Tensor::linear).
+    bias: Option<Tensor>,
+    /// Added element by element as the product is stored (Tensor::linear_residual).
+    residual: Option<Tensor>,
+}
+
+impl Backward for MatMulOp {
+    fn inputs(&self) -> Vec<&Tensor> {
+        [&self.a, &self.b]
+            .into_iter()
+            .chain(&self.bias)
+            .chain(&self.residual)
+            .collect()
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        let extras = (self.bias.as_ref(), self.residual.as_ref());
+        matmul_backward(&self.a, &self.b, (self.ta, self.tb), extras, g)
+    }
+}
+
 /// Gradients of op(a) · op(b) (+ bias) (+ residual) with respect to a, b, the bias and the
 /// residual, those present.
-pub(crate) fn matmul_backward(
+fn matmul_backward(
     a: &Tensor,
     b: &Tensor,
     (ta, tb): (bool, bool),

@@ -1,6 +1,6 @@
-//! The ops: one module per family, each with its forward launch, backward rule and CPU
-//! reference. Ops run where their inputs live: GPU tensors run WGSL kernels, CPU tensors run
-//! the reference in f64.
+//! The ops: one module per family, each with its forward launch, its backward rule (a
+//! `Backward` impl that the forward records) and its CPU reference. Ops run where their inputs
+//! live: GPU tensors run WGSL kernels, CPU tensors run the reference in f64.
 
 mod attention;
 mod binary;
@@ -17,19 +17,9 @@ mod shape;
 mod softmax;
 mod unary;
 
-pub(crate) use attention::{attention_backward, attention_packed_backward};
-pub(crate) use binary::binary_backward;
 pub use binary::Binary;
-pub(crate) use conv::conv2d_backward;
-pub(crate) use embedding::embedding_backward;
-pub(crate) use layernorm::layernorm_backward;
-pub(crate) use matmul::{matmul_backward, matmul_raw};
-pub(crate) use movement::{concat_backward, inverse_permutation, slice_backward};
-pub(crate) use pool::maxpool2d_backward;
-pub(crate) use reduce::max_backward;
+pub(crate) use matmul::matmul_raw;
 pub use shape::broadcast_shapes;
-pub(crate) use softmax::{cross_entropy_backward, softmax_backward};
-pub(crate) use unary::unary_backward;
 pub use unary::Unary;
 
 use crate::error::Result;

@@ -5,7 +5,7 @@ use super::gpu_of;
 use super::shape::{
     broadcast_shapes, broadcast_strides, check_rank, pack, strided_offsets, strides, Packed,
 };
-use crate::autograd::Op;
+use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::{Binding, Kernel};
 use crate::tensor::{gpu_output, numel, DType, Device, Host, Storage, Tensor};
@@ -99,7 +99,7 @@ fn gather(
     src_off: usize,
     src_strides: Vec<usize>,
     shape: &[usize],
-    op: Op,
+    op: impl Backward + 'static,
 ) -> Result<Tensor> {
     let copy = Copy {
         src,
@@ -120,7 +120,7 @@ fn gather(
 }
 
 /// The permutation that undoes `perm`.
-pub(crate) fn inverse_permutation(perm: &[usize]) -> Vec<usize> {
+fn inverse_permutation(perm: &[usize]) -> Vec<usize> {
     let mut inv = vec![0; perm.len()];
     for (i, &p) in perm.iter().enumerate() {
         inv[p] = i;
@@ -129,12 +129,7 @@ pub(crate) fn inverse_permutation(perm: &[usize]) -> Vec<usize> {
 }
 
 /// dx of a slice: the gradient placed back into zeros of the input's shape.
-pub(crate) fn slice_backward(
-    shape: &[usize],
-    axis: usize,
-    start: usize,
-    g: &Tensor,
-) -> Result<Tensor> {
+fn slice_backward(shape: &[usize], axis: usize, start: usize, g: &Tensor) -> Result<Tensor> {
     let st = strides(shape);
     let copy = Copy {
         src: g,
@@ -153,16 +148,91 @@ pub(crate) fn slice_backward(
     ))
 }
 
-/// dxs of a concat: the slices of the gradient.
-pub(crate) fn concat_backward(xs: &[Tensor], axis: usize, g: &Tensor) -> Result<Vec<Tensor>> {
-    let mut start = 0;
-    let mut out = Vec::new();
-    for x in xs {
-        let len = x.shape()[axis];
-        out.push(g.slice(axis as isize, start, len)?);
-        start += len;
+/// A reshape, as recorded for backward: the gradient takes the input's shape back.
+struct Reshape {
+    x: Tensor,
+}
+
+impl Backward for Reshape {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.x]
     }
-    Ok(out)
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        Ok(vec![g.reshape(self.x.shape())?])
+    }
+}
+
+/// A permutation of axes, as recorded for backward: the gradient is permuted back.
+struct Permute {
+    x: Tensor,
+    perm: Vec<usize>,
+}
+
+impl Backward for Permute {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.x]
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        Ok(vec![g.permute(&inverse_permutation(&self.perm))?])
+    }
+}
+
+/// A slice along one axis, as recorded for backward.
+struct Slice {
+    x: Tensor,
+    axis: usize,
+    start: usize,
+}
+
+impl Backward for Slice {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.x]
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        Ok(vec![slice_backward(
+            self.x.shape(),
+            self.axis,
+            self.start,
+            g,
+        )?])
+    }
+}
+
+/// A concat along one axis, as recorded for backward: each input gets its slice of the
+/// gradient.
+struct Concat {
+    xs: Vec<Tensor>,
+    axis: usize,
+}
+
+impl Backward for Concat {
+    fn inputs(&self) -> Vec<&Tensor> {
+        self.xs.iter().collect()
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        let mut start = 0;
+        let mut out = Vec::new();
+        for x in &self.xs {
+            let len = x.shape()[self.axis];
+            out.push(g.slice(self.axis as isize, start, len)?);
+            start += len;
+        }
+        Ok(out)
+    }
+}
+
+/// A broadcast, as recorded for backward: the gradient is summed back to the input's shape.
+struct Expand {
+    x: Tensor,
+}
+
+impl Backward for Expand {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.x]
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        Ok(vec![g.sum_to_shape(self.x.shape())?])
+    }
 }
 
 impl Tensor {
@@ -176,7 +246,7 @@ impl Tensor {
                 why: format!("{} elements cannot become {}", self.numel(), numel(shape)),
             });
         }
-        Ok(self.view(shape, Some(Op::Reshape(self.clone()))))
+        Ok(self.view(shape, Some(Reshape { x: self.clone() })))
     }
 
     /// Reorders the dimensions: output dimension i is input dimension perm[i].
@@ -204,7 +274,7 @@ impl Tensor {
             0,
             src_strides,
             &shape,
-            Op::Permute {
+            Permute {
                 x: self.clone(),
                 perm: perm.to_vec(),
             },
@@ -241,7 +311,7 @@ impl Tensor {
             start * st[a],
             st,
             &shape,
-            Op::Slice {
+            Slice {
                 x: self.clone(),
                 axis: a,
                 start,
@@ -295,7 +365,7 @@ impl Tensor {
             DType::F32,
             first.device(),
             storage,
-            Op::Concat {
+            Concat {
                 xs: xs.to_vec(),
                 axis: a,
             },
@@ -321,7 +391,7 @@ impl Tensor {
             0,
             broadcast_strides(self.shape(), shape),
             shape,
-            Op::Expand(self.clone()),
+            Expand { x: self.clone() },
         )
     }
 }

@@ -1,7 +1,7 @@
 //! 2-D max pooling (NCHW, no padding), backward through the arg-max of each window.
 
 use super::{gpu_of, launch, launch1};
-use crate::autograd::Op;
+use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -50,8 +50,26 @@ fn params(s: &[usize; 7]) -> PoolParams {
     }
 }
 
+/// Max pooling, as recorded for backward, with the element each window picked.
+struct MaxPool2d {
+    x: Tensor,
+    argmax: Tensor,
+    k: usize,
+    stride: usize,
+}
+
+impl Backward for MaxPool2d {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.x]
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        let dx = maxpool2d_backward(&self.x, &self.argmax, self.k, self.stride, g)?;
+        Ok(vec![dx])
+    }
+}
+
 /// dx of max pooling: each window's gradient goes to the element it picked.
-pub(crate) fn maxpool2d_backward(
+fn maxpool2d_backward(
     x: &Tensor,
     argmax: &Tensor,
     k: usize,
@@ -141,7 +159,7 @@ impl Tensor {
             DType::F32,
             self.device(),
             y,
-            Op::MaxPool2d {
+            MaxPool2d {
                 x: self.clone(),
                 argmax,
                 k,

@@ -3,7 +3,7 @@
 
 use super::shape::{axis_index, broadcast_shapes};
 use super::{gpu_of, launch, launch1, row_kernel, row_kernel_mode};
-use crate::autograd::Op;
+use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
@@ -96,8 +96,22 @@ fn sum_keepdim(x: &Tensor, axis: usize) -> Result<Tensor> {
         DType::F32,
         x.device(),
         storage,
-        Op::SumAxis { x: x.clone() },
+        SumAxis { x: x.clone() },
     ))
+}
+
+/// A sum over one axis (kept), as recorded for backward: the gradient spreads back evenly.
+struct SumAxis {
+    x: Tensor,
+}
+
+impl Backward for SumAxis {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.x]
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        Ok(vec![g.expand(self.x.shape())?])
+    }
 }
 
 /// Workgroups that keep every SM of a large GPU busy.
@@ -208,7 +222,7 @@ fn max_keepdim(x: &Tensor, axis: usize) -> Result<(Tensor, Tensor)> {
     };
     let shape = keepdim_shape(x.shape(), axis);
     let argmax = Tensor::from_storage(shape.clone(), DType::U32, x.device(), index);
-    let op = Op::MaxAxis {
+    let op = MaxAxis {
         x: x.clone(),
         axis,
         argmax: argmax.clone(),
@@ -219,8 +233,24 @@ fn max_keepdim(x: &Tensor, axis: usize) -> Result<(Tensor, Tensor)> {
     ))
 }
 
+/// A max over one axis, as recorded for backward, with where each maximum was.
+struct MaxAxis {
+    x: Tensor,
+    axis: usize,
+    argmax: Tensor,
+}
+
+impl Backward for MaxAxis {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.x]
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        Ok(vec![max_backward(&self.x, self.axis, &self.argmax, g)?])
+    }
+}
+
 /// dx of max: the gradient goes to the arg-max of each column.
-pub(crate) fn max_backward(x: &Tensor, axis: usize, argmax: &Tensor, g: &Tensor) -> Result<Tensor> {
+fn max_backward(x: &Tensor, axis: usize, argmax: &Tensor, g: &Tensor) -> Result<Tensor> {
     let (outer, n, inner) = split(x.shape(), axis);
     let storage = match gpu_of(x.device()) {
         None => {

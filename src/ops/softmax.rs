@@ -2,7 +2,7 @@
 //! integer targets.
 
 use super::{gpu_of, launch1, row_kernel, RowsParams};
-use crate::autograd::Op;
+use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Host, Storage, Tensor};
 
@@ -56,11 +56,7 @@ fn softmax_any(x: &Tensor, log: bool) -> Result<Tensor> {
             launch1(gpu, &kernel, &params, &[x], x.numel(), groups)?
         }
     };
-    let op = if log {
-        Op::LogSoftmax(x.clone())
-    } else {
-        Op::Softmax(x.clone())
-    };
+    let op = SoftmaxOp { x: x.clone(), log };
     Ok(Tensor::from_op(
         x.shape().to_vec(),
         DType::F32,
@@ -70,8 +66,23 @@ fn softmax_any(x: &Tensor, log: bool) -> Result<Tensor> {
     ))
 }
 
+/// Softmax or log-softmax over rows, as recorded for backward (the rule needs only the output).
+struct SoftmaxOp {
+    x: Tensor,
+    log: bool,
+}
+
+impl Backward for SoftmaxOp {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.x]
+    }
+    fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        Ok(vec![softmax_backward(out, g, self.log)?])
+    }
+}
+
 /// dx of softmax (or log-softmax) from its output `y` and gradient `g`.
-pub(crate) fn softmax_backward(y: &Tensor, g: &Tensor, log: bool) -> Result<Tensor> {
+fn softmax_backward(y: &Tensor, g: &Tensor, log: bool) -> Result<Tensor> {
     let (rows, cols) = rows_cols(y, "softmax backward")?;
     let storage = match gpu_of(y.device()) {
         None => {
@@ -153,7 +164,7 @@ fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
             launch1(gpu, &kernel, &params, &[logits, targets], rows, groups)?
         }
     };
-    let op = Op::CrossEntropy {
+    let op = CrossEntropy {
         logits: logits.clone(),
         targets: targets.clone(),
     };
@@ -166,12 +177,27 @@ fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
     ))
 }
 
+/// The per-row cross-entropy, as recorded for backward; the targets get no gradient.
+struct CrossEntropy {
+    logits: Tensor,
+    targets: Tensor,
+}
+
+impl Backward for CrossEntropy {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.logits]
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        Ok(vec![cross_entropy_backward(
+            &self.logits,
+            &self.targets,
+            g,
+        )?])
+    }
+}
+
 /// dx of the per-row cross-entropy: g[row] (softmax - onehot).
-pub(crate) fn cross_entropy_backward(
-    logits: &Tensor,
-    targets: &Tensor,
-    g: &Tensor,
-) -> Result<Tensor> {
+fn cross_entropy_backward(logits: &Tensor, targets: &Tensor, g: &Tensor) -> Result<Tensor> {
     let (rows, cols) = (logits.shape()[0], logits.shape()[1]);
     let storage = match gpu_of(logits.device()) {
         None => {

@@ -2,7 +2,7 @@
 //! same two functions on the CPU. Adding an op is adding a row.
 
 use super::{gpu_of, launch1};
-use crate::autograd::Op;
+use crate::autograd::Backward;
 use crate::error::Result;
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -156,12 +156,27 @@ fn unary(x: &Tensor, kind: Unary) -> Result<Tensor> {
         DType::F32,
         x.device(),
         storage,
-        Op::Unary(kind, x.clone()),
+        UnaryOp { kind, x: x.clone() },
     ))
 }
 
+/// A unary op as recorded for backward.
+struct UnaryOp {
+    kind: Unary,
+    x: Tensor,
+}
+
+impl Backward for UnaryOp {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.x]
+    }
+    fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        Ok(vec![unary_backward(self.kind, &self.x, out, g)?])
+    }
+}
+
 /// dx for a unary op from its input, output and the output's gradient.
-pub(crate) fn unary_backward(kind: Unary, x: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor> {
+fn unary_backward(kind: Unary, x: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor> {
     let row = kind.row();
     let c = kind.scalar();
     let storage = match gpu_of(x.device()) {

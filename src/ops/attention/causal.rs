@@ -2,7 +2,7 @@
 //! tiled kernels do not take), the CPU reference, and the backward of both layouts.
 
 use super::{tiled, Dims};
-use crate::autograd::Op;
+use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::PooledBuffer;
 use crate::gpu::{Gpu, ROW_WORKGROUP};
@@ -68,113 +68,125 @@ fn cpu_probs(q: &[f64], k: &[f64], dm: Dims) -> Vec<f64> {
     probs
 }
 
-/// Gradients of q, k and v.
-pub(crate) fn attention_backward(
-    q: &Tensor,
-    k: &Tensor,
-    v: &Tensor,
-    out: &Tensor,
-    lse: &Tensor,
+/// Attention over separate q, k and v, as recorded for backward, with the log-sum-exp of
+/// each row of scores.
+struct AttentionOp {
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
     heads: usize,
-    g: &Tensor,
-) -> Result<Vec<Tensor>> {
+    lse: Tensor,
+}
+
+impl Backward for AttentionOp {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.q, &self.k, &self.v]
+    }
+    fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        let qkv = [&self.q, &self.k, &self.v];
+        Ok(attention_backward(qkv, [out, &self.lse, g], self.heads)?.to_vec())
+    }
+}
+
+/// Gradients of q, k and v, given the forward's output, its log-sum-exp per row and the
+/// output's gradient.
+pub(super) fn attention_backward(
+    [q, k, v]: [&Tensor; 3],
+    [out, lse, g]: [&Tensor; 3],
+    heads: usize,
+) -> Result<[Tensor; 3]> {
     let dm = dims(q, k, v, heads)?;
+    let grads = match gpu_of(q.device()) {
+        None => cpu_backward(dm, [q, k, v], g)?.map(|d| Storage::Host(Host::F(d))),
+        Some(gpu) => match tiled::plan(gpu, dm) {
+            Some(plan) => tiled::backward_split(gpu, plan, dm, [q, k, v], [out, lse, g])?,
+            None => row_backward(gpu, dm, [q, k, v], [out, lse, g])?,
+        }
+        .map(Storage::Gpu),
+    };
+    Ok(grads.map(|s| Tensor::from_storage(q.shape().to_vec(), DType::F32, q.device(), s)))
+}
+
+/// dq, dk and dv in f64 on the CPU, from probabilities recomputed from q and k.
+fn cpu_backward(dm: Dims, [q, k, v]: [&Tensor; 3], g: &Tensor) -> Result<[Vec<f64>; 3]> {
     let name = "attention backward";
-    let (dq, dk, dv) = match gpu_of(q.device()) {
-        None => {
-            let (qv, kv, vv, gv) = (
-                q.host_f64(name)?,
-                k.host_f64(name)?,
-                v.host_f64(name)?,
-                g.host_f64(name)?,
-            );
-            let probs = cpu_probs(&qv, &kv, dm);
-            let (mut dq, mut dk, mut dv) = (
-                vec![0.0; q.numel()],
-                vec![0.0; q.numel()],
-                vec![0.0; q.numel()],
-            );
-            for b in 0..dm.batch {
-                for h in 0..dm.heads {
-                    for i in 0..dm.t {
-                        let prow = &probs[((b * dm.heads + h) * dm.t + i) * dm.t..][..dm.t];
-                        let qi = dm.at(b, i, h);
-                        let dp: Vec<f64> = (0..=i)
-                            .map(|j| (0..dm.d).map(|e| gv[qi + e] * vv[dm.at(b, j, h) + e]).sum())
-                            .collect();
-                        let dot: f64 = (0..=i).map(|j| prow[j] * dp[j]).sum();
-                        for j in 0..=i {
-                            let kj = dm.at(b, j, h);
-                            let ds = prow[j] * (dp[j] - dot) * dm.scale();
-                            for e in 0..dm.d {
-                                dv[kj + e] += prow[j] * gv[qi + e];
-                                dq[qi + e] += ds * kv[kj + e];
-                                dk[kj + e] += ds * qv[qi + e];
-                            }
-                        }
+    let (qv, kv, vv, gv) = (
+        q.host_f64(name)?,
+        k.host_f64(name)?,
+        v.host_f64(name)?,
+        g.host_f64(name)?,
+    );
+    let probs = cpu_probs(&qv, &kv, dm);
+    let [mut dq, mut dk, mut dv] = [(); 3].map(|_| vec![0.0; q.numel()]);
+    for b in 0..dm.batch {
+        for h in 0..dm.heads {
+            for i in 0..dm.t {
+                let prow = &probs[((b * dm.heads + h) * dm.t + i) * dm.t..][..dm.t];
+                let qi = dm.at(b, i, h);
+                let dp: Vec<f64> = (0..=i)
+                    .map(|j| (0..dm.d).map(|e| gv[qi + e] * vv[dm.at(b, j, h) + e]).sum())
+                    .collect();
+                let dot: f64 = (0..=i).map(|j| prow[j] * dp[j]).sum();
+                for j in 0..=i {
+                    let kj = dm.at(b, j, h);
+                    let ds = prow[j] * (dp[j] - dot) * dm.scale();
+                    for e in 0..dm.d {
+                        dv[kj + e] += prow[j] * gv[qi + e];
+                        dq[qi + e] += ds * kv[kj + e];
+                        dk[kj + e] += ds * qv[qi + e];
                     }
                 }
             }
-            (
-                Storage::Host(Host::F(dq)),
-                Storage::Host(Host::F(dk)),
-                Storage::Host(Host::F(dv)),
-            )
         }
-        Some(gpu) => {
-            if let Some(plan) = tiled::plan(gpu, dm) {
-                let [dq, dk, dv] = tiled::backward_split(gpu, plan, dm, [q, k, v], [out, lse, g])?;
-                let make = |b| {
-                    Tensor::from_storage(
-                        q.shape().to_vec(),
-                        DType::F32,
-                        q.device(),
-                        Storage::Gpu(b),
-                    )
-                };
-                return Ok(vec![make(dq), make(dk), make(dv)]);
-            }
-            let slots = score_slots(gpu, dm.t)?;
-            let (kdq, groups) = row_kernel(
-                gpu,
-                "attention_dq",
-                include_str!("../../../shaders/attention_dq.wgsl"),
-                "main",
-                dm.rows(),
-            );
-            let kdq = kdq.slot("T", slots);
-            let [dq, delta] = launch(
-                gpu,
-                &kdq,
-                &dm.params(),
-                &[q, k, v, out, g, lse],
-                [q.numel(), dm.rows()],
-                groups,
-            )?;
-            let delta =
-                Tensor::from_storage(vec![dm.rows()], DType::F32, q.device(), Storage::Gpu(delta));
-            let dq = Storage::Gpu(dq);
-            let (kdkv, groups) = row_kernel(
-                gpu,
-                "attention_dkv",
-                include_str!("../../../shaders/attention_dkv.wgsl"),
-                "main",
-                dm.rows(),
-            );
-            let kdkv = kdkv.slot("T", slots);
-            let [dk, dv] = launch(
-                gpu,
-                &kdkv,
-                &dm.params(),
-                &[q, k, v, g, lse, &delta],
-                [q.numel(), q.numel()],
-                groups,
-            )?;
-            (dq, Storage::Gpu(dk), Storage::Gpu(dv))
-        }
-    };
-    let make = |s| Tensor::from_storage(q.shape().to_vec(), DType::F32, q.device(), s);
-    Ok(vec![make(dq), make(dk), make(dv)])
+    }
+    Ok([dq, dk, dv])
+}
+
+/// dq, dk and dv on the row kernels: the query side first (with each row's dot of output and
+/// gradient, `delta`), then the key side.
+fn row_backward(
+    gpu: &Rc<Gpu>,
+    dm: Dims,
+    [q, k, v]: [&Tensor; 3],
+    [out, lse, g]: [&Tensor; 3],
+) -> Result<[PooledBuffer; 3]> {
+    let slots = score_slots(gpu, dm.t)?;
+    let (kdq, groups) = row_kernel(
+        gpu,
+        "attention_dq",
+        include_str!("../../../shaders/attention_dq.wgsl"),
+        "main",
+        dm.rows(),
+    );
+    let kdq = kdq.slot("T", slots);
+    let inputs = [q, k, v, out, g, lse];
+    let [dq, delta] = launch(
+        gpu,
+        &kdq,
+        &dm.params(),
+        &inputs,
+        [q.numel(), dm.rows()],
+        groups,
+    )?;
+    let delta = Tensor::from_storage(vec![dm.rows()], DType::F32, q.device(), Storage::Gpu(delta));
+    let (kdkv, groups) = row_kernel(
+        gpu,
+        "attention_dkv",
+        include_str!("../../../shaders/attention_dkv.wgsl"),
+        "main",
+        dm.rows(),
+    );
+    let kdkv = kdkv.slot("T", slots);
+    let inputs = [q, k, v, g, lse, &delta];
+    let [dk, dv] = launch(
+        gpu,
+        &kdkv,
+        &dm.params(),
+        &inputs,
+        [q.numel(), q.numel()],
+        groups,
+    )?;
+    Ok([dq, dk, dv])
 }
 
 /// Forward on the row kernels (emulated GPUs, and heads the tiled kernels do not take): the
@@ -241,7 +253,7 @@ impl Tensor {
             }
         };
         let lse = Tensor::from_storage(vec![dm.rows()], DType::F32, self.device(), lse);
-        let op = Op::Attention {
+        let op = AttentionOp {
             q: self.clone(),
             k: k.clone(),
             v: v.clone(),

@@ -7,9 +7,6 @@ mod causal;
 mod packed;
 mod tiled;
 
-pub(crate) use causal::attention_backward;
-pub(crate) use packed::attention_packed_backward;
-
 use crate::error::{Error, Result};
 
 crate::kernel_params! {

@@ -4,7 +4,7 @@
 
 use super::causal::attention_backward;
 use super::{tiled, Dims};
-use crate::autograd::Op;
+use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::ops::gpu_of;
@@ -42,37 +42,48 @@ fn unpack(qkv: &Tensor, c: usize) -> Result<[Tensor; 3]> {
     ])
 }
 
-/// Gradient of the packed tensor: dq, dk and dv side by side.
-pub(crate) fn attention_packed_backward(
-    qkv: &Tensor,
-    out: &Tensor,
-    lse: &Tensor,
+/// Attention over a packed [B, T, 3C] tensor, as recorded for backward, with the
+/// log-sum-exp of each row of scores.
+struct AttentionPacked {
+    qkv: Tensor,
     heads: usize,
-    g: &Tensor,
-) -> Result<Vec<Tensor>> {
+    lse: Tensor,
+}
+
+impl Backward for AttentionPacked {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.qkv]
+    }
+    fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        Ok(vec![attention_packed_backward(
+            &self.qkv,
+            [out, &self.lse, g],
+            self.heads,
+        )?])
+    }
+}
+
+/// Gradient of the packed tensor: dq, dk and dv side by side.
+fn attention_packed_backward(
+    qkv: &Tensor,
+    [out, lse, g]: [&Tensor; 3],
+    heads: usize,
+) -> Result<Tensor> {
     let dm = packed_dims(qkv, heads)?;
-    let grads = match tiled(qkv, dm) {
-        Some((gpu, plan)) => {
-            let all = tiled::backward_packed(gpu, plan, dm, qkv, [out, lse, g])?;
-            let all = Tensor::from_storage(
-                qkv.shape().to_vec(),
-                DType::F32,
-                qkv.device(),
-                Storage::Gpu(all),
-            );
-            return Ok(vec![all]);
-        }
-        None => {
-            // The kernel set changed since the forward pass (tests switch it): the row kernels
-            // keep lse in the same layout.
-            let [q, k, v] = unpack(qkv, dm.c)?;
-            let mut grads = attention_backward(&q, &k, &v, out, lse, heads, g)?;
-            let dv = grads.pop().expect("three gradients");
-            let dk = grads.pop().expect("three gradients");
-            [grads.pop().expect("three gradients"), dk, dv]
-        }
+    let Some((gpu, plan)) = tiled(qkv, dm) else {
+        // The kernel set changed since the forward pass (tests switch it): the row kernels
+        // keep lse in the same layout.
+        let [q, k, v] = unpack(qkv, dm.c)?;
+        let grads = attention_backward([&q, &k, &v], [out, lse, g], heads)?;
+        return Ok(Tensor::concat(&grads, 2)?.detach());
     };
-    Ok(vec![Tensor::concat(&grads, 2)?.detach()])
+    let all = tiled::backward_packed(gpu, plan, dm, qkv, [out, lse, g])?;
+    Ok(Tensor::from_storage(
+        qkv.shape().to_vec(),
+        DType::F32,
+        qkv.device(),
+        Storage::Gpu(all),
+    ))
 }
 
 impl Tensor {
@@ -97,7 +108,7 @@ impl Tensor {
             Storage::Gpu(lse),
         );
         let out = Storage::Gpu(out);
-        let op = Op::AttentionPacked {
+        let op = AttentionPacked {
             qkv: self.clone(),
             heads,
             lse,
