@@ -2,8 +2,8 @@
 //! bench mode (`?bench=1`): each result is one line in the format of torch_ref.py, carrying the
 //! counters of one timed step.
 
-use crate::nn::{Activation, CnnConfig, GptConfig, Init, MlpConfig};
-use crate::optim::{Optimizer, OptimizerConfig, Rule, Schedule};
+use crate::nn::{Activation, CnnConfig, GptConfig, Init, MlpConfig, Preset};
+use crate::optim::{Optimizer, OptimizerConfig, RuleKind, Schedule};
 use crate::train::{ModelConfig, Net};
 use crate::{Counters, Device, Gpu, Result, Tensor};
 use std::rc::Rc;
@@ -63,7 +63,7 @@ pub async fn run(
 
 /// The model and batch of a training workload (by its name in `WORKLOADS`).
 pub fn workload_model(name: &str) -> (ModelConfig, usize) {
-    let gpt = |preset| ModelConfig::Gpt(GptConfig::preset(preset, 65).expect("a preset"));
+    let gpt = |preset| ModelConfig::Gpt(GptConfig::preset(preset, 65));
     match name {
         "mlp_mnist_b128" => (
             ModelConfig::Mlp(MlpConfig {
@@ -76,8 +76,8 @@ pub fn workload_model(name: &str) -> (ModelConfig, usize) {
             128,
         ),
         "cnn_mnist_b128" => (ModelConfig::Cnn(CnnConfig::default()), 128),
-        "gpt_small_b32" => (gpt("small"), 32),
-        _ => (gpt("nanochar"), 64),
+        "gpt_small_b32" => (gpt(Preset::Small), 32),
+        _ => (gpt(Preset::Nanochar), 64),
     }
 }
 
@@ -85,7 +85,7 @@ pub fn workload_model(name: &str) -> (ModelConfig, usize) {
 pub fn workload_optimizer(model: &ModelConfig) -> OptimizerConfig {
     let gpt = matches!(model, ModelConfig::Gpt(_));
     OptimizerConfig {
-        rule: Rule::parse(if gpt { "adamw" } else { "adam" }).expect("a known rule"),
+        rule: if gpt { RuleKind::AdamW } else { RuleKind::Adam }.defaults(),
         lr: 1e-3,
         weight_decay: 0.0,
         clip: None,

@@ -59,9 +59,9 @@ async fn every_other_kernel_runs_in_the_browser() {
 #[wasm_bindgen_test]
 async fn a_training_session_learns_in_the_browser() {
     use webgrad::data::{points, PointSet};
-    use webgrad::train::{Config, Session, TaskData};
+    use webgrad::train::{Config, Session, Task, TaskData};
     let device = common::gpu().await;
-    let config = Config::defaults("spiral", None, None, 0).unwrap();
+    let config = Config::defaults(Task::Spiral, None, None, 0).unwrap();
     let data = points(PointSet::Spiral, 400, config.noise, 0.25, 0).unwrap();
     let mut session = Session::new(config, TaskData::Labelled(data), &device).unwrap();
     let before = session.evaluate().await.unwrap();

@@ -6,7 +6,7 @@
 mod common;
 use common::run;
 use webgrad::data::Text;
-use webgrad::train::{Config, Session, TaskData};
+use webgrad::train::{Config, Session, Task, TaskData};
 
 #[test]
 fn tiny_gpt_defaults_reach_2_nats_on_shakespeare() {
@@ -18,7 +18,7 @@ fn tiny_gpt_defaults_reach_2_nats_on_shakespeare() {
         ))
         .unwrap();
         let text = Text::from_gzip(&bytes).unwrap();
-        let config = Config::defaults("text", None, None, text.vocab.len()).unwrap();
+        let config = Config::defaults(Task::Text, None, None, text.vocab.len()).unwrap();
         let mut s = Session::new(config.clone(), TaskData::Text(text), &device).unwrap();
         let first = s.evaluate().await.unwrap().loss;
         assert!((first - 65f32.ln()).abs() < 0.3, "starts at {first}");

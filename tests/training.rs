@@ -5,7 +5,8 @@
 mod common;
 use common::run;
 use webgrad::data::{points, PointSet};
-use webgrad::train::{Config, Session, TaskData};
+use webgrad::optim::RuleKind;
+use webgrad::train::{Config, Family, Session, Task, TaskData};
 use webgrad::{Device, Tensor};
 
 fn spiral_session(device: &Device, config: &Config) -> Session {
@@ -25,7 +26,7 @@ async fn values(params: &[(String, Tensor)]) -> Vec<Vec<f32>> {
 fn spiral_defaults_reach_97_percent_validation_accuracy() {
     run(async {
         let device = common::gpu().await;
-        let config = Config::defaults("spiral", None, None, 0).unwrap();
+        let config = Config::defaults(Task::Spiral, None, None, 0).unwrap();
         let mut s = spiral_session(&device, &config);
         for _ in 0..config.steps {
             s.train_step().unwrap();
@@ -48,7 +49,7 @@ fn digits_mlp_defaults_reach_95_percent_test_accuracy() {
         .unwrap();
         let data = webgrad::data::digits_from_gzip(&bytes).unwrap();
         assert_eq!((data.train.len(), data.val.len()), (9000, 1000));
-        let config = Config::defaults("digits", Some("mlp"), None, 0).unwrap();
+        let config = Config::defaults(Task::Digits, Some(Family::Mlp), None, 0).unwrap();
         let mut s = Session::new(config.clone(), TaskData::Labelled(data), &device).unwrap();
         for _ in 0..config.steps {
             s.train_step().unwrap();
@@ -64,7 +65,7 @@ fn digits_mlp_defaults_reach_95_percent_test_accuracy() {
 fn the_same_seed_gives_the_same_losses() {
     run(async {
         let device = common::gpu().await;
-        let mut config = Config::defaults("moons", None, None, 0).unwrap();
+        let mut config = Config::defaults(Task::Moons, None, None, 0).unwrap();
         config.seed = 7;
         let mut losses = Vec::new();
         for _ in 0..2 {
@@ -88,9 +89,9 @@ fn the_same_seed_gives_the_same_losses() {
 fn save_load_and_continue_matches_not_stopping() {
     run(async {
         let device = common::gpu().await;
-        for optimizer in ["adam", "sgd"] {
-            let mut config = Config::defaults("spiral", None, None, 0).unwrap();
-            config.optimizer.rule = webgrad::optim::Rule::parse(optimizer).unwrap();
+        for optimizer in [RuleKind::Adam, RuleKind::Sgd] {
+            let mut config = Config::defaults(Task::Spiral, None, None, 0).unwrap();
+            config.optimizer.rule = optimizer.defaults();
             let mut a = spiral_session(&device, &config);
             for _ in 0..12 {
                 a.train_step().unwrap();
@@ -117,8 +118,8 @@ fn save_load_and_continue_matches_not_stopping() {
 fn a_loss_that_explodes_stops_training_and_keeps_the_last_good_weights() {
     run(async {
         let device = common::gpu().await;
-        let mut config = Config::defaults("xor", None, None, 0).unwrap();
-        config.optimizer.rule = webgrad::optim::Rule::parse("sgd").unwrap();
+        let mut config = Config::defaults(Task::Xor, None, None, 0).unwrap();
+        config.optimizer.rule = RuleKind::Sgd.defaults();
         config.optimizer.lr = 1e30;
         let mut s = spiral_session(&device, &config);
         // The fallback is the weights a finite loss was computed from: those before its step.
@@ -147,7 +148,7 @@ fn a_loss_that_explodes_stops_training_and_keeps_the_last_good_weights() {
 fn broken_checkpoints_are_refused_and_change_nothing() {
     run(async {
         let device = common::gpu().await;
-        let config = Config::defaults("circles", None, None, 0).unwrap();
+        let config = Config::defaults(Task::Circles, None, None, 0).unwrap();
         let mut s = spiral_session(&device, &config);
         s.train_step().unwrap();
         let good = s.save().await.unwrap();
@@ -202,7 +203,7 @@ fn broken_checkpoints_are_refused_and_change_nothing() {
 #[test]
 fn a_checkpoint_from_before_the_settings_enums_still_loads() {
     use webgrad::nn::{Activation, MlpConfig};
-    use webgrad::train::{Checkpoint, ModelConfig, Task};
+    use webgrad::train::{Checkpoint, ModelConfig};
     let bytes = include_bytes!("golden/xor_settings_v1.safetensors");
     let ck = Checkpoint::parse(bytes).unwrap();
     assert_eq!(ck.config.task, Task::Xor);
@@ -212,7 +213,7 @@ fn a_checkpoint_from_before_the_settings_enums_still_loads() {
     assert_eq!(*activation, Activation::Relu);
     run(async {
         let device = common::gpu().await;
-        let config = Config::defaults("xor", None, None, 0).unwrap();
+        let config = Config::defaults(Task::Xor, None, None, 0).unwrap();
         let data = points(PointSet::Xor, 2000, config.noise, 0.2, 0).unwrap();
         let mut session = Session::new(config, TaskData::Labelled(data), &device).unwrap();
         session.load(bytes).unwrap();
@@ -282,6 +283,14 @@ fn the_cli_trains_saves_samples_and_rejects_bad_input() {
         (
             &["train", "--task", "xor", "--optimizer", "lbfgs"],
             "invalid value 'lbfgs' for '--optimizer",
+        ),
+        (
+            &["train", "--task", "xor", "--preset", "small"],
+            "a preset sizes a GPT; the xor task trains a mlp",
+        ),
+        (
+            &["train", "--task", "text", "--model", "cnn"],
+            "the text task cannot use the model cnn",
         ),
         (
             &["train", "--task", "xor", "--colour", "red"],

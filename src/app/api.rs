@@ -2,6 +2,8 @@
 //! buttons, keys, file input and drawing pad.
 
 use super::{dom, send, settings, with, Command};
+use crate::train::Task;
+use strum::VariantNames;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -16,13 +18,13 @@ pub fn show_running(on: bool) {
 }
 
 fn set_task(name: &str) -> Result<(), JsValue> {
-    if !crate::train::TASKS.contains(&name) {
-        return Err(JsValue::from_str(&format!(
+    let task: Task = name.parse().map_err(|_| {
+        JsValue::from_str(&format!(
             "unknown task {name:?}; choose one of {}",
-            crate::train::TASKS.join(", ")
-        )));
-    }
-    super::select_task(name);
+            Task::VARIANTS.join(", ")
+        ))
+    })?;
+    super::select_task(task);
     // Until the new model's first evaluation, state() must not show the old model's figures:
     // a script that waits for step 0 with a validation loss would otherwise read stale ones.
     with(|s| {
@@ -137,8 +139,7 @@ pub fn wire_controls() {
     for id in settings::CONTROLS.iter().skip(1) {
         on(id, "change", |_| {
             // Check now (a sentence beside anything invalid); the run changes on Reset.
-            let task = dom::value("task");
-            if settings::read(&task, 1, usize::MAX).is_some() {
+            if settings::read(settings::selected_task(), 1, usize::MAX).is_some() {
                 update_url();
             }
         });

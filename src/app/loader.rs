@@ -2,8 +2,8 @@
 //! once from the site's data/ folder, or the user's own text.
 
 use super::{dom, Loop};
-use crate::data::{digits_from_gzip, points, PointSet, Text};
-use crate::train::TaskData;
+use crate::data::{digits_from_gzip, points, Text};
+use crate::train::{Task, TaskData};
 use wasm_bindgen::JsCast;
 
 impl Loop {
@@ -29,16 +29,16 @@ impl Loop {
 
     pub(super) async fn data(
         &mut self,
-        task: &str,
+        task: Task,
         noise: f64,
         seed: u64,
     ) -> Result<TaskData, String> {
-        if let Some(set) = PointSet::parse(task) {
+        if let Some(set) = task.point_set() {
             return points(set, 1000, noise, 0.2, seed)
                 .map(TaskData::Labelled)
                 .map_err(|e| e.to_string());
         }
-        if task == "digits" {
+        if task == Task::Digits {
             if self.digits.is_none() {
                 self.digits = Some(
                     digits_from_gzip(&Self::fetch("data/digits.bin.gz").await?)

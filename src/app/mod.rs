@@ -10,8 +10,8 @@ mod loader;
 mod settings;
 mod views;
 
-use crate::data::{PointSet, Text};
-use crate::train::{Config, SampleSettings, Session, TaskData};
+use crate::data::Text;
+use crate::train::{Config, SampleSettings, Session, Task, TaskData};
 use crate::{Device, Gpu};
 use charts::Point;
 use serde::Serialize;
@@ -34,7 +34,7 @@ const RATE_SMOOTHING: f32 = 0.8;
 /// What `window.webgrad.state()` returns.
 #[derive(Serialize, Clone, Default)]
 pub struct Status {
-    pub task: String,
+    pub task: Task,
     pub running: bool,
     pub step: u64,
     pub train_loss: Option<f32>,
@@ -123,10 +123,8 @@ pub fn start() {
         };
         dom::set_text("adapter", &adapter);
         with(|s| s.status.adapter = adapter);
-        let task = settings::query_task(&search)
-            .filter(|t| crate::train::TASKS.contains(&t.as_str()))
-            .unwrap_or_else(|| "spiral".into());
-        select_task(&task);
+        let task = settings::query_task(&search).unwrap_or_default();
+        select_task(task);
         settings::apply_query(&search);
         api::install();
         api::wire_controls();
@@ -136,24 +134,21 @@ pub fn start() {
 }
 
 /// Shows a task's controls and defaults.
-pub(crate) fn select_task(task: &str) {
+pub(crate) fn select_task(task: Task) {
     let vocab = 1;
     if let Ok(config) = Config::defaults(task, None, None, vocab) {
         settings::show_defaults(&config);
     }
-    let kind = if PointSet::parse(task).is_some() {
-        "points"
-    } else {
-        task
-    };
-    dom::set_hidden("mlp-settings", kind != "points");
-    dom::set_hidden("points-view", kind != "points");
-    dom::set_hidden("cnn-settings", kind != "digits");
-    dom::set_hidden("digits-view", kind != "digits");
-    dom::set_hidden("gpt-settings", kind != "text");
-    dom::set_hidden("text-view", kind != "text");
-    dom::set_hidden("acc-chart", kind == "text");
-    with(|s| s.status.task = task.to_string());
+    let points = task.point_set().is_some();
+    let (digits, text) = (task == Task::Digits, task == Task::Text);
+    dom::set_hidden("mlp-settings", !points);
+    dom::set_hidden("points-view", !points);
+    dom::set_hidden("cnn-settings", !digits);
+    dom::set_hidden("digits-view", !digits);
+    dom::set_hidden("gpt-settings", !text);
+    dom::set_hidden("text-view", !text);
+    dom::set_hidden("acc-chart", text);
+    with(|s| s.status.task = task);
 }
 
 /// A promise resolved at the next animation frame: the loop yields to the browser there.
@@ -232,24 +227,24 @@ impl Loop {
 
     /// A new session from the controls; on invalid settings nothing changes.
     async fn reset(&mut self) -> Result<(), String> {
-        let task = dom::value("task");
+        let task = settings::selected_task();
         let noise = dom::value("noise").parse().unwrap_or(0.05);
         let seed = dom::value("seed").parse().unwrap_or(0);
-        let data = self.data(&task, noise, seed).await?;
+        let data = self.data(task, noise, seed).await?;
         let (vocab, examples) = match &data {
             TaskData::Text(t) => (t.vocab.len(), t.train.len()),
             TaskData::Labelled(d) => (0, d.train.len()),
         };
-        let Some(mut config) = settings::read(&task, vocab, examples) else {
+        let Some(mut config) = settings::read(task, vocab, examples) else {
             return Err("Some settings are not valid; see the notes beside them.".into());
         };
-        config.eval_every = if task == "digits" {
+        config.eval_every = if task == Task::Digits {
             DIGITS_EVAL_EVERY
         } else {
             EVAL_EVERY
         };
-        let data = if PointSet::parse(&task).is_some() {
-            self.data(&task, config.noise, config.seed).await?
+        let data = if task.point_set().is_some() {
+            self.data(task, config.noise, config.seed).await?
         } else {
             data
         };
@@ -267,7 +262,7 @@ impl Loop {
         with(|s| {
             s.history.clear();
             s.status = Status {
-                task: task.clone(),
+                task,
                 adapter: s.status.adapter.clone(),
                 running: s.status.running,
                 ..Default::default()
@@ -342,10 +337,7 @@ impl Loop {
     fn show_stats(&self) {
         let rate = self.rate;
         let per_step = self.session.as_ref().map_or(1, |s| s.items_per_step()) as f32;
-        let text_task = self
-            .session
-            .as_ref()
-            .is_some_and(|s| matches!(s.data(), TaskData::Text(_)));
+        let text_task = self.session.as_ref().is_some_and(|s| s.text().is_some());
         let elapsed = self.trained_ms;
         let (text, history) = with(|s| {
             s.status.steps_per_s = rate;
@@ -381,7 +373,7 @@ impl Loop {
         let Some(session) = self.session.as_ref() else {
             return Ok(());
         };
-        let TaskData::Labelled(data) = session.data() else {
+        let Some(data) = session.labelled() else {
             return Ok(());
         };
         if data.classes == 2 {

@@ -3,8 +3,8 @@
 
 use super::dom::{mark, set_value, value};
 use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig};
-use crate::optim::{Rule, Schedule};
-use crate::train::{Config, ModelConfig};
+use crate::train::{Config, ModelConfig, Task};
+use std::str::FromStr;
 
 /// The controls that make up the settings, in URL order.
 pub const CONTROLS: [&str; 16] = [
@@ -28,12 +28,12 @@ pub const CONTROLS: [&str; 16] = [
 
 /// Shows a task's defaults in the controls.
 pub fn show_defaults(config: &Config) {
-    set_value("task", config.task.name());
+    set_value("task", config.task.as_ref());
     match &config.model {
         ModelConfig::Mlp(m) => {
             set_value("depth", &m.depth.to_string());
             set_value("width", &m.width.to_string());
-            set_value("activation", m.activation.name());
+            set_value("activation", m.activation.as_ref());
         }
         ModelConfig::Cnn(c) => {
             let ch: Vec<String> = c.channels.iter().map(|c| c.to_string()).collect();
@@ -47,21 +47,9 @@ pub fn show_defaults(config: &Config) {
             set_value("context", &g.context.to_string());
         }
     }
-    let rule = match config.optimizer.rule {
-        Rule::Sgd { .. } => "sgd",
-        Rule::Adam { .. } => "adam",
-        Rule::AdamW { .. } => "adamw",
-    };
-    set_value("optimizer", rule);
+    set_value("optimizer", config.optimizer.rule.kind().as_ref());
     set_value("lr", &config.optimizer.lr.to_string());
-    set_value(
-        "schedule",
-        if matches!(config.optimizer.schedule, Schedule::Constant) {
-            "constant"
-        } else {
-            "cosine"
-        },
-    );
+    set_value("schedule", config.optimizer.schedule.kind().as_ref());
     set_value("batch", &config.batch.to_string());
     set_value("noise", &config.noise.to_string());
 }
@@ -95,17 +83,23 @@ where
     }
 }
 
-/// The activation control, marked when it names none (a hand-edited URL).
-fn activation(problems: &mut usize) -> Activation {
-    let parsed = Activation::parse(&value("activation"));
+/// A select control read as the setting it names, marked when it names none (a hand-edited
+/// URL): then `fallback`, counted as a problem.
+fn choice<T: FromStr>(id: &str, fallback: T, problems: &mut usize) -> T {
+    let parsed = value(id).parse::<T>().ok();
     mark(
-        "activation",
+        id,
         parsed
             .is_none()
-            .then_some("Choose one of the listed activations."),
+            .then_some("Choose one of the listed options."),
     );
     *problems += parsed.is_none() as usize;
-    parsed.unwrap_or(Activation::Relu)
+    parsed.unwrap_or(fallback)
+}
+
+/// The task the task control shows (it lists only tasks, so the fallback is never seen).
+pub fn selected_task() -> Task {
+    value("task").parse().unwrap_or_default()
 }
 
 fn at_least_one(v: usize) -> Option<&'static str> {
@@ -114,7 +108,7 @@ fn at_least_one(v: usize) -> Option<&'static str> {
 
 /// Reads the controls into a Config for `task`, starting from its defaults. Returns None (with
 /// sentences beside the controls) when something is invalid; `examples` bounds the batch.
-pub fn read(task: &str, vocab: usize, examples: usize) -> Option<Config> {
+pub fn read(task: Task, vocab: usize, examples: usize) -> Option<Config> {
     let mut config = Config::defaults(task, None, None, vocab).ok()?;
     let mut problems = 0;
     let p = &mut problems;
@@ -130,7 +124,7 @@ pub fn read(task: &str, vocab: usize, examples: usize) -> Option<Config> {
                 |v: usize| at_least_one(v).or((v > 1024).then_some("At most 1024.")),
                 p,
             ),
-            activation: activation(p),
+            activation: choice("activation", Activation::Relu, p),
             ..m
         }),
         ModelConfig::Cnn(c) => {
@@ -169,7 +163,8 @@ pub fn read(task: &str, vocab: usize, examples: usize) -> Option<Config> {
             })
         }
     };
-    config.optimizer.rule = Rule::parse(&value("optimizer")).unwrap_or(config.optimizer.rule);
+    let rule = choice("optimizer", config.optimizer.rule.kind(), p);
+    config.optimizer.rule = rule.defaults();
     config.optimizer.lr = field(
         "lr",
         |v: f32| {
@@ -177,14 +172,8 @@ pub fn read(task: &str, vocab: usize, examples: usize) -> Option<Config> {
         },
         p,
     );
-    config.optimizer.schedule = match value("schedule").as_str() {
-        "cosine" => Schedule::WarmupCosine {
-            warmup: 50,
-            total: config.steps,
-            min_ratio: 0.1,
-        },
-        _ => Schedule::Constant,
-    };
+    let schedule = choice("schedule", config.optimizer.schedule.kind(), p);
+    config.optimizer.schedule = schedule.for_steps(config.steps);
     config.batch = field(
         "batch",
         |b: usize| {
@@ -223,9 +212,11 @@ pub fn apply_query(search: &str) {
     }
 }
 
-/// The task named in the query string, if any.
-pub fn query_task(search: &str) -> Option<String> {
+/// The task named in the query string, if it names one.
+pub fn query_task(search: &str) -> Option<Task> {
     web_sys::UrlSearchParams::new_with_str(search)
         .ok()?
-        .get("task")
+        .get("task")?
+        .parse()
+        .ok()
 }

@@ -5,7 +5,7 @@ use crate::{Error, Result};
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::f64::consts::PI;
 
-/// The 2-D sets.
+/// The 2-D sets (named by the tasks that learn them, train::Task).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PointSet {
     Spiral,
@@ -13,32 +13,6 @@ pub enum PointSet {
     Xor,
     Gauss,
     Moons,
-}
-
-impl PointSet {
-    pub const ALL: [PointSet; 5] = [
-        PointSet::Spiral,
-        PointSet::Circles,
-        PointSet::Xor,
-        PointSet::Gauss,
-        PointSet::Moons,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            PointSet::Spiral => "spiral",
-            PointSet::Circles => "circles",
-            PointSet::Xor => "xor",
-            PointSet::Gauss => "gauss",
-            PointSet::Moons => "moons",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<PointSet> {
-        PointSet::ALL
-            .into_iter()
-            .find(|p| p.name() == name || (name == "gaussians" && *p == PointSet::Gauss))
-    }
 }
 
 fn gaussian(rng: &mut SmallRng) -> f64 {

@@ -133,8 +133,21 @@ impl Module for Embedding {
 }
 
 /// An elementwise activation; in settings, URLs and checkpoints by its lower-case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::AsRefStr,
+    strum::VariantNames,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Activation {
     Relu,
     Gelu,
@@ -150,26 +163,5 @@ impl Activation {
             Activation::Tanh => x.tanh(),
             Activation::Sigmoid => x.sigmoid(),
         }
-    }
-
-    /// The lower-case name used in settings and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Activation::Relu => "relu",
-            Activation::Gelu => "gelu",
-            Activation::Tanh => "tanh",
-            Activation::Sigmoid => "sigmoid",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Activation> {
-        [
-            Activation::Relu,
-            Activation::Gelu,
-            Activation::Tanh,
-            Activation::Sigmoid,
-        ]
-        .into_iter()
-        .find(|a| a.name() == name)
     }
 }

@@ -8,7 +8,7 @@ mod layers;
 mod mlp;
 
 pub use cnn::{Cnn, CnnConfig};
-pub use gpt::{Gpt, GptConfig};
+pub use gpt::{Gpt, GptConfig, Preset};
 pub use init::Init;
 pub use layers::{Activation, Conv2d, Embedding, LayerNorm, Linear};
 pub use mlp::{Mlp, MlpConfig};

@@ -7,7 +7,7 @@ mod flat;
 mod kernels;
 mod schedule;
 
-pub use schedule::Schedule;
+pub use schedule::{Schedule, ScheduleKind};
 
 use crate::gpu::Binding;
 use crate::ops::gpu_of;
@@ -34,28 +34,56 @@ pub enum Rule {
     },
 }
 
-impl Rule {
-    /// The names `parse` knows.
-    pub const NAMES: [&'static str; 3] = ["sgd", "adam", "adamw"];
+/// The update rules by name, as the command line and the page choose them.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::AsRefStr,
+    strum::VariantNames,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum RuleKind {
+    Sgd,
+    Adam,
+    AdamW,
+}
 
-    /// The rule by its command-line name, with PyTorch's default settings.
-    pub fn parse(name: &str) -> Option<Rule> {
-        match name {
-            "sgd" => Some(Rule::Sgd {
+impl RuleKind {
+    /// The rule with PyTorch's default settings.
+    pub fn defaults(self) -> Rule {
+        match self {
+            RuleKind::Sgd => Rule::Sgd {
                 momentum: 0.9,
                 nesterov: false,
-            }),
-            "adam" => Some(Rule::Adam {
+            },
+            RuleKind::Adam => Rule::Adam {
                 beta1: 0.9,
                 beta2: 0.999,
                 eps: 1e-8,
-            }),
-            "adamw" => Some(Rule::AdamW {
+            },
+            RuleKind::AdamW => Rule::AdamW {
                 beta1: 0.9,
                 beta2: 0.999,
                 eps: 1e-8,
-            }),
-            _ => None,
+            },
+        }
+    }
+}
+
+impl Rule {
+    pub fn kind(&self) -> RuleKind {
+        match self {
+            Rule::Sgd { .. } => RuleKind::Sgd,
+            Rule::Adam { .. } => RuleKind::Adam,
+            Rule::AdamW { .. } => RuleKind::AdamW,
         }
     }
 }

@@ -15,7 +15,69 @@ pub enum Schedule {
     },
 }
 
+/// The schedules by name, as the page's control chooses them.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::AsRefStr,
+    strum::VariantNames,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum ScheduleKind {
+    Constant,
+    Cosine,
+}
+
+/// Warm-up steps of the cosine schedule: long enough for Adam's second moments to settle
+/// before the full learning rate.
+const WARMUP_STEPS: u64 = 50;
+/// Where the cosine ends, as a fraction of the base learning rate (nanoGPT's 1e-4 of 1e-3).
+const MIN_RATIO: f32 = 0.1;
+
+impl ScheduleKind {
+    /// The schedule of this kind for a run of `steps` steps.
+    pub fn for_steps(self, steps: u64) -> Schedule {
+        match self {
+            ScheduleKind::Constant => Schedule::Constant,
+            ScheduleKind::Cosine => Schedule::WarmupCosine {
+                warmup: WARMUP_STEPS,
+                total: steps,
+                min_ratio: MIN_RATIO,
+            },
+        }
+    }
+}
+
 impl Schedule {
+    pub fn kind(&self) -> ScheduleKind {
+        match self {
+            Schedule::Constant => ScheduleKind::Constant,
+            Schedule::WarmupCosine { .. } => ScheduleKind::Cosine,
+        }
+    }
+
+    /// The same schedule ending at step `steps` instead (a run given its own step count).
+    pub fn ending_at(&self, steps: u64) -> Schedule {
+        match *self {
+            Schedule::Constant => Schedule::Constant,
+            Schedule::WarmupCosine {
+                warmup, min_ratio, ..
+            } => Schedule::WarmupCosine {
+                warmup,
+                total: steps,
+                min_ratio,
+            },
+        }
+    }
+
     /// The factor on the base learning rate at `step` (counted from 0).
     pub fn factor(&self, step: u64) -> f32 {
         match *self {

@@ -2,7 +2,7 @@
 //! "optimizer.{name}.{slot}", and the config, step and vocabulary in the metadata. Files are
 //! untrusted: everything is checked before anything is changed.
 
-use super::{Config, ModelConfig, Session, TaskData};
+use super::{Config, ModelConfig, Session};
 use crate::data::Vocab;
 use crate::{Error, Result, Tensor};
 use safetensors::{tensor::TensorView, Dtype, SafeTensors};
@@ -157,7 +157,7 @@ impl Session {
             "optimizer_step".to_string(),
             self.optimizer.step.to_string(),
         );
-        if let TaskData::Text(t) = &self.data {
+        if let Some(t) = self.text() {
             meta.insert(
                 "vocab".to_string(),
                 serde_json::to_string(&t.vocab.chars).map_err(|e| bad(e.to_string()))?,
@@ -183,7 +183,7 @@ impl Session {
                 describe(&self.config.model)
             )));
         }
-        if let (Some(v), TaskData::Text(t)) = (&ck.vocab, &self.data) {
+        if let (Some(v), Some(t)) = (&ck.vocab, self.text()) {
             if *v != t.vocab {
                 return Err(bad("it was trained on a text with other characters"));
             }

@@ -1,9 +1,9 @@
 //! Training settings: what a run is, with each task's defaults. Shared by the CLI, the page
 //! (which keeps them in the URL) and checkpoints.
 
-use super::task::{Task, TASKS};
-use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig};
-use crate::optim::{OptimizerConfig, Rule, Schedule};
+use super::task::Task;
+use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig, Preset};
+use crate::optim::{OptimizerConfig, RuleKind, Schedule, ScheduleKind};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -15,9 +15,26 @@ pub enum ModelConfig {
     Gpt(GptConfig),
 }
 
-impl ModelConfig {
-    /// The family names `Config::defaults` takes.
-    pub const FAMILIES: [&'static str; 3] = ["mlp", "cnn", "gpt"];
+/// The model families by name, as `--model` chooses them.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::AsRefStr,
+    strum::VariantNames,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum Family {
+    Mlp,
+    Cnn,
+    Gpt,
 }
 
 /// Everything that defines a training run.
@@ -35,131 +52,177 @@ pub struct Config {
     pub noise: f64,
 }
 
+/// A task's model, optimizer, batch and step count, before the user changes any.
+struct Recipe {
+    model: ModelConfig,
+    optimizer: OptimizerConfig,
+    batch: usize,
+    steps: u64,
+}
+
+/// Adam at PyTorch's defaults with a constant learning rate.
+fn adam(lr: f32) -> OptimizerConfig {
+    OptimizerConfig {
+        rule: RuleKind::Adam.defaults(),
+        lr,
+        weight_decay: 0.0,
+        clip: None,
+        schedule: Schedule::Constant,
+    }
+}
+
+/// An MLP on a 2-D point set (two classes).
+fn points_mlp() -> Recipe {
+    let model = ModelConfig::Mlp(MlpConfig {
+        inputs: 2,
+        outputs: 2,
+        depth: 3,
+        width: 32,
+        activation: Activation::Relu,
+    });
+    Recipe {
+        model,
+        optimizer: adam(0.01),
+        batch: 64,
+        steps: 1500,
+    }
+}
+
+/// An MLP on the 28 × 28 digits.
+fn digits_mlp() -> Recipe {
+    let model = ModelConfig::Mlp(MlpConfig {
+        inputs: 784,
+        outputs: 10,
+        depth: 1,
+        width: 128,
+        activation: Activation::Relu,
+    });
+    Recipe {
+        model,
+        optimizer: adam(0.003),
+        batch: 32,
+        steps: 1500,
+    }
+}
+
+/// A CNN on the 28 × 28 digits.
+fn digits_cnn() -> Recipe {
+    let model = ModelConfig::Cnn(CnnConfig {
+        channels: vec![8, 16],
+        hidden: 64,
+        classes: 10,
+        image: 28,
+    });
+    Recipe {
+        model,
+        optimizer: adam(0.002),
+        batch: 32,
+        steps: 600,
+    }
+}
+
+/// A GPT of `preset`'s size on text of `vocab` characters: AdamW with clipping and a warm-up
+/// then cosine schedule over the run.
+fn text_gpt(preset: Preset, vocab: usize) -> Recipe {
+    let tiny = preset == Preset::Tiny;
+    let steps = if tiny { 1500 } else { 5000 };
+    let optimizer = OptimizerConfig {
+        rule: RuleKind::AdamW.defaults(),
+        lr: if tiny { 0.01 } else { 0.001 },
+        weight_decay: 0.01,
+        clip: Some(1.0),
+        schedule: ScheduleKind::Cosine.for_steps(steps),
+    };
+    Recipe {
+        model: ModelConfig::Gpt(GptConfig::preset(preset, vocab)),
+        optimizer,
+        batch: if preset == Preset::Nanochar { 64 } else { 32 },
+        steps,
+    }
+}
+
+fn invalid(why: String) -> Error {
+    Error::Invalid {
+        op: "settings",
+        why,
+    }
+}
+
 impl Config {
-    /// The defaults of `task` with `model` (mlp, cnn, gpt; None for the task's own) and, for the
-    /// GPT, a preset. `vocab` is the text's vocabulary size (ignored elsewhere).
+    /// The defaults of `task` with `family` (None for the task's own) and, for the GPT on
+    /// text, a preset (None for tiny). `vocab` is the text's vocabulary size (ignored
+    /// elsewhere).
     pub fn defaults(
-        name: &str,
-        model: Option<&str>,
-        preset: Option<&str>,
+        task: Task,
+        family: Option<Family>,
+        preset: Option<Preset>,
         vocab: usize,
     ) -> Result<Config> {
-        let bad = |why: String| {
-            Err(Error::Invalid {
-                op: "settings",
-                why,
-            })
-        };
-        let Some(task) = Task::parse(name) else {
-            return bad(format!(
-                "unknown task {name:?}; choose one of {}",
-                TASKS.join(", ")
-            ));
-        };
-        let points = task.point_set().is_some();
-        let model = model.unwrap_or(match task {
-            Task::Digits => "cnn",
-            Task::Text => "gpt",
-            _ => "mlp",
-        });
-        let adam = |lr| OptimizerConfig {
-            rule: Rule::parse("adam").expect("adam exists"),
-            lr,
-            weight_decay: 0.0,
-            clip: None,
-            schedule: Schedule::Constant,
-        };
-        let (model, optimizer, batch, steps) = match (model, points, task) {
-            ("mlp", true, _) => (
-                ModelConfig::Mlp(MlpConfig {
-                    inputs: 2,
-                    outputs: 2,
-                    depth: 3,
-                    width: 32,
-                    activation: Activation::Relu,
-                }),
-                adam(0.01),
-                64,
-                1500,
-            ),
-            ("mlp", false, Task::Digits) => (
-                ModelConfig::Mlp(MlpConfig {
-                    inputs: 784,
-                    outputs: 10,
-                    depth: 1,
-                    width: 128,
-                    activation: Activation::Relu,
-                }),
-                adam(0.003),
-                32,
-                1500,
-            ),
-            ("cnn", false, Task::Digits) => (
-                ModelConfig::Cnn(CnnConfig {
-                    channels: vec![8, 16],
-                    hidden: 64,
-                    classes: 10,
-                    image: 28,
-                }),
-                adam(0.002),
-                32,
-                600,
-            ),
-            ("gpt", false, Task::Text) => {
-                let name = preset.unwrap_or("tiny");
-                let Some(gpt) = GptConfig::preset(name, vocab) else {
-                    return bad(format!(
-                        "unknown preset {name:?}; choose one of {}",
-                        GptConfig::PRESETS.join(", ")
-                    ));
-                };
-                let steps = if name == "tiny" { 1500 } else { 5000 };
-                let opt = OptimizerConfig {
-                    rule: Rule::parse("adamw").expect("adamw exists"),
-                    lr: if name == "tiny" { 0.01 } else { 0.001 },
-                    weight_decay: 0.01,
-                    clip: Some(1.0),
-                    schedule: Schedule::WarmupCosine {
-                        warmup: 50,
-                        total: steps,
-                        min_ratio: 0.1,
-                    },
-                };
-                (
-                    ModelConfig::Gpt(gpt),
-                    opt,
-                    if name == "nanochar" { 64 } else { 32 },
-                    steps,
-                )
+        let family = family.unwrap_or(task.default_family());
+        if preset.is_some() && family != Family::Gpt {
+            return Err(invalid(format!(
+                "a preset sizes a GPT; the {task} task trains a {family}"
+            )));
+        }
+        let recipe = match (family, task) {
+            (Family::Mlp, _) if task.point_set().is_some() => points_mlp(),
+            (Family::Mlp, Task::Digits) => digits_mlp(),
+            (Family::Cnn, Task::Digits) => digits_cnn(),
+            (Family::Gpt, Task::Text) => text_gpt(preset.unwrap_or(Preset::Tiny), vocab),
+            _ => {
+                return Err(invalid(format!(
+                    "the {task} task cannot use the model {family}"
+                )))
             }
-            (m, _, t) => return bad(format!("the {t} task cannot use the model {m:?}")),
         };
         Ok(Config {
             task,
-            model,
-            optimizer,
-            batch,
-            steps,
+            model: recipe.model,
+            optimizer: recipe.optimizer,
+            batch: recipe.batch,
+            steps: recipe.steps,
             seed: 0,
             eval_every: 100,
             noise: 0.05,
         })
     }
 
+    /// Sets the run's step count, with the schedule ending there.
+    pub fn set_steps(&mut self, steps: u64) {
+        self.steps = steps;
+        self.optimizer.schedule = self.optimizer.schedule.ending_at(steps);
+    }
+
     /// Checks everything a user can set, with a sentence for the first problem.
     pub fn check(&self) -> Result<()> {
-        let bad = |why: &str| {
-            Err(Error::Invalid {
-                op: "settings",
-                why: why.into(),
-            })
-        };
         if self.batch == 0 {
-            return bad("the batch size must be at least 1");
+            return Err(invalid("the batch size must be at least 1".into()));
         }
         if self.eval_every == 0 {
-            return bad("evaluation must happen at least every so many steps (not 0)");
+            return Err(invalid(
+                "evaluation must happen at least every so many steps (not 0)".into(),
+            ));
         }
         self.optimizer.check()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_of_its_own_length_ends_its_schedule_there() {
+        let mut config = Config::defaults(Task::Text, None, Some(Preset::Small), 65).unwrap();
+        let half = config.steps / 2;
+        let Schedule::WarmupCosine { min_ratio, .. } = config.optimizer.schedule else {
+            panic!("the GPT's recipe warms up, then decays");
+        };
+        let before = config.optimizer.schedule.factor(half);
+        assert!(before > 0.5, "half-way through the preset's run: {before}");
+        config.set_steps(half);
+        assert_eq!(config.steps, half);
+        let after = config.optimizer.schedule.factor(half);
+        assert!((after - min_ratio).abs() < 1e-6, "{after} at the run's end");
     }
 }

@@ -7,8 +7,8 @@ mod sample;
 mod task;
 
 pub use checkpoint::{assign_all, Checkpoint, CHECKPOINT_FORMAT, MAX_HEADER_BYTES};
-pub use config::{Config, ModelConfig};
-pub use task::{Task, TASKS};
+pub use config::{Config, Family, ModelConfig};
+pub use task::Task;
 
 use crate::data::{windows, Batches, Labelled, Text};
 use crate::nn::{Cnn, Gpt, Init, Mlp, Model};
@@ -30,6 +30,68 @@ const EVAL_SEED: u64 = 12345;
 pub enum TaskData {
     Labelled(Labelled),
     Text(Text),
+}
+
+/// A session's model with the data it reads, paired by type when the session is made: a
+/// classifier reads labelled examples, the GPT reads windows of text as long as its context.
+enum Learner {
+    Classifier { model: Net, data: Labelled },
+    Text { model: Gpt, data: Text },
+}
+
+impl Learner {
+    /// Builds the model of `config` for `data`, after checking they fit each other.
+    fn new(config: &ModelConfig, data: TaskData, init: &mut Init) -> Result<Learner> {
+        let misfit = || Error::Invalid {
+            op: "settings",
+            why: "the model does not fit the task's data".into(),
+        };
+        let mut classifier = |fits: bool, data| {
+            if !fits {
+                return Err(misfit());
+            }
+            let model = Net::new(config, init)?;
+            Ok(Learner::Classifier { model, data })
+        };
+        match (config, data) {
+            (ModelConfig::Mlp(c), TaskData::Labelled(d)) => {
+                classifier(c.inputs == d.train.features && c.outputs == d.classes, d)
+            }
+            (ModelConfig::Cnn(c), TaskData::Labelled(d)) => classifier(
+                c.image * c.image == d.train.features && c.classes == d.classes,
+                d,
+            ),
+            (ModelConfig::Gpt(c), TaskData::Text(t)) => {
+                if t.val.len() <= c.context || t.train.len() <= c.context {
+                    return Err(Error::Invalid {
+                        op: "settings",
+                        why: format!("the text is too short for a context of {}", c.context),
+                    });
+                }
+                if c.vocab != t.vocab.len() {
+                    return Err(misfit());
+                }
+                let model = Gpt::new(c, init)?;
+                Ok(Learner::Text { model, data: t })
+            }
+            _ => Err(misfit()),
+        }
+    }
+
+    fn model(&self) -> &dyn Model {
+        match self {
+            Learner::Classifier { model, .. } => model.as_model(),
+            Learner::Text { model, .. } => model,
+        }
+    }
+
+    /// Training examples (labelled) or characters (text).
+    fn examples(&self) -> usize {
+        match self {
+            Learner::Classifier { data, .. } => data.train.len(),
+            Learner::Text { data, .. } => data.train.len(),
+        }
+    }
 }
 
 /// Validation figures.
@@ -78,10 +140,9 @@ impl Net {
 pub struct Session {
     pub config: Config,
     device: Device,
-    model: Net,
+    learner: Learner,
     params: Vec<(String, Tensor)>,
     optimizer: Optimizer,
-    data: TaskData,
     batches: Batches,
     /// Steps taken.
     pub step: u64,
@@ -98,35 +159,8 @@ impl Session {
     pub fn new(config: Config, data: TaskData, device: &Device) -> Result<Session> {
         config.check()?;
         let mut init = Init::new(config.seed, device);
-        let fits = match (&config.model, &data) {
-            (ModelConfig::Mlp(c), TaskData::Labelled(d)) => {
-                c.inputs == d.train.features && c.outputs == d.classes
-            }
-            (ModelConfig::Cnn(c), TaskData::Labelled(d)) => {
-                c.image * c.image == d.train.features && c.classes == d.classes
-            }
-            (ModelConfig::Gpt(c), TaskData::Text(t)) => {
-                if t.val.len() <= c.context || t.train.len() <= c.context {
-                    return Err(Error::Invalid {
-                        op: "settings",
-                        why: format!("the text is too short for a context of {}", c.context),
-                    });
-                }
-                c.vocab == t.vocab.len()
-            }
-            _ => false,
-        };
-        if !fits {
-            return Err(Error::Invalid {
-                op: "settings",
-                why: "the model does not fit the task's data".into(),
-            });
-        }
-        let model = Net::new(&config.model, &mut init)?;
-        let examples = match &data {
-            TaskData::Labelled(d) => d.train.len(),
-            TaskData::Text(t) => t.train.len(),
-        };
+        let learner = Learner::new(&config.model, data, &mut init)?;
+        let examples = learner.examples();
         if config.batch > examples {
             return Err(Error::Invalid {
                 op: "settings",
@@ -137,17 +171,16 @@ impl Session {
             });
         }
         let batches = Batches::new(examples, config.seed);
-        let params = model.parameters();
+        let params = learner.model().parameters();
         let optimizer = Optimizer::new(config.optimizer.clone(), &params)?;
         let good = snapshot(&params)?;
         let tried = snapshot(&params)?;
         Ok(Session {
             config,
             device: device.clone(),
-            model,
+            learner,
             params,
             optimizer,
-            data,
             batches,
             step: 0,
             last_loss: None,
@@ -160,8 +193,20 @@ impl Session {
         &self.device
     }
 
-    pub fn data(&self) -> &TaskData {
-        &self.data
+    /// The labelled examples of a classifier's session.
+    pub fn labelled(&self) -> Option<&Labelled> {
+        match &self.learner {
+            Learner::Classifier { data, .. } => Some(data),
+            Learner::Text { .. } => None,
+        }
+    }
+
+    /// The text of a GPT's session.
+    pub fn text(&self) -> Option<&Text> {
+        match &self.learner {
+            Learner::Text { data, .. } => Some(data),
+            Learner::Classifier { .. } => None,
+        }
     }
 
     /// Named parameters (PyTorch names).
@@ -176,31 +221,29 @@ impl Session {
 
     /// Tokens (text) or examples per step.
     pub fn items_per_step(&self) -> usize {
-        match &self.config.model {
-            ModelConfig::Gpt(g) => self.config.batch * g.context,
-            _ => self.config.batch,
+        match &self.learner {
+            Learner::Text { model, .. } => self.config.batch * model.config.context,
+            Learner::Classifier { .. } => self.config.batch,
         }
     }
 
     /// The next training batch as (inputs, targets) tensors.
     fn next_batch(&mut self) -> Result<(Tensor, Tensor)> {
         let b = self.config.batch;
-        match &self.data {
-            TaskData::Labelled(d) => {
+        match &self.learner {
+            Learner::Classifier { data: d, .. } => {
                 let (x, y) = d.train.gather(&self.batches.batch(self.step, b));
                 Ok((
                     Tensor::from_vec(x, &[b, d.train.features], &self.device)?,
                     Tensor::from_u32(y, &[b], &self.device)?,
                 ))
             }
-            TaskData::Text(t) => {
-                let ModelConfig::Gpt(g) = &self.config.model else {
-                    unreachable!("text sessions have a GPT")
-                };
-                let (x, y) = windows(&t.train, b, g.context, self.config.seed, self.step);
+            Learner::Text { model, data } => {
+                let context = model.config.context;
+                let (x, y) = windows(&data.train, b, context, self.config.seed, self.step);
                 Ok((
-                    Tensor::from_u32(x, &[b, g.context], &self.device)?,
-                    Tensor::from_u32(y, &[b * g.context], &self.device)?,
+                    Tensor::from_u32(x, &[b, context], &self.device)?,
+                    Tensor::from_u32(y, &[b * context], &self.device)?,
                 ))
             }
         }
@@ -210,7 +253,7 @@ impl Session {
     /// not read back (see `check`).
     pub fn train_step(&mut self) -> Result<()> {
         let (x, y) = self.next_batch()?;
-        let loss = self.model.forward(&x)?.cross_entropy(&y)?;
+        let loss = self.learner.model().forward(&x)?.cross_entropy(&y)?;
         let grads = loss.backward()?;
         // Keep the weights this loss came from: they are the fallback if it turns out finite.
         for ((_, p), t) in self.params.iter().zip(&self.tried) {
@@ -273,60 +316,58 @@ impl Session {
     }
 
     async fn measure(&self) -> Result<Eval> {
-        match &self.data {
-            TaskData::Labelled(d) => {
-                let (mut loss_sum, mut right, n) = (0.0f64, 0usize, d.val.len());
-                for start in (0..n).step_by(EVAL_CHUNK) {
-                    let idx: Vec<usize> = (start..(start + EVAL_CHUNK).min(n)).collect();
-                    let (x, y) = d.val.gather(&idx);
-                    let rows = idx.len();
-                    let xt = Tensor::from_vec(x, &[rows, d.val.features], &self.device)?;
-                    let yt = Tensor::from_u32(y.clone(), &[rows], &self.device)?;
-                    let (loss, pred) = no_grad(|| -> Result<_> {
-                        let logits = self.model.forward(&xt)?;
-                        Ok((logits.cross_entropy(&yt)?, logits.argmax(1)?))
-                    })?;
-                    loss_sum += loss.to_vec().await?[0] as f64 * rows as f64;
-                    right += pred
-                        .to_vec_u32()
-                        .await?
-                        .iter()
-                        .zip(&y)
-                        .filter(|(p, t)| p == t)
-                        .count();
-                }
-                Ok(Eval {
-                    loss: (loss_sum / n as f64) as f32,
-                    accuracy: Some(right as f32 / n as f32),
-                })
-            }
-            TaskData::Text(t) => {
-                let ModelConfig::Gpt(g) = &self.config.model else {
-                    unreachable!("text sessions have a GPT")
-                };
-                // The same windows every time, so that evaluations compare.
-                let mut total = 0.0;
-                let (rows, rounds) = (EVAL_WINDOWS, EVAL_ROUNDS);
-                for k in 0..rounds {
-                    let (x, y) = windows(&t.val, rows, g.context, EVAL_SEED, k);
-                    let xt = Tensor::from_u32(x, &[rows, g.context], &self.device)?;
-                    let yt = Tensor::from_u32(y, &[rows * g.context], &self.device)?;
-                    let loss = no_grad(|| self.model.forward(&xt)?.cross_entropy(&yt))?;
-                    total += loss.to_vec().await?[0];
-                }
-                Ok(Eval {
-                    loss: total / rounds as f32,
-                    accuracy: None,
-                })
-            }
+        match &self.learner {
+            Learner::Classifier { model, data } => self.measure_labelled(model, data).await,
+            Learner::Text { model, data } => self.measure_text(model, data).await,
         }
+    }
+
+    /// Loss and accuracy over the whole validation split, `EVAL_CHUNK` examples at a time.
+    async fn measure_labelled(&self, model: &Net, d: &Labelled) -> Result<Eval> {
+        let (mut loss_sum, mut right, n) = (0.0f64, 0usize, d.val.len());
+        for start in (0..n).step_by(EVAL_CHUNK) {
+            let idx: Vec<usize> = (start..(start + EVAL_CHUNK).min(n)).collect();
+            let (x, y) = d.val.gather(&idx);
+            let rows = idx.len();
+            let xt = Tensor::from_vec(x, &[rows, d.val.features], &self.device)?;
+            let yt = Tensor::from_u32(y.clone(), &[rows], &self.device)?;
+            let (loss, pred) = no_grad(|| -> Result<_> {
+                let logits = model.forward(&xt)?;
+                Ok((logits.cross_entropy(&yt)?, logits.argmax(1)?))
+            })?;
+            loss_sum += loss.to_vec().await?[0] as f64 * rows as f64;
+            let pred = pred.to_vec_u32().await?;
+            right += pred.iter().zip(&y).filter(|(p, t)| p == t).count();
+        }
+        Ok(Eval {
+            loss: (loss_sum / n as f64) as f32,
+            accuracy: Some(right as f32 / n as f32),
+        })
+    }
+
+    /// Mean loss over the same validation windows every time, so that evaluations compare.
+    async fn measure_text(&self, model: &Gpt, t: &Text) -> Result<Eval> {
+        let context = model.config.context;
+        let mut total = 0.0;
+        let (rows, rounds) = (EVAL_WINDOWS, EVAL_ROUNDS);
+        for k in 0..rounds {
+            let (x, y) = windows(&t.val, rows, context, EVAL_SEED, k);
+            let xt = Tensor::from_u32(x, &[rows, context], &self.device)?;
+            let yt = Tensor::from_u32(y, &[rows * context], &self.device)?;
+            let loss = no_grad(|| model.forward(&xt)?.cross_entropy(&yt))?;
+            total += loss.to_vec().await?[0];
+        }
+        Ok(Eval {
+            loss: total / rounds as f32,
+            accuracy: None,
+        })
     }
 
     /// Class probabilities of a batch of inputs [n, features], for the page's views.
     pub async fn predict(&self, x: Vec<f32>, n: usize) -> Result<Vec<f32>> {
         let features = x.len() / n.max(1);
         let xt = Tensor::from_vec(x, &[n, features], &self.device)?;
-        no_grad(|| self.model.forward(&xt)?.softmax())?
+        no_grad(|| self.learner.model().forward(&xt)?.softmax())?
             .to_vec()
             .await
     }

@@ -1,6 +1,6 @@
 //! Sampling text from a GPT: prompt, temperature and top-k, one token at a time.
 
-use super::{Net, Session, TaskData};
+use super::{Learner, Session};
 use crate::data::Vocab;
 use crate::nn::{Gpt, Model, Module};
 use crate::{no_grad, Error, Result, Tensor};
@@ -88,9 +88,9 @@ impl Session {
         settings: &SampleSettings,
         on_text: impl FnMut(&str),
     ) -> Result<String> {
-        match (&self.model, &self.data) {
-            (Net::Gpt(gpt), TaskData::Text(t)) => sample(gpt, &t.vocab, settings, on_text).await,
-            _ => Err(Error::Invalid {
+        match &self.learner {
+            Learner::Text { model, data } => sample(model, &data.vocab, settings, on_text).await,
+            Learner::Classifier { .. } => Err(Error::Invalid {
                 op: "sample",
                 why: "only a GPT on text can generate text".into(),
             }),

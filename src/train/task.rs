@@ -1,18 +1,31 @@
 //! The tasks a run can learn, named as settings, URLs and checkpoints name them.
 
+use super::config::Family;
 use crate::data::PointSet;
 use serde::{Deserialize, Serialize};
-
-/// The task names the CLI and the page accept, in the order they are listed.
-pub const TASKS: [&str; 7] = [
-    "spiral", "circles", "xor", "gauss", "moons", "digits", "text",
-];
+use strum::{AsRefStr, Display, EnumString, VariantNames};
 
 /// What a run learns: a 2-D point set (an MLP's), handwritten digits or text (a GPT's).
-/// Serialised by its name in `TASKS`, as checkpoints written before it was a type hold it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Named by its lower-case name (`Task::VARIANTS` lists them), in serde as in strum, as
+/// checkpoints written before it was a type hold it.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Default,
+    Display,
+    EnumString,
+    AsRefStr,
+    VariantNames,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Task {
+    #[default]
     Spiral,
     Circles,
     Xor,
@@ -23,26 +36,6 @@ pub enum Task {
 }
 
 impl Task {
-    /// Every task, in the order of `TASKS`.
-    pub const ALL: [Task; 7] = [
-        Task::Spiral,
-        Task::Circles,
-        Task::Xor,
-        Task::Gauss,
-        Task::Moons,
-        Task::Digits,
-        Task::Text,
-    ];
-
-    pub fn name(self) -> &'static str {
-        TASKS[self as usize]
-    }
-
-    /// The task by its name in `TASKS`.
-    pub fn parse(name: &str) -> Option<Task> {
-        Task::ALL.into_iter().find(|t| t.name() == name)
-    }
-
     /// The point set of a 2-D task.
     pub fn point_set(self) -> Option<PointSet> {
         match self {
@@ -54,25 +47,50 @@ impl Task {
             Task::Digits | Task::Text => None,
         }
     }
-}
 
-impl std::fmt::Display for Task {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+    /// The model family the task trains unless told otherwise.
+    pub fn default_family(self) -> Family {
+        match self {
+            Task::Digits => Family::Cnn,
+            Task::Text => Family::Gpt,
+            _ => Family::Mlp,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nn::{Activation, Preset};
+    use crate::optim::{RuleKind, ScheduleKind};
+    use serde::de::DeserializeOwned;
+    use std::fmt::Debug;
+    use std::str::FromStr;
+
+    /// Every name of a settings enum parses back to a value that serde writes by that name.
+    fn names_agree<T>()
+    where
+        T: VariantNames + FromStr + AsRef<str> + Serialize + DeserializeOwned + PartialEq + Debug,
+        T::Err: Debug,
+    {
+        for name in T::VARIANTS {
+            let value: T = name.parse().unwrap();
+            assert_eq!(value.as_ref(), *name);
+            let json = serde_json::to_string(&value).unwrap();
+            assert_eq!(json, format!("\"{name}\""));
+            assert_eq!(serde_json::from_str::<T>(&json).unwrap(), value);
+        }
+        assert!("mnist".parse::<T>().is_err());
+    }
 
     #[test]
-    fn names_round_trip_and_match_serde() {
-        for task in Task::ALL {
-            assert_eq!(Task::parse(task.name()), Some(task));
-            let json = serde_json::to_string(&task).unwrap();
-            assert_eq!(json, format!("\"{}\"", task.name()));
-        }
-        assert_eq!(Task::parse("mnist"), None);
+    fn settings_names_match_serde() {
+        names_agree::<Task>();
+        names_agree::<Family>();
+        names_agree::<Activation>();
+        names_agree::<Preset>();
+        names_agree::<RuleKind>();
+        names_agree::<ScheduleKind>();
+        assert_eq!(Task::VARIANTS[0], "spiral");
     }
 }

@@ -1,30 +1,39 @@
 //! The train and sample commands.
 
-use clap::builder::PossibleValuesParser;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use std::io::Write;
+use std::str::FromStr;
 use std::time::Instant;
+use strum::VariantNames;
 use webgrad::data::{digits_from_gzip, points, Text};
-use webgrad::nn::GptConfig;
-use webgrad::nn::{Gpt, Init};
-use webgrad::optim::Rule;
+use webgrad::nn::{Gpt, Init, Preset};
+use webgrad::optim::RuleKind;
 use webgrad::train::{
-    assign_all, sample as generate, Checkpoint, Config, ModelConfig, SampleSettings, Session, Task,
-    TaskData, TASKS,
+    assign_all, sample as generate, Checkpoint, Config, Family, ModelConfig, SampleSettings,
+    Session, Task, TaskData,
 };
 use webgrad::{Device, Gpu};
+
+/// Parses a flag as one of a settings enum's names, which --help lists.
+fn named<T>() -> impl TypedValueParser<Value = T>
+where
+    T: VariantNames + FromStr<Err = strum::ParseError> + Clone + Send + Sync + 'static,
+{
+    PossibleValuesParser::new(T::VARIANTS).try_map(|name| name.parse::<T>())
+}
 
 /// `webgrad train`: a task's defaults, with what the flags change.
 #[derive(clap::Args)]
 pub struct TrainArgs {
     /// What to learn: a 2-D point set, handwritten digits or text.
-    #[arg(long, value_parser = PossibleValuesParser::new(TASKS))]
-    task: String,
+    #[arg(long, value_parser = named::<Task>())]
+    task: Task,
     /// The model family (default: the task's own: mlp for points, cnn for digits, gpt for text).
-    #[arg(long, value_parser = PossibleValuesParser::new(ModelConfig::FAMILIES))]
-    model: Option<String>,
+    #[arg(long, value_parser = named::<Family>())]
+    model: Option<Family>,
     /// The GPT's size (text only; default tiny).
-    #[arg(long, value_parser = PossibleValuesParser::new(GptConfig::PRESETS))]
-    preset: Option<String>,
+    #[arg(long, value_parser = named::<Preset>())]
+    preset: Option<Preset>,
     /// Training steps (default: the task's).
     #[arg(long, value_name = "N")]
     steps: Option<u64>,
@@ -35,8 +44,8 @@ pub struct TrainArgs {
     #[arg(long, value_name = "X", allow_hyphen_values = true)]
     lr: Option<f32>,
     /// The update rule (default: the task's, Adam or AdamW).
-    #[arg(long, value_parser = PossibleValuesParser::new(Rule::NAMES))]
-    optimizer: Option<String>,
+    #[arg(long, value_parser = named::<RuleKind>())]
+    optimizer: Option<RuleKind>,
     /// Seed of the initial weights, the data and the batches.
     #[arg(long, value_name = "S", default_value_t = 0)]
     seed: u64,
@@ -127,22 +136,23 @@ fn task_data(
 
 /// The task's defaults with the flags applied.
 fn config(a: &TrainArgs, vocab: usize) -> Result<Config, String> {
-    let mut config = Config::defaults(&a.task, a.model.as_deref(), a.preset.as_deref(), vocab)
-        .map_err(|e| e.to_string())?;
+    let mut config =
+        Config::defaults(a.task, a.model, a.preset, vocab).map_err(|e| e.to_string())?;
     config.seed = a.seed;
-    config.steps = a.steps.unwrap_or(config.steps);
+    if let Some(steps) = a.steps {
+        config.set_steps(steps);
+    }
     config.batch = a.batch.unwrap_or(config.batch);
     config.optimizer.lr = a.lr.unwrap_or(config.optimizer.lr);
     config.eval_every = a.eval_every.unwrap_or(config.eval_every);
-    if let Some(name) = &a.optimizer {
-        config.optimizer.rule = Rule::parse(name).ok_or("clap checked the optimizer's name")?;
+    if let Some(rule) = a.optimizer {
+        config.optimizer.rule = rule.defaults();
     }
     Ok(config)
 }
 
 pub fn train(a: TrainArgs) -> Result<(), String> {
-    let task = Task::parse(&a.task).ok_or("clap checked the task's name")?;
-    let data = task_data(task, a.text.as_deref(), 0.05, a.seed)?;
+    let data = task_data(a.task, a.text.as_deref(), 0.05, a.seed)?;
     let vocab = if let TaskData::Text(t) = &data {
         t.vocab.len()
     } else {
