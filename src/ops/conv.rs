@@ -1,10 +1,11 @@
 //! 2-D convolution, NCHW, with stride and zero padding.
 
 use super::{gpu_of, launch1, matmul_raw};
-use crate::autograd::Backward;
+use crate::autograd::{no_grad, Backward};
 use crate::error::{Error, Result};
-use crate::gpu::Kernel;
+use crate::gpu::{Gpu, Kernel};
 use crate::tensor::{DType, Host, Storage, Tensor};
+use std::rc::Rc;
 
 crate::kernel_params! {
     /// shaders/im2col.wgsl and col2im.wgsl: the sizes of `Conv`.
@@ -132,7 +133,7 @@ fn sizes(x: &Tensor, w: &Tensor, stride: usize, pad: usize) -> Result<Conv> {
 }
 
 /// The columns of `x` for the convolution `c`: [N, C·kh·kw, HO·WO].
-fn im2col(gpu: &std::rc::Rc<crate::gpu::Gpu>, x: &Tensor, c: &Conv) -> Result<Tensor> {
+fn im2col(gpu: &Rc<Gpu>, x: &Tensor, c: &Conv) -> Result<Tensor> {
     let (taps, positions) = (c.ci * c.kh * c.kw, c.ho * c.wo);
     let len = c.n * taps * positions;
     let kernel = Kernel::new("im2col", include_str!("../../shaders/im2col.wgsl"), "main");
@@ -228,6 +229,44 @@ fn conv2d_backward(
     Ok(grads)
 }
 
+/// The CPU reference of the convolution, in f64.
+fn cpu_conv2d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, c: &Conv) -> Result<Tensor> {
+    let name = "conv2d";
+    let (xv, wv) = (x.host_f64(name)?, weight.host_f64(name)?);
+    let b = match bias {
+        Some(b) => b.host_f64(name)?,
+        None => vec![0.0; c.co],
+    };
+    let mut y: Vec<f64> = (0..c.n * c.co * c.ho * c.wo)
+        .map(|i| b[(i / (c.ho * c.wo)) % c.co])
+        .collect();
+    c.for_each_tap(|xi, wi, yi| y[yi] += xv[xi] * wv[wi]);
+    Ok(Tensor::from_storage(
+        vec![c.n, c.co, c.ho, c.wo],
+        DType::F32,
+        x.device(),
+        Storage::Host(Host::F(y)),
+    ))
+}
+
+/// The convolution on the GPU as one batched matrix product:
+/// y_n = W [out, taps] · im2col(x)_n [taps, positions].
+fn gpu_conv2d(
+    gpu: &Rc<Gpu>,
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    c: &Conv,
+) -> Result<Tensor> {
+    let col = im2col(gpu, x, c)?;
+    let w = weight.reshape(&[c.co, c.ci * c.kh * c.kw])?;
+    let mut y = matmul_raw(&w, &col, false, false)?;
+    if let Some(b) = bias {
+        y = y.add(&b.reshape(&[c.co, 1])?)?;
+    }
+    y.reshape(&[c.n, c.co, c.ho, c.wo])
+}
+
 impl Tensor {
     /// 2-D convolution of this [N, C, H, W] input with `weight` [out, C, kh, kw] and an
     /// optional `bias` [out], moving `stride` and padding `padding` zeros on each side.
@@ -254,39 +293,9 @@ impl Tensor {
                 });
             }
         }
-        let out_len = c.n * c.co * c.ho * c.wo;
         let out = match gpu_of(self.device()) {
-            None => {
-                let (xv, wv) = (self.host_f64(name)?, weight.host_f64(name)?);
-                let b = match bias {
-                    Some(b) => b.host_f64(name)?,
-                    None => vec![0.0; c.co],
-                };
-                let mut y: Vec<f64> = (0..out_len)
-                    .map(|i| b[(i / (c.ho * c.wo)) % c.co])
-                    .collect();
-                c.for_each_tap(|xi, wi, yi| y[yi] += xv[xi] * wv[wi]);
-                Tensor::from_storage(
-                    vec![c.n, c.co, c.ho, c.wo],
-                    DType::F32,
-                    self.device(),
-                    Storage::Host(Host::F(y)),
-                )
-            }
-            // As one batched matrix product: y_n = W [out, taps] · im2col(x)_n [taps, positions].
-            Some(gpu) => crate::autograd::no_grad(|| -> Result<Tensor> {
-                let col = im2col(gpu, self, &c)?;
-                let mut y = matmul_raw(
-                    &weight.reshape(&[c.co, c.ci * c.kh * c.kw])?,
-                    &col,
-                    false,
-                    false,
-                )?;
-                if let Some(b) = bias {
-                    y = y.add(&b.reshape(&[c.co, 1])?)?;
-                }
-                y.reshape(&[c.n, c.co, c.ho, c.wo])
-            })?,
+            None => cpu_conv2d(self, weight, bias, &c)?,
+            Some(gpu) => no_grad(|| gpu_conv2d(gpu, self, weight, bias, &c))?,
         };
         let op = Conv2dOp {
             x: self.clone(),

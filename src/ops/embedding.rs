@@ -3,7 +3,7 @@
 use super::{gpu_of, launch1};
 use crate::autograd::Backward;
 use crate::error::{Error, Result};
-use crate::gpu::Kernel;
+use crate::gpu::{Gpu, Kernel};
 use crate::tensor::{DType, Host, Storage, Tensor};
 
 /// Indices per chunk in the GPU backward, and the most chunks.
@@ -37,6 +37,18 @@ impl Backward for EmbeddingOp {
     }
 }
 
+/// How many chunks the backward cuts `n` indices into, for a table of `table` values. Real
+/// GPUs have threads to spare: long index lists are cut into chunks summed in parallel, then
+/// added up (emulated GPUs would only do the same work twice). The partial sums may take at
+/// most CHUNKS_BYTES (a large vocabulary gets few chunks or one).
+fn backward_chunks(gpu: &Gpu, n: usize, table: usize) -> usize {
+    if gpu.is_cpu_emulated() {
+        return 1;
+    }
+    let by_memory = CHUNKS_BYTES / (table * 4).max(1);
+    (n / CHUNK_INDICES).clamp(1, MAX_CHUNKS.min(by_memory.max(1)))
+}
+
 /// dweight: the gradient rows summed into the rows their indices name.
 fn embedding_backward(weight: &Tensor, indices: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
     let (vocab, dim) = (weight.shape()[0], weight.shape()[1]);
@@ -61,16 +73,7 @@ fn embedding_backward(weight: &Tensor, indices: &Tensor, g: &Tensor) -> Result<V
                 include_str!("../../shaders/embedding_backward.wgsl"),
                 "main",
             );
-            // Real GPUs have threads to spare: long index lists are cut into chunks summed in
-            // parallel, then added up (emulated GPUs would only do the same work twice).
-            let chunks = if gpu.is_cpu_emulated() {
-                1
-            } else {
-                // The partial sums may take at most CHUNKS_BYTES (a large vocabulary gets few
-                // chunks or one).
-                let by_memory = CHUNKS_BYTES / (vocab * dim * 4).max(1);
-                (n / CHUNK_INDICES).clamp(1, MAX_CHUNKS.min(by_memory.max(1)))
-            };
+            let chunks = backward_chunks(gpu, n, vocab * dim);
             let chunk = n.div_ceil(chunks);
             let params = EmbeddingBackwardParams {
                 n: n as u32,

@@ -4,7 +4,7 @@ use super::reduce::BUSY_GROUPS;
 use super::{gpu_of, launch, launch1, row_kernel, RowsParams};
 use crate::autograd::Backward;
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Kernel, ROW_WORKGROUP};
+use crate::gpu::{Gpu, Kernel, PooledBuffer, ROW_WORKGROUP};
 use crate::tensor::{DType, Host, Storage, Tensor};
 use std::rc::Rc;
 
@@ -44,60 +44,74 @@ fn layernorm_backward(
     g: &Tensor,
 ) -> Result<Vec<Tensor>> {
     let cols = weight.numel();
-    let rows = x.numel() / cols;
-    let name = "layernorm backward";
+    let sizes = (x.numel() / cols, cols);
+    let inputs = [x, weight, stats, g];
     let (dx, dw, db) = match gpu_of(x.device()) {
         None => {
-            let (xv, w, st, gv) = (
-                x.host_f64(name)?,
-                weight.host_f64(name)?,
-                stats.host_f64(name)?,
-                g.host_f64(name)?,
-            );
-            let (mut dx, mut dw, mut db) = (vec![0.0; xv.len()], vec![0.0; cols], vec![0.0; cols]);
-            for r in 0..rows {
-                let (mean, rstd) = (st[2 * r], st[2 * r + 1]);
-                let xh: Vec<f64> = (0..cols)
-                    .map(|j| (xv[r * cols + j] - mean) * rstd)
-                    .collect();
-                let gw: Vec<f64> = (0..cols).map(|j| gv[r * cols + j] * w[j]).collect();
-                let m1 = gw.iter().sum::<f64>() / cols as f64;
-                let m2 = gw.iter().zip(&xh).map(|(a, b)| a * b).sum::<f64>() / cols as f64;
-                for j in 0..cols {
-                    dx[r * cols + j] = rstd * (gw[j] - m1 - xh[j] * m2);
-                    dw[j] += gv[r * cols + j] * xh[j];
-                    db[j] += gv[r * cols + j];
-                }
-            }
+            let [dx, dw, db] = cpu_backward(inputs, sizes)?;
             let param = |v| {
-                Tensor::from_storage(
-                    weight.shape().to_vec(),
-                    DType::F32,
-                    x.device(),
-                    Storage::Host(Host::F(v)),
-                )
+                let shape = weight.shape().to_vec();
+                Tensor::from_storage(shape, DType::F32, x.device(), Storage::Host(Host::F(v)))
             };
             (Storage::Host(Host::F(dx)), param(dw), param(db))
         }
-        Some(gpu) => match backward_fused(gpu, [x, weight, stats, g], (rows, cols))? {
+        Some(gpu) => match backward_fused(gpu, inputs, sizes)? {
             Some(grads) => grads,
-            None => {
-                let params = RowsParams::new(rows, cols);
-                let (k, groups) = row_kernel(
-                    gpu,
-                    "layernorm_backward",
-                    include_str!("../../shaders/layernorm_backward.wgsl"),
-                    "main",
-                    rows,
-                );
-                let dx = launch1(gpu, &k, &params, &[x, weight, stats, g], x.numel(), groups)?;
-                let (dw, db) = params_backward_composed(x, stats, g, (rows, cols))?;
-                (dx, dw, db)
-            }
+            None => backward_rows(gpu, inputs, sizes)?,
         },
     };
     let make = |s, shape: &[usize]| Tensor::from_storage(shape.to_vec(), DType::F32, x.device(), s);
     Ok(vec![make(dx, x.shape()), dw, db])
+}
+
+/// dx, dw and db in f64 on the CPU.
+fn cpu_backward(
+    [x, weight, stats, g]: [&Tensor; 4],
+    (rows, cols): (usize, usize),
+) -> Result<[Vec<f64>; 3]> {
+    let name = "layernorm backward";
+    let (xv, w, st, gv) = (
+        x.host_f64(name)?,
+        weight.host_f64(name)?,
+        stats.host_f64(name)?,
+        g.host_f64(name)?,
+    );
+    let (mut dx, mut dw, mut db) = (vec![0.0; xv.len()], vec![0.0; cols], vec![0.0; cols]);
+    for r in 0..rows {
+        let (mean, rstd) = (st[2 * r], st[2 * r + 1]);
+        let xh: Vec<f64> = (0..cols)
+            .map(|j| (xv[r * cols + j] - mean) * rstd)
+            .collect();
+        let gw: Vec<f64> = (0..cols).map(|j| gv[r * cols + j] * w[j]).collect();
+        let m1 = gw.iter().sum::<f64>() / cols as f64;
+        let m2 = gw.iter().zip(&xh).map(|(a, b)| a * b).sum::<f64>() / cols as f64;
+        for j in 0..cols {
+            dx[r * cols + j] = rstd * (gw[j] - m1 - xh[j] * m2);
+            dw[j] += gv[r * cols + j] * xh[j];
+            db[j] += gv[r * cols + j];
+        }
+    }
+    Ok([dx, dw, db])
+}
+
+/// dx on the row kernel, dw and db from other ops (emulated GPUs, and rows the fused kernel
+/// does not take).
+fn backward_rows(
+    gpu: &Rc<Gpu>,
+    [x, weight, stats, g]: [&Tensor; 4],
+    (rows, cols): (usize, usize),
+) -> Result<(Storage, Tensor, Tensor)> {
+    let params = RowsParams::new(rows, cols);
+    let (k, groups) = row_kernel(
+        gpu,
+        "layernorm_backward",
+        include_str!("../../shaders/layernorm_backward.wgsl"),
+        "main",
+        rows,
+    );
+    let dx = launch1(gpu, &k, &params, &[x, weight, stats, g], x.numel(), groups)?;
+    let (dw, db) = params_backward_composed(x, stats, g, (rows, cols))?;
+    Ok((dx, dw, db))
 }
 
 crate::kernel_params! {
@@ -196,6 +210,43 @@ fn params_backward_composed(
     Ok((g2.mul(&xhat)?.sum(0, false)?, g2.sum(0, false)?))
 }
 
+/// The output and each row's mean and inverse standard deviation, in f64 on the CPU.
+fn cpu_forward([x, w, b]: [&Tensor; 3], cols: usize, eps: f32) -> Result<[Vec<f64>; 2]> {
+    let name = "layernorm";
+    let (x, w, b) = (x.host_f64(name)?, w.host_f64(name)?, b.host_f64(name)?);
+    let stats = cpu_stats(&x, cols, eps as f64);
+    let y = (0..x.len())
+        .map(|i| {
+            let (r, j) = (i / cols, i % cols);
+            (x[i] - stats[2 * r]) * stats[2 * r + 1] * w[j] + b[j]
+        })
+        .collect();
+    Ok([y, stats])
+}
+
+/// The output and the row statistics on the row kernel (shaders/layernorm.wgsl).
+fn gpu_forward(
+    gpu: &Rc<Gpu>,
+    inputs: [&Tensor; 3],
+    (rows, cols): (usize, usize),
+    eps: f32,
+) -> Result<[PooledBuffer; 2]> {
+    let (k, groups) = row_kernel(
+        gpu,
+        "layernorm",
+        include_str!("../../shaders/layernorm.wgsl"),
+        "main",
+        rows,
+    );
+    let params = LayerNormParams {
+        rows: rows as u32,
+        cols: cols as u32,
+        eps,
+    };
+    let lens = [inputs[0].numel(), 2 * rows];
+    launch(gpu, &k, &params, &inputs, lens, groups)
+}
+
 impl Tensor {
     /// LayerNorm over the last axis: (x - mean) / sqrt(var + eps) * weight + bias, with the
     /// biased variance as in PyTorch.
@@ -226,41 +277,11 @@ impl Tensor {
         let rows = self.numel() / cols;
         let (y, stats) = match gpu_of(self.device()) {
             None => {
-                let (x, w, b) = (
-                    self.host_f64(name)?,
-                    weight.host_f64(name)?,
-                    bias.host_f64(name)?,
-                );
-                let stats = cpu_stats(&x, cols, eps as f64);
-                let y = (0..x.len())
-                    .map(|i| {
-                        let (r, j) = (i / cols, i % cols);
-                        (x[i] - stats[2 * r]) * stats[2 * r + 1] * w[j] + b[j]
-                    })
-                    .collect();
+                let [y, stats] = cpu_forward([self, weight, bias], cols, eps)?;
                 (Storage::Host(Host::F(y)), Storage::Host(Host::F(stats)))
             }
             Some(gpu) => {
-                let (k, groups) = row_kernel(
-                    gpu,
-                    "layernorm",
-                    include_str!("../../shaders/layernorm.wgsl"),
-                    "main",
-                    rows,
-                );
-                let params = LayerNormParams {
-                    rows: rows as u32,
-                    cols: cols as u32,
-                    eps,
-                };
-                let [y, stats] = launch(
-                    gpu,
-                    &k,
-                    &params,
-                    &[self, weight, bias],
-                    [self.numel(), 2 * rows],
-                    groups,
-                )?;
+                let [y, stats] = gpu_forward(gpu, [self, weight, bias], (rows, cols), eps)?;
                 (Storage::Gpu(y), Storage::Gpu(stats))
             }
         };

@@ -32,6 +32,23 @@ pub struct Checkpoint {
     pub tensors: HashMap<String, (Vec<usize>, Vec<f32>)>,
 }
 
+/// Every tensor of a safetensors file by name, with its shape; all must be f32.
+fn f32_tensors(st: &SafeTensors) -> Result<HashMap<String, (Vec<usize>, Vec<f32>)>> {
+    let mut tensors = HashMap::new();
+    for (name, view) in st.tensors() {
+        if view.dtype() != Dtype::F32 {
+            return Err(bad(format!("{name} is {:?}, not F32", view.dtype())));
+        }
+        let values = view
+            .data()
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect();
+        tensors.insert(name, (view.shape().to_vec(), values));
+    }
+    Ok(tensors)
+}
+
 impl Checkpoint {
     /// Parses and checks a file's bytes.
     pub fn parse(bytes: &[u8]) -> Result<Checkpoint> {
@@ -71,18 +88,7 @@ impl Checkpoint {
             }),
             None => None,
         };
-        let mut tensors = HashMap::new();
-        for (name, view) in st.tensors() {
-            if view.dtype() != Dtype::F32 {
-                return Err(bad(format!("{name} is {:?}, not F32", view.dtype())));
-            }
-            let values = view
-                .data()
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
-                .collect();
-            tensors.insert(name, (view.shape().to_vec(), values));
-        }
+        let tensors = f32_tensors(&st)?;
         // Bias corrections use the step as an i32 power: refuse what no run reaches.
         if step > MAX_STEP || optimizer_step > MAX_STEP {
             return Err(bad(format!("its step count is beyond {MAX_STEP}")));
