@@ -9,8 +9,7 @@
 
 use webgrad::data::Text;
 use webgrad::nn::GptConfig;
-use webgrad::optim::Schedule;
-use webgrad::train::{Config, ModelConfig, Session, TaskData};
+use webgrad::train::{Config, ModelConfig, Session, Task, TaskData};
 use webgrad::{Device, Gpu};
 
 const SHAKESPEARE: &[u8] = include_bytes!("../web/data/shakespeare.txt.gz");
@@ -35,7 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let text = Text::from_gzip(SHAKESPEARE)?;
         let vocab = text.vocab.len();
-        let mut config = Config::defaults("text", None, None, vocab)?;
+        let mut config = Config::defaults(Task::Text, None, None, vocab)?;
         config.model = ModelConfig::Gpt(GptConfig {
             vocab,
             context: v[0] as usize,
@@ -45,11 +44,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         });
         config.batch = v[4] as usize;
         config.optimizer.lr = v[5] as f32;
-        config.steps = v[6] as u64;
+        config.set_steps(v[6] as u64);
         config.seed = v.get(7).copied().unwrap_or(0.0) as u64;
-        if let Schedule::WarmupCosine { total, .. } = &mut config.optimizer.schedule {
-            *total = config.steps;
-        }
         let mut session = Session::new(config.clone(), TaskData::Text(text), &device)?;
         let mut line = format!("{recipe} ({} parameters):", session.parameter_count());
         let start = std::time::Instant::now();
