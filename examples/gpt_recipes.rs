@@ -41,6 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             layers: v[1] as usize,
             heads: v[2] as usize,
             width: v[3] as usize,
+            dropout: 0.0,
         });
         config.batch = v[4] as usize;
         config.optimizer.lr = v[5] as f32;

@@ -3,7 +3,7 @@
 //! counters of one timed step.
 
 use crate::nn::{Activation, CnnConfig, GptConfig, Init, MlpConfig, Preset};
-use crate::optim::{Optimizer, OptimizerConfig, RuleKind, Schedule};
+use crate::optim::{DecayScope, Optimizer, OptimizerConfig, RuleKind, Schedule};
 use crate::train::{ModelConfig, Net};
 use crate::{Counters, Device, Gpu, Result, Tensor};
 use std::rc::Rc;
@@ -88,6 +88,7 @@ pub fn workload_optimizer(model: &ModelConfig) -> OptimizerConfig {
         rule: if gpt { RuleKind::AdamW } else { RuleKind::Adam }.defaults(),
         lr: 1e-3,
         weight_decay: 0.0,
+        decay: DecayScope::All,
         clip: None,
         schedule: Schedule::Constant,
     }

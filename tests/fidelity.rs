@@ -1,14 +1,14 @@
 //! Fidelity against PyTorch: for small fixed MLP, CNN and GPT models (tests/golden/*.json,
 //! written by tools/golden.py with PyTorch in float64), our loss and every parameter gradient
 //! on the GPU match within 1e-4 relative, and one AdamW step from the same gradients gives
-//! PyTorch's weights.
+//! PyTorch's weights, with one parameter group and with nanoGPT's two (decay on matrices only).
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 use common::{assert_close, run};
 use serde_json::Value;
 use webgrad::nn::Init;
-use webgrad::optim::{Optimizer, OptimizerConfig, Rule, Schedule};
+use webgrad::optim::{DecayScope, Optimizer, OptimizerConfig, Rule, Schedule};
 use webgrad::train::{ModelConfig, Net};
 use webgrad::{Gradients, Tensor};
 
@@ -82,7 +82,26 @@ async fn check(name: &str) {
         );
     }
 
-    // One AdamW step from PyTorch's own gradients.
+    // One AdamW step from PyTorch's own gradients, with one parameter group and with two.
+    let weights = snapshot(&params).await;
+    adamw_step(&golden, &params, DecayScope::All, "adamw").await;
+    for ((_, p), w) in params.iter().zip(&weights) {
+        p.assign(w).unwrap();
+    }
+    adamw_step(&golden, &params, DecayScope::Matrices, "adamw_groups").await;
+}
+
+async fn snapshot(params: &[(String, Tensor)]) -> Vec<Vec<f32>> {
+    let mut out = Vec::new();
+    for (_, p) in params {
+        out.push(p.to_vec().await.unwrap());
+    }
+    out
+}
+
+/// One AdamW step of `params` from the golden gradients, checked against the golden weights
+/// after PyTorch's step under `key`.
+async fn adamw_step(golden: &Value, params: &[(String, Tensor)], decay: DecayScope, key: &str) {
     let adamw = &golden["adamw"];
     let config = OptimizerConfig {
         rule: Rule::AdamW {
@@ -92,22 +111,23 @@ async fn check(name: &str) {
         },
         lr: adamw["lr"].as_f64().unwrap() as f32,
         weight_decay: adamw["weight_decay"].as_f64().unwrap() as f32,
+        decay,
         clip: None,
         schedule: Schedule::Constant,
     };
-    let mut optimizer = Optimizer::new(config, &params).unwrap();
+    let mut optimizer = Optimizer::new(config, params).unwrap();
     let mut torch_grads = Gradients::default();
-    for (pname, p) in &params {
-        let g = Tensor::from_f64(floats(&golden["grads"][pname]), p.shape(), &device).unwrap();
+    for (pname, p) in params {
+        let g = Tensor::from_f64(floats(&golden["grads"][pname]), p.shape(), p.device()).unwrap();
         torch_grads.insert(p, g);
     }
-    optimizer.step(&params, &torch_grads).unwrap();
-    for (pname, p) in &params {
+    optimizer.step(params, &torch_grads).unwrap();
+    for (pname, p) in params {
         let after = p.to_vec_f64().await.unwrap();
         assert_close(
-            &format!("{name} AdamW step {pname}"),
+            &format!("{key} step {pname}"),
             &after,
-            &floats(&adamw["after"][pname]),
+            &floats(&golden[key]["after"][pname]),
             1e-5,
         );
     }

@@ -354,3 +354,104 @@ fn the_cli_explains_itself() {
     assert_eq!(code, 2, "no command is a mistake");
     assert!(out.is_empty() && err.contains("Usage: webgrad"), "{err}");
 }
+
+#[test]
+fn gpt_dropout_is_seeded_alike_on_both_backends_and_off_in_evaluation() {
+    use common::{assert_close, indices};
+    use webgrad::nn::{Gpt, GptConfig, Init, Model};
+    run(async {
+        let config = GptConfig {
+            vocab: 13,
+            context: 8,
+            layers: 2,
+            heads: 2,
+            width: 16,
+            dropout: 0.3,
+        };
+        let gpu = common::gpu().await;
+        let logits = |device: &Device, config: &GptConfig, seed: Option<u32>| {
+            let gpt = Gpt::new(config, &mut Init::new(5, device)).unwrap();
+            let tokens = Tensor::from_u32(indices(16, 13, 1), &[2, 8], device).unwrap();
+            match seed {
+                Some(s) => gpt.forward_train(&tokens, s).unwrap(),
+                None => gpt.forward(&tokens).unwrap(),
+            }
+        };
+        let on = |device, seed| logits(device, &config, seed);
+        let (a, b) = (on(&gpu, Some(7)), on(&gpu, Some(7)));
+        let (a, b) = (a.to_vec_f64().await.unwrap(), b.to_vec_f64().await.unwrap());
+        assert_eq!(a, b, "the same seed drops the same activations");
+        let cpu = on(&Device::Cpu, Some(7)).to_vec_f64().await.unwrap();
+        assert_close("GPU masks against the CPU's", &a, &cpu, 1e-4);
+        let other = on(&gpu, Some(8)).to_vec_f64().await.unwrap();
+        assert!(a != other, "another seed draws other masks");
+        let eval = on(&gpu, None).to_vec_f64().await.unwrap();
+        assert!(a != eval, "training drops, evaluation does not");
+        let without = GptConfig {
+            dropout: 0.0,
+            ..config.clone()
+        };
+        let plain = logits(&gpu, &without, None).to_vec_f64().await.unwrap();
+        assert_eq!(eval, plain, "evaluation is the model without dropout");
+    });
+}
+
+/// The validation losses of the CLI's JSON lines, by step.
+fn val_losses(out: &str) -> Vec<(u64, f64)> {
+    out.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| (v["step"].as_u64().unwrap(), v["val_loss"].as_f64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn the_cli_keeps_the_best_checkpoint_and_stops_when_patience_runs_out() {
+    use webgrad::train::Checkpoint;
+    let dir = std::env::temp_dir().join(format!("webgrad-best-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (best, last) = (path("best.safetensors"), path("last.safetensors"));
+    // A learning rate this high makes the validation loss bounce, so the best is not the last.
+    let run = ["train", "--task", "xor", "--lr", "0.3", "--steps", "300"];
+    let saves = ["--eval-every", "10", "--save", &best, "--save-last", &last];
+    let (code, out, err) = cli(&[&run[..], &saves[..]].concat());
+    assert_eq!(code, 0, "{err}");
+    let losses = val_losses(&out);
+    let lowest = losses.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+    let step_of = |p: &str| Checkpoint::parse(&std::fs::read(p).unwrap()).unwrap().step;
+    assert_eq!(
+        step_of(&best),
+        lowest.0,
+        "the best checkpoint is the lowest loss's"
+    );
+    assert_eq!(step_of(&last), 300);
+    assert_ne!(
+        lowest.0, 300,
+        "the run should end past its best: {losses:?}"
+    );
+
+    // With patience 3 the run stops at the third evaluation in a row without a new best.
+    let (code, out, err) = cli(&[&run[..], &["--eval-every", "10", "--patience", "3"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let stopped = val_losses(&out);
+    let mut since_best = 0;
+    let mut expected = losses.len();
+    for (i, (_, loss)) in losses.iter().enumerate() {
+        let before = losses[..i]
+            .iter()
+            .map(|l| l.1)
+            .fold(f64::INFINITY, f64::min);
+        since_best = if *loss < before { 0 } else { since_best + 1 };
+        if since_best == 3 {
+            expected = i + 1;
+            break;
+        }
+    }
+    assert!(
+        expected < losses.len(),
+        "patience should run out: {losses:?}"
+    );
+    assert_eq!(stopped.len(), expected, "{err}");
+    assert!(err.contains("stopping: no lower validation loss"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

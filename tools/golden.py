@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes tests/golden/*.json: for small fixed MLP, CNN and GPT models, the weights, a batch,
 the loss and every parameter gradient as PyTorch computes them (in float64, on the CPU), and
-the weights after one AdamW step. tests/fidelity.rs checks webgrad against them.
+the weights after one AdamW step, with one parameter group and with nanoGPT's two (decay on
+matrices and embeddings only). tests/fidelity.rs checks webgrad against them.
 
 Also, given webgrad checkpoints as arguments, loads each into its torch twin with
 load_state_dict (strict) and prints the loss it gives on a random batch.
@@ -9,6 +10,7 @@ load_state_dict (strict) and prints the loss it gives on a random batch.
 Usage: python3 tools/golden.py [CHECKPOINT.safetensors ...]
 """
 
+import copy
 import json
 import pathlib
 import sys
@@ -49,9 +51,13 @@ def golden(name, config, kind, shape, classes):
     loss = F.cross_entropy(model(x), y)
     loss.backward()
     grads = {n: flat(p.grad) for n, p in model.named_parameters()}
+    twin = copy.deepcopy(model)
+    for p, q in zip(model.parameters(), twin.parameters()):
+        q.grad = p.grad.clone()
     opt = torch.optim.AdamW(model.parameters(), **ADAMW)
     opt.step()
     after = {n: flat(p) for n, p in model.named_parameters()}
+    after_groups = adamw_groups_step(twin)
     record = {
         "config": config,
         "x": flat(x) if kind != "tokens" else [int(v) for v in x.reshape(-1)],
@@ -61,10 +67,23 @@ def golden(name, config, kind, shape, classes):
         "weights": weights,
         "grads": grads,
         "adamw": {"lr": ADAMW["lr"], "weight_decay": ADAMW["weight_decay"], "after": after},
+        "adamw_groups": {"after": after_groups},
         "torch": torch.__version__,
     }
     (OUT / f"{name}.json").write_text(json.dumps(record))
     print(f"{name}: loss {float(loss):.6f}, {sum(p.numel() for p in model.parameters())} parameters")
+
+
+def adamw_groups_step(model):
+    """One AdamW step with nanoGPT's parameter groups: decay on parameters of 2+ dimensions."""
+    params = list(model.parameters())
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": ADAMW["weight_decay"]},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
+    settings = {k: v for k, v in ADAMW.items() if k != "weight_decay"}
+    torch.optim.AdamW(groups, **settings).step()
+    return {n: flat(p) for n, p in model.named_parameters()}
 
 
 def check_checkpoint(path):

@@ -76,31 +76,34 @@ class Feedforward(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, width, heads):
+    def __init__(self, width, heads, dropout=0.0):
         super().__init__()
         self.ln1 = nn.LayerNorm(width)
         self.attn = Attention(width, heads)
         self.ln2 = nn.LayerNorm(width)
         self.mlp = Feedforward(width)
+        self.drop = nn.Dropout(dropout)
 
     def forward(self, x):
-        x = x + self.attn(self.ln1(x))
-        return x + self.mlp(self.ln2(x))
+        x = x + self.drop(self.attn(self.ln1(x)))
+        return x + self.drop(self.mlp(self.ln2(x)))
 
 
 class GPT(nn.Module):
-    """Learned positions, pre-LayerNorm blocks, output tied to the token embedding."""
+    """Learned positions, pre-LayerNorm blocks, output tied to the token embedding; dropout
+    after the embeddings and on each block's two outputs into the residual stream."""
 
-    def __init__(self, vocab, context, layers, heads, width):
+    def __init__(self, vocab, context, layers, heads, width, dropout=0.0):
         super().__init__()
         self.tok_emb = nn.Embedding(vocab, width)
         self.pos_emb = nn.Embedding(context, width)
-        self.blocks = nn.ModuleList(Block(width, heads) for _ in range(layers))
+        self.drop = nn.Dropout(dropout)
+        self.blocks = nn.ModuleList(Block(width, heads, dropout) for _ in range(layers))
         self.ln_f = nn.LayerNorm(width)
 
     def forward(self, tokens):
         b, t = tokens.shape
-        x = self.tok_emb(tokens) + self.pos_emb(torch.arange(t, device=tokens.device))
+        x = self.drop(self.tok_emb(tokens) + self.pos_emb(torch.arange(t, device=tokens.device)))
         for block in self.blocks:
             x = block(x)
         return (self.ln_f(x) @ self.tok_emb.weight.T).reshape(b * t, -1)
@@ -113,4 +116,4 @@ def from_config(model):
         return MLP(c["inputs"], c["outputs"], c["depth"], c["width"], c["activation"])
     if kind == "Cnn":
         return CNN(c["channels"], c["hidden"], c["classes"], c["image"])
-    return GPT(c["vocab"], c["context"], c["layers"], c["heads"], c["width"])
+    return GPT(c["vocab"], c["context"], c["layers"], c["heads"], c["width"], c.get("dropout", 0.0))

@@ -7,7 +7,7 @@ use crate::train::{Config, ModelConfig, Task};
 use std::str::FromStr;
 
 /// The controls that make up the settings, in URL order.
-pub const CONTROLS: [&str; 16] = [
+pub const CONTROLS: [&str; 17] = [
     "task",
     "depth",
     "width",
@@ -19,6 +19,7 @@ pub const CONTROLS: [&str; 16] = [
     "heads",
     "gpt-width",
     "context",
+    "dropout",
     "optimizer",
     "lr",
     "schedule",
@@ -45,6 +46,7 @@ pub fn show_defaults(config: &Config) {
             set_value("heads", &g.heads.to_string());
             set_value("gpt-width", &g.width.to_string());
             set_value("context", &g.context.to_string());
+            set_value("dropout", &g.dropout.to_string());
         }
     }
     set_value("optimizer", config.optimizer.rule.kind().as_ref());
@@ -159,6 +161,11 @@ pub fn read(task: Task, vocab: usize, examples: usize) -> Option<Config> {
                 heads,
                 width,
                 context: field("context", |c: usize| (c < 2).then_some("At least 2."), p),
+                dropout: field(
+                    "dropout",
+                    |d: f32| (!(0.0..=0.9).contains(&d)).then_some("From 0 to 0.9."),
+                    p,
+                ),
                 ..g
             })
         }

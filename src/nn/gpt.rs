@@ -5,7 +5,7 @@ use super::{prefixed, Embedding, Init, LayerNorm, Linear, Model, Module};
 use crate::{Error, Result, Tensor};
 use serde::{Deserialize, Serialize};
 
-/// Sizes of a GPT.
+/// Sizes of a GPT, and its dropout.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GptConfig {
     pub vocab: usize,
@@ -13,6 +13,10 @@ pub struct GptConfig {
     pub layers: usize,
     pub heads: usize,
     pub width: usize,
+    /// Probability of dropping an activation in training: after the embeddings and on each
+    /// block's two outputs into the residual stream, as nanoGPT (0 in checkpoints from before).
+    #[serde(default)]
+    pub dropout: f32,
 }
 
 /// A named GPT size: tiny (trains in CI), small (gpt_small_b32), nanochar (gpt_nanochar_b64,
@@ -43,10 +47,10 @@ impl GptConfig {
     /// the same training budget, recipes swept on Shakespeare reached a lower validation loss
     /// with one block of width 96 than with two of 32 or 64 (docs/TRAINING.md).
     pub fn preset(preset: Preset, vocab: usize) -> GptConfig {
-        let (context, layers, heads, width) = match preset {
-            Preset::Tiny => (32, 1, 4, 96),
-            Preset::Small => (128, 4, 4, 128),
-            Preset::Nanochar => (256, 6, 6, 384),
+        let (context, layers, heads, width, dropout) = match preset {
+            Preset::Tiny => (32, 1, 4, 96, 0.0),
+            Preset::Small => (128, 4, 4, 128, 0.0),
+            Preset::Nanochar => (256, 6, 6, 384, 0.2),
         };
         GptConfig {
             vocab,
@@ -54,6 +58,7 @@ impl GptConfig {
             layers,
             heads,
             width,
+            dropout,
         }
     }
 
@@ -62,7 +67,13 @@ impl GptConfig {
         if self.vocab == 0 || self.context == 0 || self.width == 0 || self.heads == 0 {
             return bad("vocabulary, context, width and heads must be at least 1".into());
         }
-        if self.width % self.heads != 0 {
+        if !(0.0..1.0).contains(&self.dropout) {
+            return bad(format!(
+                "the dropout must be at least 0 and below 1, not {}",
+                self.dropout
+            ));
+        }
+        if !self.width.is_multiple_of(self.heads) {
             return bad(format!(
                 "{} heads do not divide the width {}",
                 self.heads, self.width
@@ -101,14 +112,13 @@ impl Block {
         })
     }
 
-    fn forward(&self, x: &Tensor, heads: usize) -> Result<Tensor> {
+    /// The block, with dropout on its two outputs into the residual stream when `drop` says so.
+    fn forward(&self, x: &Tensor, heads: usize, drop: &mut DropoutPass) -> Result<Tensor> {
         // q, k and v side by side, read in place by the attention.
         let qkv = self.qkv.forward(&self.ln1.forward(x)?)?;
-        let x = self
-            .proj
-            .forward_residual(&qkv.attention_packed(heads)?, x)?;
+        let x = drop.residual(&self.proj, &qkv.attention_packed(heads)?, x)?;
         let h = self.fc.forward(&self.ln2.forward(&x)?)?.gelu()?;
-        self.fc_proj.forward_residual(&h, &x)
+        drop.residual(&self.fc_proj, &h, &x)
     }
 }
 
@@ -121,6 +131,43 @@ impl Module for Block {
         p.extend(prefixed("mlp.fc", self.fc.parameters()));
         p.extend(prefixed("mlp.proj", self.fc_proj.parameters()));
         p
+    }
+}
+
+/// The dropout of one forward pass: off (evaluation, sampling), or a probability and the seed
+/// of the step, each site of the pass drawing its own mask.
+enum DropoutPass {
+    Off,
+    On { p: f32, seed: u32, site: u32 },
+}
+
+impl DropoutPass {
+    fn new(p: f32, seed: Option<u32>) -> DropoutPass {
+        match seed {
+            Some(seed) if p > 0.0 => DropoutPass::On { p, seed, site: 0 },
+            _ => DropoutPass::Off,
+        }
+    }
+
+    /// `x` with dropout applied at the next site.
+    fn apply(&mut self, x: Tensor) -> Result<Tensor> {
+        match self {
+            DropoutPass::Off => Ok(x),
+            DropoutPass::On { p, seed, site } => {
+                *site += 1;
+                // A site's seed: the step's, moved by an odd constant per site so that no two
+                // sites of a step share a mask.
+                x.dropout(*p, seed.wrapping_add(site.wrapping_mul(0x9E37_79B9)))
+            }
+        }
+    }
+
+    /// residual + dropout(linear(h)); fused into the matmul when dropout is off.
+    fn residual(&mut self, linear: &Linear, h: &Tensor, residual: &Tensor) -> Result<Tensor> {
+        match self {
+            DropoutPass::Off => linear.forward_residual(h, residual),
+            DropoutPass::On { .. } => residual.add(&self.apply(linear.forward(h)?)?),
+        }
     }
 }
 
@@ -161,9 +208,10 @@ impl Module for Gpt {
     }
 }
 
-impl Model for Gpt {
-    /// Token ids [batch, T] (u32, T <= context) -> logits [batch * T, vocab].
-    fn forward(&self, tokens: &Tensor) -> Result<Tensor> {
+impl Gpt {
+    /// Token ids [batch, T] (u32, T <= context) -> logits [batch * T, vocab], with dropout
+    /// drawn from `seed` when one is given.
+    fn run(&self, tokens: &Tensor, seed: Option<u32>) -> Result<Tensor> {
         let (batch, t) = (tokens.shape()[0], tokens.shape()[1]);
         if t > self.config.context {
             return Err(Error::Invalid {
@@ -172,17 +220,29 @@ impl Model for Gpt {
             });
         }
         let positions = Tensor::from_u32((0..t as u32).collect(), &[t], tokens.device())?;
-        let mut x = self
+        let mut drop = DropoutPass::new(self.config.dropout, seed);
+        let embedded = self
             .tok_emb
             .forward(tokens)?
             .add(&self.pos_emb.forward(&positions)?)?;
+        let mut x = drop.apply(embedded)?;
         for block in &self.blocks {
-            x = block.forward(&x, self.config.heads)?;
+            x = block.forward(&x, self.config.heads, &mut drop)?;
         }
         let x = self
             .ln_f
             .forward(&x)?
             .reshape(&[batch * t, self.config.width])?;
         x.matmul_t(&self.tok_emb.weight, false, true)
+    }
+}
+
+impl Model for Gpt {
+    fn forward(&self, tokens: &Tensor) -> Result<Tensor> {
+        self.run(tokens, None)
+    }
+
+    fn forward_train(&self, tokens: &Tensor, seed: u32) -> Result<Tensor> {
+        self.run(tokens, Some(seed))
     }
 }

@@ -31,5 +31,13 @@ pub(crate) fn prefixed(prefix: &str, params: Vec<(String, Tensor)>) -> Vec<(Stri
 
 /// A model that maps a batch of inputs to logits.
 pub trait Model: Module {
+    /// The forward pass of evaluation and inference: deterministic, no dropout.
     fn forward(&self, x: &Tensor) -> Result<Tensor>;
+
+    /// The forward pass of a training step: as `forward`, with dropout masks drawn from
+    /// `seed` where the model has dropout.
+    fn forward_train(&self, x: &Tensor, seed: u32) -> Result<Tensor> {
+        let _ = seed;
+        self.forward(x)
+    }
 }

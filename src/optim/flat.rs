@@ -12,6 +12,8 @@ use std::rc::Rc;
 /// Parameters sharing one buffer, with their gradients and state in buffers of the same
 /// layout. The gaps between members stay zero in every buffer, so the update leaves them be.
 pub(crate) struct Group {
+    /// Whether weight decay applies to this group's members (all or none of them do).
+    pub decays: bool,
     /// (index into the parameter list, its gradient's place in `grads`).
     grad_places: Vec<(usize, Tensor)>,
     pub params: Tensor,
@@ -25,12 +27,14 @@ pub(crate) struct Flat {
 }
 
 impl Flat {
-    /// Moves the parameters into groups and gives each `slots` zeroed state tensors; returns
-    /// the groups and, per parameter, views of its state.
+    /// Moves the parameters into groups, those that `decays` apart from the others, and gives
+    /// each group `slots` zeroed state tensors; returns the groups and, per parameter, views of
+    /// its state.
     pub fn new(
         gpu: &Rc<Gpu>,
         params: &[(String, Tensor)],
         slots: usize,
+        decays: impl Fn(&Tensor) -> bool,
     ) -> Result<(Flat, Vec<Vec<Tensor>>)> {
         let device = Device::Gpu(gpu.clone());
         // Every member starts where a binding may start, and on a whole vec4 (kernels read
@@ -39,10 +43,19 @@ impl Flat {
         let most = gpu.largest_buffer() as usize / 4;
         let mut groups = Vec::new();
         let mut state_views = Vec::with_capacity(params.len());
-        for layout in layouts(params, align, most) {
+        let kinds = [true, false].map(|d| {
+            let members = (0..params.len()).filter(|&i| decays(&params[i].1) == d);
+            (d, members.collect::<Vec<_>>())
+        });
+        let laid_out = kinds.into_iter().flat_map(|(d, members)| {
+            let layouts = layouts(params, &members, align, most);
+            layouts.into_iter().map(move |l| (d, l))
+        });
+        for (decays, layout) in laid_out {
             let len = layout.iter().map(|&(i, at)| at + params[i].1.numel()).max();
             let len = len.unwrap_or(0).max(1);
             let mut group = Group {
+                decays,
                 params: Tensor::zeros(&[len], &device)?,
                 grads: Tensor::zeros(&[len], &device)?,
                 state: (0..slots)
@@ -81,12 +94,18 @@ impl Flat {
     }
 }
 
-/// Per group, (parameter index, offset): parameters in order, each at the next multiple of
-/// `align` elements, a new group when the next would pass `most` elements.
-fn layouts(params: &[(String, Tensor)], align: usize, most: usize) -> Vec<Vec<(usize, usize)>> {
+/// Per group, (parameter index, offset): the `members` of `params` in order, each at the next
+/// multiple of `align` elements, a new group when the next would pass `most` elements.
+fn layouts(
+    params: &[(String, Tensor)],
+    members: &[usize],
+    align: usize,
+    most: usize,
+) -> Vec<Vec<(usize, usize)>> {
     let mut groups = vec![Vec::new()];
     let mut end = 0usize;
-    for (i, (_, p)) in params.iter().enumerate() {
+    for &i in members {
+        let p = &params[i].1;
         let mut at = end.next_multiple_of(align);
         if at + p.numel() > most && at > 0 {
             groups.push(Vec::new());
@@ -108,14 +127,20 @@ mod tests {
     fn members_are_aligned_and_groups_stay_within_the_limit() {
         let p = |n: usize| (String::new(), Tensor::zeros(&[n], &Device::Cpu).unwrap());
         let params = [p(100), p(64), p(1), p(300), p(50)];
+        let all = [0, 1, 2, 3, 4];
         assert_eq!(
-            layouts(&params, 64, 1000),
+            layouts(&params, &all, 64, 1000),
             vec![vec![(0, 0), (1, 128), (2, 192), (3, 256), (4, 576)]]
         );
         // 256 + 300 passes 500: the fourth parameter opens a second group.
         assert_eq!(
-            layouts(&params, 64, 500),
+            layouts(&params, &all, 64, 500),
             vec![vec![(0, 0), (1, 128), (2, 192)], vec![(3, 0), (4, 320)]]
+        );
+        // Members only, in their order.
+        assert_eq!(
+            layouts(&params, &[1, 4], 64, 1000),
+            vec![vec![(1, 0), (4, 64)]]
         );
     }
 }

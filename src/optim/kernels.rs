@@ -33,12 +33,13 @@ crate::kernel_params! {
     }
 }
 
-/// Records the update of `n` parameters at step `step` (from 1) with learning rate `lr`;
+/// Records the update of `n` parameters at step `step` (from 1) with learning rate `lr` and
+/// weight decay `wd`;
 /// `bindings` are the gradients, the squared gradient norm, the parameters and the state.
 pub(super) fn record_update(
     gpu: &Gpu,
     c: &OptimizerConfig,
-    (step, n, lr): (i32, usize, f32),
+    (step, n, lr, wd): (i32, usize, f32, f32),
     bindings: &[Binding],
 ) -> Result<()> {
     let max_norm = c.clip.unwrap_or(f32::INFINITY);
@@ -50,7 +51,7 @@ pub(super) fn record_update(
                 n: n as u32,
                 lr,
                 momentum,
-                weight_decay: c.weight_decay,
+                weight_decay: wd,
                 nesterov: nesterov as u32,
                 first_step: (step == 1) as u32,
                 max_norm,
@@ -65,7 +66,7 @@ pub(super) fn record_update(
                 beta1,
                 beta2,
                 eps,
-                weight_decay: c.weight_decay,
+                weight_decay: wd,
                 bias_correction1: 1.0 - beta1.powi(step),
                 bias_correction2: 1.0 - beta2.powi(step),
                 decoupled: matches!(c.rule, Rule::AdamW { .. }) as u32,

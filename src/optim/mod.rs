@@ -88,18 +88,41 @@ impl Rule {
     }
 }
 
+/// Which parameters weight decay shrinks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DecayScope {
+    /// Every parameter (torch.optim with one parameter group).
+    #[default]
+    All,
+    /// Weight matrices and embeddings (parameters of two or more dimensions), not biases or
+    /// LayerNorm parameters: nanoGPT's two parameter groups.
+    Matrices,
+}
+
 /// Everything that defines an optimizer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OptimizerConfig {
     pub rule: Rule,
     pub lr: f32,
     pub weight_decay: f32,
+    /// Which parameters the weight decay applies to (all, in checkpoints from before it).
+    #[serde(default)]
+    pub decay: DecayScope,
     /// Clip the global gradient norm to this, if set.
     pub clip: Option<f32>,
     pub schedule: Schedule,
 }
 
 impl OptimizerConfig {
+    /// Whether weight decay applies to a parameter of this shape.
+    pub fn decays(&self, shape: &[usize]) -> bool {
+        match self.decay {
+            DecayScope::All => true,
+            DecayScope::Matrices => shape.len() >= 2,
+        }
+    }
+
     pub fn check(&self) -> Result<()> {
         let bad = |why: &str| {
             Err(Error::Invalid {
@@ -143,7 +166,8 @@ impl Optimizer {
             .and_then(|(_, p)| gpu_of(p.device()).cloned());
         let (flat, state) = match gpu {
             Some(gpu) => {
-                let (flat, state) = flat::Flat::new(&gpu, params, slots)?;
+                let decays = |p: &Tensor| config.decays(p.shape());
+                let (flat, state) = flat::Flat::new(&gpu, params, slots, decays)?;
                 (Some(flat), state)
             }
             None => {
@@ -237,12 +261,15 @@ impl Optimizer {
             match &self.flat {
                 Some(flat) => {
                     for group in &flat.groups {
-                        self.update(&group.params, &group.grads, &group.state, &norm_sq, lr)?;
+                        let wd = self.weight_decay(group.decays);
+                        let (p, g) = (&group.params, &group.grads);
+                        self.update(p, g, &group.state, &norm_sq, (lr, wd))?;
                     }
                 }
                 None => {
                     for (((_, p), g), st) in params.iter().zip(&grads).zip(&self.state) {
-                        self.update(p, g, st, &norm_sq, lr)?;
+                        let wd = self.weight_decay(self.config.decays(p.shape()));
+                        self.update(p, g, st, &norm_sq, (lr, wd))?;
                     }
                 }
             }
@@ -250,17 +277,28 @@ impl Optimizer {
         })
     }
 
+    /// The weight decay of a parameter that `decays` or not.
+    fn weight_decay(&self, decays: bool) -> f32 {
+        if decays {
+            self.config.weight_decay
+        } else {
+            0.0
+        }
+    }
+
+    /// Updates `p` from its gradient `g` and state `st` with learning rate and weight decay
+    /// `(lr, wd)`.
     fn update(
         &self,
         p: &Tensor,
         g: &Tensor,
         st: &[Tensor],
         norm_sq: &Tensor,
-        lr: f32,
+        (lr, wd): (f32, f32),
     ) -> Result<()> {
         let n = p.numel();
         let Some(gpu) = gpu_of(p.device()) else {
-            return self.update_cpu(p, g, st, norm_sq, lr);
+            return self.update_cpu(p, g, st, norm_sq, (lr, wd));
         };
         let (gb, nb, pb) = (
             g.buffer("optimizer")?,
@@ -274,7 +312,7 @@ impl Optimizer {
         let mut bindings = vec![Binding::read(&gb), Binding::read(&nb), Binding::write(&pb)];
         bindings.extend(state.iter().map(Binding::write));
         let step = self.step as i32;
-        kernels::record_update(gpu, &self.config, (step, n, lr), &bindings)
+        kernels::record_update(gpu, &self.config, (step, n, lr, wd), &bindings)
     }
 
     /// The same update on the CPU backend, in f64.
@@ -284,7 +322,7 @@ impl Optimizer {
         g: &Tensor,
         st: &[Tensor],
         norm_sq: &Tensor,
-        lr: f32,
+        (lr, wd): (f32, f32),
     ) -> Result<()> {
         let c = &self.config;
         let clip = match c.clip {
@@ -292,7 +330,7 @@ impl Optimizer {
             None => 1.0,
         };
         let g: Vec<f64> = g.host_f64("optimizer")?.iter().map(|v| v * clip).collect();
-        let (lr, wd, t) = (lr as f64, c.weight_decay as f64, self.step as i32);
+        let (lr, wd, t) = (lr as f64, wd as f64, self.step as i32);
         match c.rule {
             Rule::Sgd { momentum, nesterov } => {
                 let mom = momentum as f64;

@@ -3,7 +3,7 @@
 
 use super::task::Task;
 use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig, Preset};
-use crate::optim::{OptimizerConfig, RuleKind, Schedule, ScheduleKind};
+use crate::optim::{DecayScope, OptimizerConfig, Rule, RuleKind, Schedule};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -66,6 +66,7 @@ fn adam(lr: f32) -> OptimizerConfig {
         rule: RuleKind::Adam.defaults(),
         lr,
         weight_decay: 0.0,
+        decay: DecayScope::All,
         clip: None,
         schedule: Schedule::Constant,
     }
@@ -121,17 +122,31 @@ fn digits_cnn() -> Recipe {
     }
 }
 
-/// A GPT of `preset`'s size on text of `vocab` characters: AdamW with clipping and a warm-up
-/// then cosine schedule over the run.
+/// A GPT of `preset`'s size on text of `vocab` characters: AdamW with clipping, weight decay
+/// on matrices only and a warm-up then cosine schedule over the run. Nanochar is nanoGPT's
+/// shakespeare_char recipe (lr 1e-3 to 1e-4, beta2 0.99, 100 warm-up steps, decay 0.1,
+/// dropout 0.2 in its sizes).
 fn text_gpt(preset: Preset, vocab: usize) -> Recipe {
-    let tiny = preset == Preset::Tiny;
-    let steps = if tiny { 1500 } else { 5000 };
+    let (lr, weight_decay, beta2, warmup, steps) = match preset {
+        Preset::Tiny => (0.01, 0.01, 0.999, 50, 1500),
+        Preset::Small => (0.001, 0.01, 0.999, 50, 5000),
+        Preset::Nanochar => (0.001, 0.1, 0.99, 100, 5000),
+    };
     let optimizer = OptimizerConfig {
-        rule: RuleKind::AdamW.defaults(),
-        lr: if tiny { 0.01 } else { 0.001 },
-        weight_decay: 0.01,
+        rule: Rule::AdamW {
+            beta1: 0.9,
+            beta2,
+            eps: 1e-8,
+        },
+        lr,
+        weight_decay,
+        decay: DecayScope::Matrices,
         clip: Some(1.0),
-        schedule: ScheduleKind::Cosine.for_steps(steps),
+        schedule: Schedule::WarmupCosine {
+            warmup,
+            total: steps,
+            min_ratio: 0.1,
+        },
     };
     Recipe {
         model: ModelConfig::Gpt(GptConfig::preset(preset, vocab)),

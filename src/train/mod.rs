@@ -1,11 +1,13 @@
 //! A training session: one model, its optimizer and data; steps, evaluation, sampling and
 //! checkpoints. The CLI and the page both drive exactly this.
 
+mod best;
 mod checkpoint;
 mod config;
 mod sample;
 mod task;
 
+pub use best::{BestKeeper, Verdict};
 pub use checkpoint::{assign_all, Checkpoint, CHECKPOINT_FORMAT, MAX_HEADER_BYTES};
 pub use config::{Config, Family, ModelConfig};
 pub use task::Task;
@@ -253,7 +255,11 @@ impl Session {
     /// not read back (see `check`).
     pub fn train_step(&mut self) -> Result<()> {
         let (x, y) = self.next_batch()?;
-        let loss = self.learner.model().forward(&x)?.cross_entropy(&y)?;
+        let logits = self
+            .learner
+            .model()
+            .forward_train(&x, self.dropout_seed())?;
+        let loss = logits.cross_entropy(&y)?;
         let grads = loss.backward()?;
         // Keep the weights this loss came from: they are the fallback if it turns out finite.
         for ((_, p), t) in self.params.iter().zip(&self.tried) {
@@ -267,6 +273,13 @@ impl Session {
         self.last_loss = Some(loss.detach());
         self.step += 1;
         Ok(())
+    }
+
+    /// The dropout seed of the current step: from the run's seed and the step, so that a run
+    /// repeats itself and no two steps share masks.
+    fn dropout_seed(&self) -> u32 {
+        let mixed = self.config.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ self.step;
+        (mixed ^ (mixed >> 32)) as u32
     }
 
     /// Reads the latest training loss back. If it is finite, the weights it was computed from

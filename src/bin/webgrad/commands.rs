@@ -9,8 +9,8 @@ use webgrad::data::{digits_from_gzip, points, Text};
 use webgrad::nn::{Gpt, Init, Preset};
 use webgrad::optim::RuleKind;
 use webgrad::train::{
-    assign_all, sample as generate, Checkpoint, Config, Family, ModelConfig, SampleSettings,
-    Session, Task, TaskData,
+    assign_all, sample as generate, BestKeeper, Checkpoint, Config, Eval, Family, ModelConfig,
+    SampleSettings, Session, Task, TaskData, Verdict,
 };
 use webgrad::{Device, Gpu};
 
@@ -52,9 +52,19 @@ pub struct TrainArgs {
     /// A UTF-8 text file to train on (text only; default: the built-in Shakespeare).
     #[arg(long, value_name = "FILE")]
     text: Option<String>,
-    /// Write the trained weights and settings here (safetensors).
+    /// Write the weights and settings with the lowest validation loss here (safetensors),
+    /// each time an evaluation beats the best so far.
     #[arg(long, value_name = "FILE")]
     save: Option<String>,
+    /// Write the weights and settings of the last step here (safetensors).
+    #[arg(long, value_name = "FILE")]
+    save_last: Option<String>,
+    /// Stop after N evaluations in a row without a lower validation loss.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    patience: Option<u32>,
+    /// The GPT's dropout probability in training (text only; default: the preset's).
+    #[arg(long, value_name = "P")]
+    dropout: Option<f32>,
     /// Start from a checkpoint of the same task and model.
     #[arg(long, value_name = "FILE")]
     load: Option<String>,
@@ -148,7 +158,45 @@ fn config(a: &TrainArgs, vocab: usize) -> Result<Config, String> {
     if let Some(rule) = a.optimizer {
         config.optimizer.rule = rule.defaults();
     }
+    if let Some(p) = a.dropout {
+        let ModelConfig::Gpt(gpt) = &mut config.model else {
+            return Err(format!(
+                "--dropout applies to the GPT; the {} task trains none",
+                a.task
+            ));
+        };
+        gpt.dropout = p;
+    }
     Ok(config)
+}
+
+/// One evaluation's line on stdout (JSON) and its progress note on stderr.
+fn report(
+    session: &Session,
+    train_loss: f32,
+    eval: &Eval,
+    rate: f64,
+    start: Instant,
+) -> Result<(), String> {
+    let mut line = serde_json::json!({"step": session.step, "train_loss": train_loss, "val_loss": eval.loss, "steps_per_s": (rate * 100.0).round() / 100.0});
+    if let Some(acc) = eval.accuracy {
+        line["val_acc"] = serde_json::json!(acc);
+    }
+    writeln!(std::io::stdout(), "{line}").map_err(|e| e.to_string())?;
+    eprintln!(
+        "[{:>5.1}s] step {}/{}",
+        start.elapsed().as_secs_f64(),
+        session.step,
+        session.config.steps
+    );
+    Ok(())
+}
+
+/// Writes the session's checkpoint to `path`, if one was asked for.
+fn save(session: &Session, path: Option<&str>) -> Result<(), String> {
+    let Some(path) = path else { return Ok(()) };
+    let bytes = pollster::block_on(session.save()).map_err(|e| e.to_string())?;
+    write_atomically(path, &bytes)
 }
 
 pub fn train(a: TrainArgs) -> Result<(), String> {
@@ -166,29 +214,28 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
             .load(&read(path)?)
             .map_err(|e| format!("{path}: {e}"))?;
     }
-    let total = session.config.steps;
-    let every = session.config.eval_every;
+    let (total, every) = (session.config.steps, session.config.eval_every);
     let start = Instant::now();
     let mut mark = (Instant::now(), session.step);
-    let mut stdout = std::io::stdout();
+    let mut keeper = BestKeeper::new(a.patience);
     while session.step < total {
         session.train_step().map_err(|e| e.to_string())?;
-        let done = session.step == total;
-        if session.step % every == 0 || done {
-            let train_loss = pollster::block_on(session.check()).map_err(|e| e.to_string())?;
-            let eval = pollster::block_on(session.evaluate()).map_err(|e| e.to_string())?;
-            let rate = (session.step - mark.1) as f64 / mark.0.elapsed().as_secs_f64();
-            mark = (Instant::now(), session.step);
-            let mut line = serde_json::json!({"step": session.step, "train_loss": train_loss, "val_loss": eval.loss, "steps_per_s": (rate * 100.0).round() / 100.0});
-            if let Some(acc) = eval.accuracy {
-                line["val_acc"] = serde_json::json!(acc);
-            }
-            writeln!(stdout, "{line}").map_err(|e| e.to_string())?;
-            eprintln!(
-                "[{:>5.1}s] step {}/{total}",
-                start.elapsed().as_secs_f64(),
-                session.step
-            );
+        if session.step % every != 0 && session.step != total {
+            continue;
+        }
+        let train_loss = pollster::block_on(session.check()).map_err(|e| e.to_string())?;
+        let eval = pollster::block_on(session.evaluate()).map_err(|e| e.to_string())?;
+        let rate = (session.step - mark.1) as f64 / mark.0.elapsed().as_secs_f64();
+        report(&session, train_loss, &eval, rate, start)?;
+        let verdict = keeper.observe(eval.loss, session.step);
+        if verdict == Verdict::Best {
+            save(&session, a.save.as_deref())?;
+        }
+        mark = (Instant::now(), session.step);
+        if verdict == Verdict::Stop {
+            let n = a.patience.unwrap_or_default();
+            eprintln!("stopping: no lower validation loss in the last {n} evaluations");
+            break;
         }
     }
     if let Device::Gpu(g) = &device {
@@ -196,9 +243,9 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
             eprint!("{report}");
         }
     }
-    if let Some(path) = &a.save {
-        let bytes = pollster::block_on(session.save()).map_err(|e| e.to_string())?;
-        write_atomically(path, &bytes)?;
+    save(&session, a.save_last.as_deref())?;
+    if let Some((loss, step)) = keeper.best() {
+        eprintln!("best validation loss {loss:.4} at step {step}");
     }
     Ok(())
 }
