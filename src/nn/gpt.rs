@@ -19,27 +19,14 @@ pub struct GptConfig {
     pub dropout: f32,
 }
 
-/// A named GPT size: tiny (trains in CI), small (gpt_small_b32), nanochar (gpt_nanochar_b64,
-/// nanoGPT's shakespeare_char). In settings and on the command line by its lower-case name.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::AsRefStr,
-    strum::VariantNames,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum Preset {
-    Tiny,
-    Small,
-    Nanochar,
+crate::setting_enum! {
+    /// A named GPT size: tiny (trains in CI), small (gpt_small_b32), nanochar (gpt_nanochar_b64,
+    /// nanoGPT's shakespeare_char). In settings and on the command line by its lower-case name.
+    pub enum Preset {
+        Tiny,
+        Small,
+        Nanochar,
+    }
 }
 
 impl GptConfig {

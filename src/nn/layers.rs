@@ -2,7 +2,6 @@
 
 use super::{Init, Module};
 use crate::{Result, Tensor};
-use serde::{Deserialize, Serialize};
 
 /// y = x Wᵀ + b, with W [out, in] as in torch.nn.Linear.
 pub struct Linear {
@@ -132,27 +131,14 @@ impl Module for Embedding {
     }
 }
 
-/// An elementwise activation; in settings, URLs and checkpoints by its lower-case name.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::AsRefStr,
-    strum::VariantNames,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum Activation {
-    Relu,
-    Gelu,
-    Tanh,
-    Sigmoid,
+crate::setting_enum! {
+    /// An elementwise activation; in settings, URLs and checkpoints by its lower-case name.
+    pub enum Activation {
+        Relu,
+        Gelu,
+        Tanh,
+        Sigmoid,
+    }
 }
 
 impl Activation {

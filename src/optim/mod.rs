@@ -34,26 +34,13 @@ pub enum Rule {
     },
 }
 
-/// The update rules by name, as the command line and the page choose them.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::AsRefStr,
-    strum::VariantNames,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum RuleKind {
-    Sgd,
-    Adam,
-    AdamW,
+crate::setting_enum! {
+    /// The update rules by name, as the command line and the page choose them.
+    pub enum RuleKind {
+        Sgd,
+        Adam,
+        AdamW,
+    }
 }
 
 impl RuleKind {

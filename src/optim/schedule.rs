@@ -15,25 +15,12 @@ pub enum Schedule {
     },
 }
 
-/// The schedules by name, as the page's control chooses them.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::AsRefStr,
-    strum::VariantNames,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum ScheduleKind {
-    Constant,
-    Cosine,
+crate::setting_enum! {
+    /// The schedules by name, as the page's control chooses them.
+    pub enum ScheduleKind {
+        Constant,
+        Cosine,
+    }
 }
 
 /// Warm-up steps of the cosine schedule: long enough for Adam's second moments to settle

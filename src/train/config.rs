@@ -15,26 +15,13 @@ pub enum ModelConfig {
     Gpt(GptConfig),
 }
 
-/// The model families by name, as `--model` chooses them.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::AsRefStr,
-    strum::VariantNames,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum Family {
-    Mlp,
-    Cnn,
-    Gpt,
+crate::setting_enum! {
+    /// The model families by name, as `--model` chooses them.
+    pub enum Family {
+        Mlp,
+        Cnn,
+        Gpt,
+    }
 }
 
 /// Everything that defines a training run.

@@ -2,37 +2,22 @@
 
 use super::config::Family;
 use crate::data::PointSet;
-use serde::{Deserialize, Serialize};
-use strum::{AsRefStr, Display, EnumString, VariantNames};
 
-/// What a run learns: a 2-D point set (an MLP's), handwritten digits or text (a GPT's).
-/// Named by its lower-case name (`Task::VARIANTS` lists them), in serde as in strum, as
-/// checkpoints written before it was a type hold it.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    Default,
-    Display,
-    EnumString,
-    AsRefStr,
-    VariantNames,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum Task {
-    #[default]
-    Spiral,
-    Circles,
-    Xor,
-    Gauss,
-    Moons,
-    Digits,
-    Text,
+crate::setting_enum! {
+    /// What a run learns: a 2-D point set (an MLP's), handwritten digits or text (a GPT's).
+    /// Named by its lower-case name (`Task::VARIANTS` lists them), in serde as in strum, as
+    /// checkpoints written before it was a type hold it.
+    #[derive(Default)]
+    pub enum Task {
+        #[default]
+        Spiral,
+        Circles,
+        Xor,
+        Gauss,
+        Moons,
+        Digits,
+        Text,
+    }
 }
 
 impl Task {
@@ -64,8 +49,10 @@ mod tests {
     use crate::nn::{Activation, Preset};
     use crate::optim::{RuleKind, ScheduleKind};
     use serde::de::DeserializeOwned;
+    use serde::Serialize;
     use std::fmt::Debug;
     use std::str::FromStr;
+    use strum::VariantNames;
 
     /// Every name of a settings enum parses back to a value that serde writes by that name.
     fn names_agree<T>()
