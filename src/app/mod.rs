@@ -11,7 +11,7 @@ mod settings;
 mod views;
 
 use crate::data::Text;
-use crate::train::{Config, SampleSettings, Session, Task, TaskData};
+use crate::train::{BestKeeper, Config, SampleSettings, Session, Task, TaskData};
 use crate::{Device, Gpu};
 use charts::Point;
 use serde::Serialize;
@@ -43,6 +43,8 @@ pub struct Status {
     pub steps_per_s: Option<f32>,
     pub adapter: String,
     pub error: Option<String>,
+    /// A sentence about the run, such as that it reached its step count.
+    pub note: Option<String>,
 }
 
 /// Work the UI asks of the training loop, which owns the session.
@@ -86,6 +88,13 @@ fn show_error(message: Option<String>) {
     dom::set_text("error", message.as_deref().unwrap_or(""));
     dom::set_hidden("error", message.is_none());
     with(|s| s.status.error = message);
+}
+
+/// Shows (or, with None, hides) a sentence about the run beside the stats.
+fn show_note(message: Option<String>) {
+    dom::set_text("note", message.as_deref().unwrap_or(""));
+    dom::set_hidden("note", message.is_none());
+    with(|s| s.status.note = message);
 }
 
 /// Runs when the module loads; does nothing on pages without the playground (e.g. tests).
@@ -178,6 +187,8 @@ struct Loop {
     rate: Option<f32>,
     /// Milliseconds spent training in this run.
     trained_ms: f64,
+    /// The lowest validation loss of this run and its step.
+    best: BestKeeper,
 }
 
 impl Loop {
@@ -189,6 +200,7 @@ impl Loop {
             shakespeare: None,
             rate: None,
             trained_ms: 0.0,
+            best: BestKeeper::new(None),
         }
     }
 
@@ -258,7 +270,9 @@ impl Loop {
         }
         self.rate = None;
         self.trained_ms = 0.0;
+        self.best = BestKeeper::new(None);
         show_error(None);
+        show_note(None);
         with(|s| {
             s.history.clear();
             s.status = Status {
@@ -281,25 +295,30 @@ impl Loop {
         };
         let start = now_ms();
         let first = session.step;
-        let every = session.config.eval_every;
+        let (every, end) = (session.config.eval_every, session.config.steps);
         loop {
             session.train_step().map_err(|e| e.to_string())?;
             if session.step - first >= max_steps
                 || now_ms() - start >= budget_ms
                 || session.step % every == 0
+                || session.step == end
             {
                 break;
             }
         }
+        let finished = first < end && session.step == end;
         let train = session.check().await.map_err(|e| e.to_string())?;
         self.trained_ms += now_ms() - start;
         let taken = (session.step - first) as f32;
         let rate = taken / ((now_ms() - start) as f32 / 1000.0).max(1e-3);
         let keep = RATE_SMOOTHING;
         self.rate = Some(self.rate.map_or(rate, |r| keep * r + (1.0 - keep) * rate));
-        let due = session.step % every == 0 || max_steps == 1;
+        let due = session.step % every == 0 || max_steps == 1 || finished;
         if due {
             self.evaluate(Some(train)).await?;
+            if finished {
+                self.finish();
+            }
         } else {
             let step = session.step;
             with(|s| {
@@ -311,6 +330,19 @@ impl Loop {
         Ok(())
     }
 
+    /// Pauses at the run's step count, where its schedule ends, and says how it went.
+    fn finish(&self) {
+        with(|s| s.status.running = false);
+        api::show_running(false);
+        let Some((loss, step)) = self.best.best() else {
+            return;
+        };
+        let steps = self.session.as_ref().map_or(0, |s| s.step);
+        show_note(Some(format!(
+            "Done: {steps} steps, the run's length. The best validation loss was {loss:.3}, at step {step}. Train goes on at the schedule's last learning rate."
+        )));
+    }
+
     /// Validation figures, a point on the charts and fresh views.
     async fn evaluate(&mut self, train: Option<f32>) -> Result<(), String> {
         let Some(session) = self.session.as_ref() else {
@@ -318,6 +350,7 @@ impl Loop {
         };
         let eval = session.evaluate().await.map_err(|e| e.to_string())?;
         let step = session.step;
+        self.best.observe(eval.loss, step);
         with(|s| {
             s.status.step = step;
             s.status.train_loss = train.or(s.status.train_loss);

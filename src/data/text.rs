@@ -42,7 +42,13 @@ impl Vocab {
     }
 }
 
-/// A tokenised text split 90/10 into training and validation.
+/// Characters per block of the validation split: about a scene, far longer than any context,
+/// so that a corpus of plays gives validation windows from every play.
+const VAL_BLOCK: usize = 20_000;
+
+/// A tokenised text split 90/10 into training and validation: every tenth block of
+/// `VAL_BLOCK` characters is held out, so validation reads the whole text rather than its end
+/// alone; a text shorter than ten blocks holds out its last tenth.
 #[derive(Debug, Clone)]
 pub struct Text {
     pub vocab: Vocab,
@@ -67,12 +73,8 @@ impl Text {
         chars.dedup();
         let vocab = Vocab { chars };
         let tokens = vocab.encode(text)?;
-        let cut = tokens.len() * 9 / 10;
-        Ok(Text {
-            vocab,
-            train: tokens[..cut].to_vec(),
-            val: tokens[cut..].to_vec(),
-        })
+        let (train, val) = split(&tokens);
+        Ok(Text { vocab, train, val })
     }
 
     /// The built-in Shakespeare from web/data/shakespeare.txt.gz.
@@ -86,6 +88,20 @@ impl Text {
             })?;
         Text::new(&s)
     }
+}
+
+/// The training and validation tokens of `Text::new`'s split.
+fn split(tokens: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    if tokens.len() < 10 * VAL_BLOCK {
+        let cut = tokens.len() * 9 / 10;
+        return (tokens[..cut].to_vec(), tokens[cut..].to_vec());
+    }
+    let (mut train, mut val) = (Vec::new(), Vec::new());
+    for (i, block) in tokens.chunks(VAL_BLOCK).enumerate() {
+        let to = if i % 10 == 9 { &mut val } else { &mut train };
+        to.extend_from_slice(block);
+    }
+    (train, val)
 }
 
 /// Random windows of `context + 1` tokens: inputs and next-token targets. Batch k is a pure
@@ -106,4 +122,29 @@ pub fn windows(
         y.extend_from_slice(&tokens[s + 1..s + context + 1]);
     }
     (x, y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_is_every_tenth_block_of_a_long_text() {
+        let tokens: Vec<u32> = (0..25 * VAL_BLOCK as u32).collect();
+        let (train, val) = split(&tokens);
+        assert_eq!(train.len() + val.len(), tokens.len());
+        let blocks: Vec<u32> = val
+            .iter()
+            .step_by(VAL_BLOCK)
+            .map(|t| t / VAL_BLOCK as u32)
+            .collect();
+        assert_eq!(blocks, [9, 19]);
+        assert!(train.iter().all(|t| (t / VAL_BLOCK as u32) % 10 != 9));
+        let (train, val) = split(&tokens[..1000]);
+        assert_eq!(
+            (train.len(), val[0]),
+            (900, 900),
+            "a short text holds out its end"
+        );
+    }
 }

@@ -71,6 +71,19 @@ for (const { task, canvases, timeout } of tasks) {
     .catch(() => fail(`${task}: no error sentence for a broken checkpoint`));
   await page.screenshot({ path: `${out}/${task}.png` });
 }
+// A run pauses at its step count and says so, with its best validation loss.
+await page.evaluate(() => window.webgrad.setTask('spiral'));
+await page.waitForFunction(() => { const s = window.webgrad.state(); return s.task === 'spiral' && s.step === 0 && s.val_loss != null; }, null, { timeout: 120000 })
+  .catch(() => fail('spiral: no first evaluation after switching back'));
+await page.evaluate(() => window.webgrad.train());
+await page.waitForFunction(() => { const s = window.webgrad.state(); return !s.running && s.note && s.note.startsWith('Done'); }, null, { timeout: 180000, polling: 250 })
+  .catch(() => fail('spiral: the run did not stop at its step count with a sentence'));
+const done = await state();
+if (done.step !== 1500) await fail(`spiral: stopped at step ${done.step}, not its 1500`);
+if (!(await page.isVisible('#note'))) await fail('spiral: the done sentence is not shown');
+console.log(`spiral done: ${done.note}`);
+await page.screenshot({ path: `${out}/done.png` });
+
 // Narrow screens get one column.
 await page.setViewportSize({ width: 420, height: 900 });
 await page.screenshot({ path: `${out}/narrow.png` });
