@@ -136,6 +136,12 @@ pub fn wire_controls() {
     on("task", "change", |_| {
         let _ = set_task(&dom::value("task"));
     });
+    // A size fills the GPT's controls with its preset; auto waits for Reset to measure.
+    on("gpt-size", "change", |_| {
+        if let Some(preset) = settings::selected_preset() {
+            settings::show_preset(preset);
+        }
+    });
     for id in settings::CONTROLS.iter().skip(1) {
         on(id, "change", |_| {
             // Check now (a sentence beside anything invalid); the run changes on Reset.

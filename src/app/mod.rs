@@ -8,6 +8,7 @@ mod charts;
 mod dom;
 mod loader;
 mod settings;
+mod sizing;
 mod views;
 
 use crate::data::Text;
@@ -157,6 +158,9 @@ pub(crate) fn select_task(task: Task) {
     dom::set_hidden("gpt-settings", !text);
     dom::set_hidden("text-view", !text);
     dom::set_hidden("acc-chart", text);
+    if text {
+        dom::set_value("gpt-size", "auto");
+    }
     with(|s| s.status.task = task);
 }
 
@@ -237,9 +241,36 @@ impl Loop {
         }
     }
 
-    /// A new session from the controls; on invalid settings nothing changes.
+    /// A new session from the controls, the GPT sized to this GPU first when its size is
+    /// auto; on invalid settings nothing changes.
     async fn reset(&mut self) -> Result<(), String> {
         let task = settings::selected_task();
+        let auto = task == Task::Text && settings::selected_preset().is_none();
+        let note = if auto {
+            Some(self.autosize().await?)
+        } else {
+            None
+        };
+        self.build_session(task).await?;
+        show_error(None);
+        show_note(note);
+        with(|s| {
+            s.history.clear();
+            s.status = Status {
+                task,
+                adapter: s.status.adapter.clone(),
+                running: s.status.running,
+                note: s.status.note.clone(),
+                ..Default::default()
+            };
+        });
+        api::update_url();
+        dom::set_text("sample-out", "");
+        self.evaluate(None).await
+    }
+
+    /// Replaces the session with a new one of `task` from the controls, its figures zeroed.
+    async fn build_session(&mut self, task: Task) -> Result<(), String> {
         let noise = dom::value("noise").parse().unwrap_or(0.05);
         let seed = dom::value("seed").parse().unwrap_or(0);
         let data = self.data(task, noise, seed).await?;
@@ -271,20 +302,7 @@ impl Loop {
         self.rate = None;
         self.trained_ms = 0.0;
         self.best = BestKeeper::new(None);
-        show_error(None);
-        show_note(None);
-        with(|s| {
-            s.history.clear();
-            s.status = Status {
-                task,
-                adapter: s.status.adapter.clone(),
-                running: s.status.running,
-                ..Default::default()
-            };
-        });
-        api::update_url();
-        dom::set_text("sample-out", "");
-        self.evaluate(None).await
+        Ok(())
     }
 
     /// Trains until `budget_ms` have passed or `max_steps` were taken, then reads the loss

@@ -2,13 +2,14 @@
 //! with a sentence beside every invalid control, and mirrored into the URL.
 
 use super::dom::{mark, set_value, value};
-use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig};
+use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig, Preset};
 use crate::train::{Config, ModelConfig, Task};
 use std::str::FromStr;
 
 /// The controls that make up the settings, in URL order.
-pub const CONTROLS: [&str; 17] = [
+pub const CONTROLS: [&str; 18] = [
     "task",
+    "gpt-size",
     "depth",
     "width",
     "activation",
@@ -99,6 +100,19 @@ fn choice<T: FromStr>(id: &str, fallback: T, problems: &mut usize) -> T {
     parsed.unwrap_or(fallback)
 }
 
+/// The GPT size the size control names; None for auto (measured on Reset).
+pub fn selected_preset() -> Option<Preset> {
+    value("gpt-size").parse().ok()
+}
+
+/// Shows a GPT preset's sizes and recipe in the controls, and names it in the size control.
+pub fn show_preset(preset: Preset) {
+    if let Ok(config) = Config::defaults(Task::Text, None, Some(preset), 1) {
+        show_defaults(&config);
+    }
+    set_value("gpt-size", preset.as_ref());
+}
+
 /// The task the task control shows (it lists only tasks, so the fallback is never seen).
 pub fn selected_task() -> Task {
     value("task").parse().unwrap_or_default()
@@ -111,7 +125,8 @@ fn at_least_one(v: usize) -> Option<&'static str> {
 /// Reads the controls into a Config for `task`, starting from its defaults. Returns None (with
 /// sentences beside the controls) when something is invalid; `examples` bounds the batch.
 pub fn read(task: Task, vocab: usize, examples: usize) -> Option<Config> {
-    let mut config = Config::defaults(task, None, None, vocab).ok()?;
+    let preset = selected_preset().filter(|_| task == Task::Text);
+    let mut config = Config::defaults(task, None, preset, vocab).ok()?;
     let mut problems = 0;
     let p = &mut problems;
     config.model = match config.model {

@@ -52,6 +52,13 @@ for (const { task, canvases, timeout } of tasks) {
   await page.waitForFunction((t) => { const s = window.webgrad.state(); return s.task === t && s.step === 0 && s.val_loss != null; }, task, { timeout: 120000 })
     .catch(() => fail(`${task}: no first evaluation`));
   const first = (await state()).val_loss;
+  if (task === 'text') {
+    // The size is on auto: Reset timed the presets. SwiftShader is far below the visible pace.
+    const note = (await state()).note || '';
+    if (!note.startsWith('Sized to this GPU: tiny')) await fail(`text: no sizing sentence for tiny, got "${note}"`);
+    if (await page.inputValue('#gpt-size') !== 'tiny') await fail('text: the size control does not show the size chosen');
+    console.log(`text: ${note}`);
+  }
   await page.evaluate(() => window.webgrad.train());
   await page.waitForFunction((first) => { const s = window.webgrad.state(); return s.step > 0 && s.val_loss < first; }, first, { timeout: timeout * 1000, polling: 250 })
     .catch(() => fail(`${task}: the validation loss did not fall below its first value ${first}`));

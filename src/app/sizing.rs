@@ -1,0 +1,106 @@
+//! Sizing the GPT to the user's GPU: on Reset with the size on auto, time a few steps of each
+//! preset from the smallest up and keep the largest that trains at a visible pace.
+
+use super::{now_ms, settings, Loop};
+use crate::nn::Preset;
+use crate::train::{Config, ModelConfig, Task};
+
+/// Steps per second below which the loss curve moves too slowly to watch.
+const VISIBLE_PACE: f32 = 15.0;
+/// Steps timed per preset, after one untimed step that builds the pipelines.
+const MEASURED_STEPS: u32 = 5;
+/// A larger preset is timed only if the smaller one's rate, scaled by their work per step,
+/// predicts at least this share of the visible pace: fixed per-step costs make small models
+/// slower than their work alone says, so the prediction errs low.
+const WORTH_TIMING: f32 = 0.5;
+
+/// The presets, smallest first.
+const SIZES: [Preset; 3] = [Preset::Tiny, Preset::Small, Preset::Nanochar];
+
+/// Multiply-adds of a training step of a preset's GPT, roughly: weights times tokens.
+fn step_work(preset: Preset) -> f32 {
+    let Ok(config) = Config::defaults(Task::Text, None, Some(preset), 80) else {
+        return f32::INFINITY;
+    };
+    let ModelConfig::Gpt(g) = &config.model else {
+        return f32::INFINITY;
+    };
+    let weights = 12 * g.layers * g.width * g.width + (g.vocab + g.context) * g.width;
+    (weights * config.batch * g.context) as f32
+}
+
+/// What the sizing found: the preset kept and its rate, and the next one up, if any, with its
+/// rate (timed, or predicted when it was not worth timing).
+struct Sizing {
+    kept: (Preset, f32),
+    next: Option<(Preset, f32, bool)>,
+}
+
+impl Sizing {
+    fn sentence(&self) -> String {
+        let (kept, rate) = self.kept;
+        let mut s = format!("Sized to this GPU: {kept} trains at {rate:.0} steps a second here.");
+        match self.next {
+            Some((next, rate, timed)) => {
+                let how = if timed {
+                    "trains"
+                } else {
+                    "would train at about"
+                };
+                s += &format!(
+                    " {next} {how} {rate:.1}, under the {VISIBLE_PACE:.0} a second that keeps the curve moving."
+                );
+            }
+            None if rate < VISIBLE_PACE => s += " It is the smallest size.",
+            None => s += " It is the largest size.",
+        }
+        s + " Choose a size to override."
+    }
+}
+
+impl Loop {
+    /// Times the presets from the smallest up, leaves the largest that keeps a visible pace in
+    /// the controls, and returns a sentence saying which and why.
+    pub(super) async fn autosize(&mut self) -> Result<String, String> {
+        let mut kept: Option<(Preset, f32)> = None;
+        let mut next = None;
+        for preset in SIZES {
+            if let Some((smaller, rate)) = kept {
+                let predicted = rate * step_work(smaller) / step_work(preset);
+                if predicted < VISIBLE_PACE * WORTH_TIMING {
+                    next = Some((preset, predicted, false));
+                    break;
+                }
+            }
+            settings::show_preset(preset);
+            self.build_session(Task::Text).await?;
+            let rate = self.steps_per_second().await?;
+            if kept.is_some() && rate < VISIBLE_PACE {
+                next = Some((preset, rate, true));
+                break;
+            }
+            kept = Some((preset, rate));
+            if rate < VISIBLE_PACE {
+                break;
+            }
+        }
+        let kept = kept.ok_or("There is no GPT size to try.")?;
+        settings::show_preset(kept.0);
+        Ok(Sizing { kept, next }.sentence())
+    }
+
+    /// The session's training rate: one untimed step, then `MEASURED_STEPS` waited for.
+    async fn steps_per_second(&mut self) -> Result<f32, String> {
+        let session = self.session.as_mut().ok_or("No session to time.")?;
+        let err = |e: crate::Error| e.to_string();
+        session.train_step().map_err(err)?;
+        session.check().await.map_err(err)?;
+        let start = now_ms();
+        for _ in 0..MEASURED_STEPS {
+            session.train_step().map_err(err)?;
+        }
+        session.check().await.map_err(err)?;
+        let seconds = ((now_ms() - start) / 1000.0).max(1e-3) as f32;
+        Ok(MEASURED_STEPS as f32 / seconds)
+    }
+}
