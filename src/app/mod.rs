@@ -252,18 +252,17 @@ impl Loop {
             None
         };
         self.build_session(task).await?;
-        show_error(None);
-        show_note(note);
         with(|s| {
             s.history.clear();
             s.status = Status {
                 task,
                 adapter: s.status.adapter.clone(),
                 running: s.status.running,
-                note: s.status.note.clone(),
                 ..Default::default()
             };
         });
+        show_error(None);
+        show_note(note);
         api::update_url();
         dom::set_text("sample-out", "");
         self.evaluate(None).await

@@ -129,7 +129,28 @@ pub fn read(task: Task, vocab: usize, examples: usize) -> Option<Config> {
     let mut config = Config::defaults(task, None, preset, vocab).ok()?;
     let mut problems = 0;
     let p = &mut problems;
-    config.model = match config.model {
+    config.model = read_model(config.model, p);
+    read_optimizer(&mut config, p);
+    config.batch = field(
+        "batch",
+        |b: usize| {
+            at_least_one(b)
+                .or((b > examples).then_some("The batch is larger than the training data."))
+        },
+        p,
+    );
+    config.seed = field("seed", |_: u64| None, p);
+    config.noise = field(
+        "noise",
+        |n: f64| (!(0.0..=1.0).contains(&n)).then_some("Between 0 and 1."),
+        p,
+    );
+    (problems == 0).then_some(config)
+}
+
+/// The model's controls read over the task's default model, counting problems in `p`.
+fn read_model(model: ModelConfig, p: &mut usize) -> ModelConfig {
+    match model {
         ModelConfig::Mlp(m) => ModelConfig::Mlp(MlpConfig {
             depth: field(
                 "depth",
@@ -184,33 +205,26 @@ pub fn read(task: Task, vocab: usize, examples: usize) -> Option<Config> {
                 ..g
             })
         }
-    };
-    let rule = choice("optimizer", config.optimizer.rule.kind(), p);
-    config.optimizer.rule = rule.defaults();
-    config.optimizer.lr = field(
+    }
+}
+
+/// The optimizer's controls read over the task's default optimizer. A rule or schedule the
+/// controls leave as the defaults have it keeps the defaults' own settings (a preset's beta2,
+/// its warm-up); another one takes its standard settings.
+fn read_optimizer(config: &mut Config, p: &mut usize) {
+    let opt = &mut config.optimizer;
+    opt.use_rule(choice("optimizer", opt.rule.kind(), p));
+    opt.lr = field(
         "lr",
         |v: f32| {
             (!(v > 0.0 && v.is_finite())).then_some("The learning rate must be a positive number.")
         },
         p,
     );
-    let schedule = choice("schedule", config.optimizer.schedule.kind(), p);
-    config.optimizer.schedule = schedule.for_steps(config.steps);
-    config.batch = field(
-        "batch",
-        |b: usize| {
-            at_least_one(b)
-                .or((b > examples).then_some("The batch is larger than the training data."))
-        },
-        p,
-    );
-    config.seed = field("seed", |_: u64| None, p);
-    config.noise = field(
-        "noise",
-        |n: f64| (!(0.0..=1.0).contains(&n)).then_some("Between 0 and 1."),
-        p,
-    );
-    (problems == 0).then_some(config)
+    let schedule = choice("schedule", opt.schedule.kind(), p);
+    if schedule != opt.schedule.kind() {
+        opt.schedule = schedule.for_steps(config.steps);
+    }
 }
 
 /// The settings as a query string, so that a link reproduces the run.

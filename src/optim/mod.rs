@@ -102,6 +102,14 @@ pub struct OptimizerConfig {
 }
 
 impl OptimizerConfig {
+    /// Switches to the rule `kind` with its standard settings; the same kind as now keeps the
+    /// current settings (a recipe's own beta2, say).
+    pub fn use_rule(&mut self, kind: RuleKind) {
+        if kind != self.rule.kind() {
+            self.rule = kind.defaults();
+        }
+    }
+
     /// Whether weight decay applies to a parameter of this shape.
     pub fn decays(&self, shape: &[usize]) -> bool {
         match self.decay {

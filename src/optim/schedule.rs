@@ -34,16 +34,21 @@ impl ScheduleKind {
     pub fn for_steps(self, steps: u64) -> Schedule {
         match self {
             ScheduleKind::Constant => Schedule::Constant,
-            ScheduleKind::Cosine => Schedule::WarmupCosine {
-                warmup: WARMUP_STEPS,
-                total: steps,
-                min_ratio: MIN_RATIO,
-            },
+            ScheduleKind::Cosine => Schedule::warmup_cosine(WARMUP_STEPS, steps),
         }
     }
 }
 
 impl Schedule {
+    /// Warm-up over `warmup` steps, then cosine down to `MIN_RATIO` at step `total`.
+    pub fn warmup_cosine(warmup: u64, total: u64) -> Schedule {
+        Schedule::WarmupCosine {
+            warmup,
+            total,
+            min_ratio: MIN_RATIO,
+        }
+    }
+
     pub fn kind(&self) -> ScheduleKind {
         match self {
             Schedule::Constant => ScheduleKind::Constant,

@@ -129,11 +129,7 @@ fn text_gpt(preset: Preset, vocab: usize) -> Recipe {
         weight_decay,
         decay: DecayScope::Matrices,
         clip: Some(1.0),
-        schedule: Schedule::WarmupCosine {
-            warmup,
-            total: steps,
-            min_ratio: 0.1,
-        },
+        schedule: Schedule::warmup_cosine(warmup, steps),
     };
     Recipe {
         model: ModelConfig::Gpt(GptConfig::preset(preset, vocab)),
@@ -212,6 +208,21 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn naming_the_recipe_s_own_rule_keeps_its_settings() {
+        let config = Config::defaults(Task::Text, None, Some(Preset::Nanochar), 84).unwrap();
+        let beta2 = |o: &OptimizerConfig| match o.rule {
+            Rule::AdamW { beta2, .. } | Rule::Adam { beta2, .. } => Some(beta2),
+            Rule::Sgd { .. } => None,
+        };
+        let mut same = config.optimizer.clone();
+        same.use_rule(RuleKind::AdamW);
+        assert_eq!(beta2(&same), Some(0.99), "nanochar's own beta2 stays");
+        let mut other = config.optimizer.clone();
+        other.use_rule(RuleKind::Adam);
+        assert_eq!(other.rule, RuleKind::Adam.defaults());
+    }
 
     #[test]
     fn a_run_of_its_own_length_ends_its_schedule_there() {

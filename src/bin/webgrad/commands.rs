@@ -156,7 +156,7 @@ fn config(a: &TrainArgs, vocab: usize) -> Result<Config, String> {
     config.optimizer.lr = a.lr.unwrap_or(config.optimizer.lr);
     config.eval_every = a.eval_every.unwrap_or(config.eval_every);
     if let Some(rule) = a.optimizer {
-        config.optimizer.rule = rule.defaults();
+        config.optimizer.use_rule(rule);
     }
     if let Some(p) = a.dropout {
         let ModelConfig::Gpt(gpt) = &mut config.model else {
