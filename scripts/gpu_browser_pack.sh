@@ -32,9 +32,11 @@ cargo build --release --locked --quiet
 rm -rf ".dev/$name" && cp -r dist ".dev/$name"
 cp target/release/webgrad ".dev/webgrad-$name"
 # The bench page and the playground page: the built index.html with a driver script.
-for page in bench play; do
+# The bench page, the playground page and the text task's two-minute run (tools/browser/): the
+# built index.html with a driver script.
+cp "$shared/browser-gpu/inject_bench.js" "$shared/browser-gpu/inject_play.js" tools/browser/inject_text.js ".dev/$name/"
+for page in bench play text; do
   sed "s#</body>#<script src=\"inject_$page.js\"></script></body>#" dist/index.html > ".dev/$name/$page.html"
-  cp "$shared/browser-gpu/inject_$page.js" ".dev/$name/"
 done
 # TensorFlow.js 4.22, the anchor run beside the page (../shared/browser-gpu/tfjs.html).
 if [ ! -f .dev/tfjs/tf.min.js ]; then
@@ -55,4 +57,5 @@ cat >&2 <<CALLS
 $(for i in $(seq 1 "$n_parts"); do echo "  carry [\".dev/chr$i\"]:  cp .dev/chr$i/* /tmp/"; done)
   carry [".gl", ".dev/browser-gpu", ".dev/$name", ".dev/webgrad-$name", ".dev/torch_ref.py", ".dev/tfjs"]:
     bash scripts/gpu_browser_run.sh $name
+  (PARTS=text bash scripts/gpu_browser_run.sh $name: only the text task's two-minute page run)
 CALLS

@@ -2,8 +2,12 @@
 # Runs on the accelerator machine (see scripts/gpu_browser_pack.sh): unpacks Chromium once per
 # warm machine, then runs, on the same GPU in one go, the native benchmark, PyTorch's reference
 # and the page's bench mode in Chromium (WebGPU on Vulkan). Everything lands in $OUT.
-# Usage: [PROFILE=WORKLOADS] bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
+# Usage: [PARTS=...] [PROFILE=WORKLOADS] bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
+# PARTS, a comma list of bench, play, text, tfjs and torch (default: all but text), picks what
+# runs; text is the playground's text task for two minutes as a user runs it (docs/TRAINING.md).
 set -uo pipefail
+parts=",${PARTS:-bench,play,tfjs,torch},"
+want() { [[ $parts == *",$1,"* ]]; }
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 sites=()
@@ -23,6 +27,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt
 python3 -c 'import torch; print(torch.__version__)' >> "$out/gpu.txt" 2>&1
 
 for s in "${sites[@]}"; do
+  want bench || continue
   echo "== native $s" >&2
   ".dev/webgrad-$s" bench --only "matmul_1024,$workloads" > "$out/native-$s.txt" 2>&1
   echo "== browser $s" >&2
@@ -31,19 +36,25 @@ for s in "${sites[@]}"; do
 done
 # With PROFILE=WORKLOADS: the GPU time per kernel of those workloads, in the page (Chrome's
 # developer features keep its timestamps unrounded) and natively, in the last site given.
-if [ -n "${PROFILE:-}" ]; then
+if want bench && [ -n "${PROFILE:-}" ]; then
   bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "bench.html?bench=1&only=$PROFILE&quick=1&profile=1" \
     "$out/profile-browser-$last.txt" 300 --enable-webgpu-developer-features "${vulkan[@]}"
   WEBGRAD_PROFILE=1 ".dev/webgrad-$last" bench --quick --only "$PROFILE" > "$out/profile-native-$last.txt" 2>&1
 fi
 # The playground's own loop on each task's defaults, in the last site given.
-echo "== playground $last" >&2
-bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "play.html" "$out/play-$last.txt" 120 "${vulkan[@]}"
-if [ -f .dev/tfjs/tf.min.js ]; then
+if want play; then
+  echo "== playground $last" >&2
+  bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "play.html" "$out/play-$last.txt" 120 "${vulkan[@]}"
+fi
+if want text; then
+  echo "== text task, two minutes, $last" >&2
+  bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "text.html" "$out/text-$last.txt" 240 "${vulkan[@]}"
+fi
+if want tfjs && [ -f .dev/tfjs/tf.min.js ]; then
   echo "== tensorflow.js" >&2
   bash .dev/browser-gpu/run_chromium.sh .dev/tfjs tfjs.html "$out/tfjs.txt" 300 "${vulkan[@]}"
 fi
-if [ -f .dev/torch_ref.py ]; then
+if want torch && [ -f .dev/torch_ref.py ]; then
   echo "== pytorch" >&2
   python3 .dev/torch_ref.py --quick > "$out/torch.txt" 2>&1
 fi

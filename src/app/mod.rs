@@ -28,6 +28,9 @@ const MAX_STEPS_PER_FRAME: u64 = 50;
 /// so they evaluate a little more often to keep enough points on the validation curve.
 const DIGITS_EVAL_EVERY: u64 = 20;
 const EVAL_EVERY: u64 = 25;
+/// Characters a text evaluation predicts in the page: a sixteenth of the CLI's, so that the
+/// frequent evaluations stay quick (their noise, about 0.02 nats, is fine for a curve).
+const PAGE_EVAL_CHARS: usize = 1 << 13;
 /// Weight of the previous steps-per-second figure in the shown rate (an exponential average,
 /// so one slow frame does not make the number jump).
 const RATE_SMOOTHING: f32 = 0.8;
@@ -285,6 +288,7 @@ impl Loop {
         } else {
             EVAL_EVERY
         };
+        config.eval_chars = PAGE_EVAL_CHARS;
         let data = if task.point_set().is_some() {
             self.data(task, config.noise, config.seed).await?
         } else {

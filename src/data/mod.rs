@@ -6,7 +6,7 @@ mod text;
 
 pub use digits::{digits_from_gzip, DIGIT_SIDE};
 pub use points::{points, PointSet};
-pub use text::{windows, Text, Vocab};
+pub use text::{spread_windows, windows, Text, Vocab};
 
 use rand::{rngs::SmallRng, seq::SliceRandom, SeedableRng};
 

@@ -124,6 +124,28 @@ pub fn windows(
     (x, y)
 }
 
+/// Evaluation windows of `context + 1` tokens spread evenly over `tokens`, dealt into
+/// `batches` batches of `rows`: batch b holds windows b, b + batches, b + 2·batches, … so that
+/// every batch samples the whole split, and the spread of the batch means measures the noise of
+/// their mean (see `Session::evaluate`). The same windows every time: no seed.
+pub fn spread_windows(
+    tokens: &[u32],
+    rows: usize,
+    batches: usize,
+    context: usize,
+    b: usize,
+) -> (Vec<u32>, Vec<u32>) {
+    let span = tokens.len().saturating_sub(context + 1) + 1;
+    let count = rows * batches;
+    let (mut x, mut y) = (Vec::with_capacity(rows * context), Vec::new());
+    for i in (b..count).step_by(batches) {
+        let s = i * span / count;
+        x.extend_from_slice(&tokens[s..s + context]);
+        y.extend_from_slice(&tokens[s + 1..s + context + 1]);
+    }
+    (x, y)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +167,34 @@ mod tests {
             (train.len(), val[0]),
             (900, 900),
             "a short text holds out its end"
+        );
+    }
+    #[test]
+    fn spread_windows_cover_the_split_evenly_and_deal_it_into_batches() {
+        let tokens: Vec<u32> = (0..1001).collect();
+        let (rows, batches, context) = (5, 4, 10);
+        let starts: Vec<Vec<u32>> = (0..batches)
+            .map(|b| {
+                let (x, y) = spread_windows(&tokens, rows, batches, context, b);
+                assert_eq!((x.len(), y.len()), (rows * context, rows * context));
+                assert!(
+                    x.iter().zip(&y).all(|(a, b)| b == &(a + 1)),
+                    "targets are next tokens"
+                );
+                x.chunks(context).map(|w| w[0]).collect()
+            })
+            .collect();
+        // Window i of 20 starts at i · 991 / 20, 991 being the number of possible starts.
+        for (b, s) in starts.iter().enumerate() {
+            let want: Vec<u32> = (0..rows)
+                .map(|r| ((b + r * batches) * 991 / 20) as u32)
+                .collect();
+            assert_eq!(s, &want, "batch {b}");
+        }
+        assert_eq!(
+            spread_windows(&tokens, rows, batches, context, 2),
+            spread_windows(&tokens, rows, batches, context, 2),
+            "the same windows every time"
         );
     }
 }

@@ -35,8 +35,19 @@ pub struct Config {
     pub seed: u64,
     /// Evaluate on the validation split every this many steps.
     pub eval_every: u64,
+    /// Characters a text evaluation predicts: its cost, and its noise (about 0.005 nats at
+    /// the default; see `Session::evaluate`). The page evaluates fewer, more often.
+    #[serde(default = "default_eval_chars")]
+    pub eval_chars: usize,
     /// Noise of the 2-D sets.
     pub noise: f64,
+}
+
+/// Enough predicted characters for a validation loss whose noise is below 0.01 nats.
+pub const EVAL_CHARS: usize = 1 << 17;
+
+fn default_eval_chars() -> usize {
+    EVAL_CHARS
 }
 
 /// A task's model, optimizer, batch and step count, before the user changes any.
@@ -181,6 +192,7 @@ impl Config {
             steps: recipe.steps,
             seed: 0,
             eval_every: 100,
+            eval_chars: EVAL_CHARS,
             noise: 0.05,
         })
     }
@@ -199,6 +211,11 @@ impl Config {
         if self.eval_every == 0 {
             return Err(invalid(
                 "evaluation must happen at least every so many steps (not 0)".into(),
+            ));
+        }
+        if self.eval_chars == 0 {
+            return Err(invalid(
+                "a text evaluation must predict at least 1 character".into(),
             ));
         }
         self.optimizer.check()

@@ -12,7 +12,7 @@ pub use checkpoint::{assign_all, Checkpoint, CHECKPOINT_FORMAT, MAX_HEADER_BYTES
 pub use config::{Config, Family, ModelConfig};
 pub use task::Task;
 
-use crate::data::{windows, Batches, Labelled, Text};
+use crate::data::{spread_windows, windows, Batches, Labelled, Text};
 use crate::nn::{Cnn, Gpt, Init, Mlp, Model};
 use crate::optim::Optimizer;
 use crate::{no_grad, Device, Error, Result, Tensor};
@@ -20,12 +20,8 @@ pub use sample::{sample, SampleSettings};
 
 /// Validation examples evaluated per forward pass: bounds the activations of a large split.
 const EVAL_CHUNK: usize = 500;
-/// A text evaluation's windows per round and rounds (16 × 4 windows of the context: enough for
-/// a loss that moves smoothly, few enough to keep the page's evaluations quick).
-const EVAL_WINDOWS: usize = 16;
-const EVAL_ROUNDS: u64 = 4;
-/// Fixed seed of the evaluation windows, so that every evaluation reads the same text.
-const EVAL_SEED: u64 = 12345;
+/// A text evaluation's batches: each spans the whole split, and their spread gives its noise.
+const EVAL_BATCHES: usize = 16;
 
 /// The data a session trains on.
 #[derive(Clone)]
@@ -102,6 +98,9 @@ pub struct Eval {
     pub loss: f32,
     /// Fraction right, for classification tasks.
     pub accuracy: Option<f32>,
+    /// Standard error of a text evaluation's loss: how far it may lie from the loss over the
+    /// whole validation split.
+    pub noise: Option<f32>,
 }
 
 /// The model of a session.
@@ -355,24 +354,31 @@ impl Session {
         Ok(Eval {
             loss: (loss_sum / n as f64) as f32,
             accuracy: Some(right as f32 / n as f32),
+            noise: None,
         })
     }
 
-    /// Mean loss over the same validation windows every time, so that evaluations compare.
+    /// Mean loss over the same validation windows every time, so that evaluations compare,
+    /// with its standard error from the spread of the batch means (each batch spans the split).
     async fn measure_text(&self, model: &Gpt, t: &Text) -> Result<Eval> {
         let context = model.config.context;
-        let mut total = 0.0;
-        let (rows, rounds) = (EVAL_WINDOWS, EVAL_ROUNDS);
-        for k in 0..rounds {
-            let (x, y) = windows(&t.val, rows, context, EVAL_SEED, k);
+        let rows = (self.config.eval_chars / (EVAL_BATCHES * context)).max(1);
+        let mut losses = Vec::with_capacity(EVAL_BATCHES);
+        for b in 0..EVAL_BATCHES {
+            let (x, y) = spread_windows(&t.val, rows, EVAL_BATCHES, context, b);
             let xt = Tensor::from_u32(x, &[rows, context], &self.device)?;
             let yt = Tensor::from_u32(y, &[rows * context], &self.device)?;
-            let loss = no_grad(|| model.forward(&xt)?.cross_entropy(&yt))?;
-            total += loss.to_vec().await?[0];
+            losses.push(no_grad(|| {
+                model.forward(&xt)?.cross_entropy(&yt)?.reshape(&[1])
+            })?);
         }
+        // One readback for all the batches.
+        let losses = no_grad(|| Tensor::concat(&losses, 0))?.to_vec().await?;
+        let (loss, noise) = mean_and_standard_error(&losses);
         Ok(Eval {
-            loss: total / rounds as f32,
+            loss,
             accuracy: None,
+            noise: Some(noise),
         })
     }
 
@@ -386,7 +392,29 @@ impl Session {
     }
 }
 
+/// The mean of samples and its standard error (the samples' spread over the root of their count).
+fn mean_and_standard_error(xs: &[f32]) -> (f32, f32) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / n;
+    let var = xs.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    (mean as f32, (var / n).sqrt() as f32)
+}
+
 /// Copies of the parameters.
 fn snapshot(params: &[(String, Tensor)]) -> Result<Vec<Tensor>> {
     no_grad(|| params.iter().map(|(_, p)| p.scale(1.0)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mean_and_standard_error;
+
+    #[test]
+    fn the_standard_error_is_the_spread_over_the_root_of_the_count() {
+        // Sample standard deviation of 1, 2, 3, 4, 5 is √2.5; over √5 that is √0.5.
+        let (mean, se) = mean_and_standard_error(&[1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert_eq!(mean, 3.0);
+        assert!((se - 0.5f32.sqrt()).abs() < 1e-6, "{se}");
+        assert_eq!(mean_and_standard_error(&[2.0; 4]), (2.0, 0.0));
+    }
 }

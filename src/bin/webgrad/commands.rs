@@ -182,6 +182,9 @@ fn report(
     if let Some(acc) = eval.accuracy {
         line["val_acc"] = serde_json::json!(acc);
     }
+    if let Some(noise) = eval.noise {
+        line["val_noise"] = serde_json::json!((noise * 1e4).round() / 1e4);
+    }
     writeln!(std::io::stdout(), "{line}").map_err(|e| e.to_string())?;
     eprintln!(
         "[{:>5.1}s] step {}/{}",
