@@ -42,6 +42,14 @@ pub enum Error {
     Kernel { kernel: String, why: String },
     #[error("reading GPU data back failed: {0}")]
     Readback(String),
+    /// Training produced a NaN or infinite loss. The session has put back the weights the last
+    /// finite loss was computed from.
+    #[error("the {what} became {value} at step {step}: the run diverged, and training stopped with the last good weights kept (a smaller learning rate may help)")]
+    Diverged {
+        what: &'static str,
+        value: f32,
+        step: u64,
+    },
 }
 
 /// Shorthand used across the crate.

@@ -366,7 +366,7 @@ impl Loop {
 
     /// Validation figures, a point on the charts and fresh views.
     async fn evaluate(&mut self, train: Option<f32>) -> Result<(), String> {
-        let Some(session) = self.session.as_ref() else {
+        let Some(session) = self.session.as_mut() else {
             return Ok(());
         };
         let eval = session.evaluate().await.map_err(|e| e.to_string())?;

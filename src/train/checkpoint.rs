@@ -43,26 +43,59 @@ fn f32_tensors(st: &SafeTensors) -> Result<HashMap<String, (Vec<usize>, Vec<f32>
             .data()
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect();
+            .collect::<Vec<f32>>();
+        if let Some(v) = values.iter().find(|v| !v.is_finite()) {
+            return Err(bad(format!(
+                "{name} holds {v}: weights that are not finite cannot be trained or sampled (was this saved from a run that diverged?)"
+            )));
+        }
         tensors.insert(name, (view.shape().to_vec(), values));
     }
     Ok(tensors)
 }
 
+/// A text model's vocabulary must come with it, one character per row of its embedding, in
+/// the sorted order that encoding relies on.
+fn check_vocab(config: &Config, vocab: Option<&Vocab>) -> Result<()> {
+    let ModelConfig::Gpt(g) = &config.model else {
+        return Ok(());
+    };
+    let Some(v) = vocab else {
+        return Err(bad("it holds a text model but no vocabulary"));
+    };
+    if v.chars.len() != g.vocab {
+        return Err(bad(format!(
+            "its vocabulary has {} characters, its model {}",
+            v.chars.len(),
+            g.vocab
+        )));
+    }
+    if !v.chars.windows(2).all(|w| w[0] < w[1]) {
+        return Err(bad("its vocabulary is not in order or repeats a character"));
+    }
+    Ok(())
+}
+
 impl Checkpoint {
     /// Parses and checks a file's bytes.
     pub fn parse(bytes: &[u8]) -> Result<Checkpoint> {
+        let not_safetensors = || {
+            bad("this is not a safetensors file (a checkpoint starts with the length of its header, then the header in JSON)")
+        };
         if bytes.len() < 8 {
-            return Err(bad("the file is too short to be a safetensors checkpoint"));
+            return Err(not_safetensors());
         }
         let header = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+        if header > (bytes.len() as u64 - 8) || bytes.get(8) != Some(&b'{') {
+            return Err(not_safetensors());
+        }
         if header > MAX_HEADER_BYTES {
             return Err(bad(format!(
-                "the header claims {header} bytes, more than the {MAX_HEADER_BYTES} allowed"
+                "its header is {header} bytes, more than the {MAX_HEADER_BYTES} a checkpoint needs"
             )));
         }
         let st = SafeTensors::deserialize(bytes)
-            .map_err(|e| bad(format!("not a valid safetensors file ({e})")))?;
+            .map_err(|e| bad(format!("the safetensors file is damaged ({e})")))?;
         let (_, meta) = SafeTensors::read_metadata(bytes).map_err(|e| bad(e.to_string()))?;
         let meta = meta.metadata().clone().unwrap_or_default();
         if meta.get("format").map(String::as_str) != Some(CHECKPOINT_FORMAT) {
@@ -89,6 +122,7 @@ impl Checkpoint {
             None => None,
         };
         let tensors = f32_tensors(&st)?;
+        check_vocab(&config, vocab.as_ref())?;
         // Bias corrections use the step as an i32 power: refuse what no run reaches.
         if step > MAX_STEP || optimizer_step > MAX_STEP {
             return Err(bad(format!("its step count is beyond {MAX_STEP}")));
@@ -184,9 +218,8 @@ impl Session {
         }
         if ck.config.model != self.config.model {
             return Err(bad(format!(
-                "it holds a different model ({}) than this one ({})",
-                describe(&ck.config.model),
-                describe(&self.config.model)
+                "it holds a different model: {}",
+                differences(&ck.config.model, &self.config.model)
             )));
         }
         if let (Some(v), Some(t)) = (&ck.vocab, self.text()) {
@@ -225,10 +258,32 @@ impl Session {
     }
 }
 
-fn describe(m: &ModelConfig) -> String {
-    match m {
-        ModelConfig::Mlp(c) => format!("an MLP of {} layers of {}", c.depth, c.width),
-        ModelConfig::Cnn(c) => format!("a CNN with channels {:?}", c.channels),
-        ModelConfig::Gpt(c) => format!("a GPT of {} layers, width {}", c.layers, c.width),
+/// Every setting in which the checkpoint's model differs from the session's, as
+/// "layers 6 (this model: 1)", read from their serialized forms so that no field is missed.
+fn differences(file: &ModelConfig, here: &ModelConfig) -> String {
+    let family = |m: &ModelConfig| match m {
+        ModelConfig::Mlp(_) => "an MLP",
+        ModelConfig::Cnn(_) => "a CNN",
+        ModelConfig::Gpt(_) => "a GPT",
+    };
+    let fields = |m: &ModelConfig| match serde_json::to_value(m) {
+        Ok(serde_json::Value::Object(o)) => o.into_iter().next().map(|(_, v)| v),
+        _ => None,
+    };
+    let (Some(serde_json::Value::Object(a)), Some(serde_json::Value::Object(b))) =
+        (fields(file), fields(here))
+    else {
+        return format!("{} against {}", family(file), family(here));
+    };
+    if std::mem::discriminant(file) != std::mem::discriminant(here) {
+        return format!("it holds {}, this model is {}", family(file), family(here));
     }
+    a.iter()
+        .filter(|(k, v)| b.get(*k) != Some(v))
+        .map(|(k, v)| {
+            let here = b.get(k).map_or("none".into(), |x| x.to_string());
+            format!("{k} {v} (this model: {here})")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -4,12 +4,14 @@
 mod best;
 mod checkpoint;
 mod config;
+mod footprint;
 mod sample;
 mod task;
 
 pub use best::{BestKeeper, Verdict};
 pub use checkpoint::{assign_all, Checkpoint, CHECKPOINT_FORMAT, MAX_HEADER_BYTES};
 pub use config::{Config, Family, ModelConfig};
+pub use footprint::{Footprint, Part};
 pub use task::Task;
 
 use crate::data::{spread_windows, windows, Batches, Labelled, Text};
@@ -159,6 +161,7 @@ impl Session {
     /// A new run of `config` on `data` on `device`; checks everything before allocating.
     pub fn new(config: Config, data: TaskData, device: &Device) -> Result<Session> {
         config.check()?;
+        Footprint::of(&config).check(device)?;
         let mut init = Init::new(config.seed, device);
         let learner = Learner::new(&config.model, data, &mut init)?;
         let examples = learner.examples();
@@ -294,9 +297,10 @@ impl Session {
         let value = loss.to_vec().await?[0];
         if !value.is_finite() {
             self.fall_back()?;
-            return Err(Error::Invalid {
-                op: "train",
-                why: format!("the loss became {value} at step {}; training stopped and the last good weights were kept (try a smaller learning rate)", self.step),
+            return Err(Error::Diverged {
+                what: "loss",
+                value,
+                step: self.step,
             });
         }
         for (t, g) in self.tried.iter().zip(&self.good) {
@@ -316,12 +320,14 @@ impl Session {
 
     /// Loss (and accuracy) on the validation split: all of it for classification, a fixed set
     /// of windows for text. A loss that is not finite is an error (the run diverged).
-    pub async fn evaluate(&self) -> Result<Eval> {
+    pub async fn evaluate(&mut self) -> Result<Eval> {
         let eval = self.measure().await?;
         if !eval.loss.is_finite() {
-            return Err(Error::Invalid {
-                op: "evaluate",
-                why: format!("the validation loss is {} at step {}: the run diverged (try a smaller learning rate, then Reset)", eval.loss, self.step),
+            self.fall_back()?;
+            return Err(Error::Diverged {
+                what: "validation loss",
+                value: eval.loss,
+                step: self.step,
             });
         }
         Ok(eval)

@@ -33,6 +33,21 @@ pub fn run<T>(f: impl std::future::Future<Output = T>) -> T {
     pollster::block_on(f)
 }
 
+/// Runs the CLI; returns (exit status, stdout, stderr).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_webgrad"))
+        .args(args)
+        .env("XDG_RUNTIME_DIR", "/tmp")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
 /// `n` values uniform in [lo, hi), from `seed`.
 pub fn uniform(n: usize, lo: f64, hi: f64, seed: u64) -> Vec<f64> {
     let mut rng = SmallRng::seed_from_u64(seed);

@@ -35,8 +35,14 @@ const drew = (id) => page.evaluate((id) => {
   return false;
 }, id);
 
+// The page runs under its Content-Security-Policy (tools/csp.py): a violation is an error.
+await page.addInitScript(() => document.addEventListener('securitypolicyviolation',
+  (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`)));
 const started = Date.now();
 await page.goto(url);
+if (!(await page.evaluate(() => !!document.querySelector('meta[http-equiv="Content-Security-Policy"]')))) {
+  await fail('the page has no Content-Security-Policy');
+}
 await page.waitForFunction(() => window.webgrad && window.webgrad.state().val_loss != null, null, { timeout: 120000 })
   .catch(() => fail('the page never evaluated its first model'));
 console.log(`first evaluation visible after ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(await state())}`);

@@ -3,7 +3,7 @@
 //! bounds checks and marks the names "_unchecked"; WEBGRAD_PROFILE=1 adds the GPU time per kernel
 //! under each workload's line.
 
-use webgrad::bench::BenchOptions;
+use webgrad::bench::{BenchOptions, WORKLOADS};
 use webgrad::Gpu;
 
 #[derive(clap::Args)]
@@ -17,14 +17,25 @@ pub struct BenchArgs {
 }
 
 pub fn bench(args: BenchArgs) -> Result<(), String> {
+    let only: Vec<String> = args
+        .only
+        .into_iter()
+        .map(|o| o.trim().to_string())
+        .filter(|o| !o.is_empty())
+        .collect();
+    // A name that matches nothing would silently run nothing.
+    if let Some(unknown) = only
+        .iter()
+        .find(|o| !WORKLOADS.iter().any(|w| w.starts_with(o.as_str())))
+    {
+        return Err(format!(
+            "--only {unknown:?} names no workload; the workloads are {}",
+            WORKLOADS.join(", ")
+        ));
+    }
     let options = BenchOptions {
         quick: args.quick,
-        only: args
-            .only
-            .into_iter()
-            .map(|o| o.trim().to_string())
-            .filter(|o| !o.is_empty())
-            .collect(),
+        only,
         suffix: if webgrad::gpu::unchecked_shaders() {
             "_unchecked".into()
         } else {

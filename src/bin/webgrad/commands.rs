@@ -9,10 +9,12 @@ use webgrad::data::{digits_from_gzip, points, Text};
 use webgrad::nn::{Gpt, Init, Preset};
 use webgrad::optim::RuleKind;
 use webgrad::train::{
-    assign_all, sample as generate, BestKeeper, Checkpoint, Config, Eval, Family, ModelConfig,
-    SampleSettings, Session, Task, TaskData, Verdict,
+    assign_all, sample as generate, BestKeeper, Checkpoint, Config, Eval, Family, Footprint,
+    ModelConfig, SampleSettings, Session, Task, TaskData, Verdict,
 };
 use webgrad::{Device, Gpu};
+
+use super::destination::Destination;
 
 /// Parses a flag as one of a settings enum's names, which --help lists.
 fn named<T>() -> impl TypedValueParser<Value = T>
@@ -108,17 +110,6 @@ fn read(path: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))
 }
 
-/// Writes through a temporary file and a rename, so a failure never leaves half a file.
-fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), String> {
-    let tmp = format!("{path}.partial");
-    std::fs::write(&tmp, bytes)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("cannot write {path}: {e}")
-        })
-}
-
 fn task_data(
     task: Task,
     text_file: Option<&str>,
@@ -146,6 +137,12 @@ fn task_data(
 
 /// The task's defaults with the flags applied.
 fn config(a: &TrainArgs, vocab: usize) -> Result<Config, String> {
+    if a.text.is_some() && a.task != Task::Text {
+        return Err(format!(
+            "--text applies to the text task; the {} task has its own data",
+            a.task
+        ));
+    }
     let mut config =
         Config::defaults(a.task, a.model, a.preset, vocab).map_err(|e| e.to_string())?;
     config.seed = a.seed;
@@ -195,14 +192,52 @@ fn report(
     Ok(())
 }
 
-/// Writes the session's checkpoint to `path`, if one was asked for.
-fn save(session: &Session, path: Option<&str>) -> Result<(), String> {
-    let Some(path) = path else { return Ok(()) };
+/// Writes the session's checkpoint to `to`, if one was asked for.
+fn save(session: &Session, to: Option<&Destination>) -> Result<(), String> {
+    let Some(to) = to else { return Ok(()) };
     let bytes = pollster::block_on(session.save()).map_err(|e| e.to_string())?;
-    write_atomically(path, &bytes)
+    to.write(&bytes)
+}
+
+/// The places `--save` and `--save-last` name, checked before anything is trained.
+struct Saves {
+    best: Option<Destination>,
+    last: Option<Destination>,
+}
+
+impl Saves {
+    fn check(a: &TrainArgs) -> Result<Saves, String> {
+        let check = |p: &Option<String>| p.as_deref().map(Destination::check).transpose();
+        Ok(Saves {
+            best: check(&a.save)?,
+            last: check(&a.save_last)?,
+        })
+    }
+
+    /// After a diverged run, whose session holds the last good weights again: writes them
+    /// where the user asked for the last weights, and where `--save` has nothing yet.
+    fn rescue(&self, session: &Session, saved_best: bool, why: String) -> String {
+        let mut places = vec![&self.last];
+        if !saved_best {
+            places.push(&self.best);
+        }
+        let written: Vec<&str> = places
+            .into_iter()
+            .flatten()
+            .filter_map(|d| save(session, Some(d)).ok().map(|_| d.shown()))
+            .collect();
+        match written.as_slice() {
+            [] => why,
+            w => format!(
+                "{why}; the last good weights were saved to {}",
+                w.join(" and ")
+            ),
+        }
+    }
 }
 
 pub fn train(a: TrainArgs) -> Result<(), String> {
+    let saves = Saves::check(&a)?;
     let data = task_data(a.task, a.text.as_deref(), 0.05, a.seed)?;
     let vocab = if let TaskData::Text(t) = &data {
         t.vocab.len()
@@ -217,38 +252,81 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
             .load(&read(path)?)
             .map_err(|e| format!("{path}: {e}"))?;
     }
-    let (total, every) = (session.config.steps, session.config.eval_every);
-    let start = Instant::now();
-    let mut mark = (Instant::now(), session.step);
     let mut keeper = BestKeeper::new(a.patience);
-    while session.step < total {
-        session.train_step().map_err(|e| e.to_string())?;
-        if session.step % every != 0 && session.step != total {
-            continue;
+    match run(&mut session, &mut keeper, &saves, a.patience) {
+        Err(Failure::Diverged(why)) => {
+            return Err(saves.rescue(
+                &session,
+                keeper.best().is_some() && saves.best.is_some(),
+                why,
+            ))
         }
-        let train_loss = pollster::block_on(session.check()).map_err(|e| e.to_string())?;
-        let eval = pollster::block_on(session.evaluate()).map_err(|e| e.to_string())?;
-        let rate = (session.step - mark.1) as f64 / mark.0.elapsed().as_secs_f64();
-        report(&session, train_loss, &eval, rate, start)?;
-        let verdict = keeper.observe(eval.loss, session.step);
-        if verdict == Verdict::Best {
-            save(&session, a.save.as_deref())?;
-        }
-        mark = (Instant::now(), session.step);
-        if verdict == Verdict::Stop {
-            let n = a.patience.unwrap_or_default();
-            eprintln!("stopping: no lower validation loss in the last {n} evaluations");
-            break;
-        }
+        Err(Failure::Other(why)) => return Err(why),
+        Ok(()) => {}
     }
     if let Device::Gpu(g) = &device {
         if let Some(report) = g.profile_report() {
             eprint!("{report}");
         }
     }
-    save(&session, a.save_last.as_deref())?;
+    save(&session, saves.last.as_ref())?;
     if let Some((loss, step)) = keeper.best() {
         eprintln!("best validation loss {loss:.4} at step {step}");
+    }
+    Ok(())
+}
+
+/// Why a run stopped early: divergence leaves weights worth saving, other failures may not.
+enum Failure {
+    Diverged(String),
+    Other(String),
+}
+
+impl From<webgrad::Error> for Failure {
+    fn from(e: webgrad::Error) -> Failure {
+        match e {
+            webgrad::Error::Diverged { .. } => Failure::Diverged(e.to_string()),
+            e => Failure::Other(e.to_string()),
+        }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(why: String) -> Failure {
+        Failure::Other(why)
+    }
+}
+
+/// The training loop: steps, an evaluation every `eval_every`, the best weights saved on each
+/// improvement, and the early stop of `--patience`.
+fn run(
+    session: &mut Session,
+    keeper: &mut BestKeeper,
+    saves: &Saves,
+    patience: Option<u32>,
+) -> Result<(), Failure> {
+    let (total, every) = (session.config.steps, session.config.eval_every);
+    let start = Instant::now();
+    let mut mark = (Instant::now(), session.step);
+    while session.step < total {
+        session.train_step()?;
+        if session.step % every != 0 && session.step != total {
+            continue;
+        }
+        let train_loss = pollster::block_on(session.check())?;
+        let eval = pollster::block_on(session.evaluate())?;
+        let rate = (session.step - mark.1) as f64 / mark.0.elapsed().as_secs_f64();
+        report(session, train_loss, &eval, rate, start)?;
+        let verdict = keeper.observe(eval.loss, session.step);
+        if verdict == Verdict::Best {
+            save(session, saves.best.as_ref())?;
+        }
+        mark = (Instant::now(), session.step);
+        if verdict == Verdict::Stop {
+            let n = patience.unwrap_or_default();
+            eprintln!("stopping: no lower validation loss in the last {n} evaluations");
+            break;
+        }
     }
     Ok(())
 }
@@ -260,6 +338,10 @@ pub fn sample(a: SampleArgs) -> Result<(), String> {
         return Err(format!("{path} holds no text model to sample from"));
     };
     let device = device()?;
+    // The config is the file's: check the whole model's size before building any of it.
+    Footprint::of(&ck.config)
+        .check(&device)
+        .map_err(|e| format!("{path}: {e}"))?;
     let gpt = Gpt::new(config, &mut Init::new(0, &device)).map_err(|e| e.to_string())?;
     let params = webgrad::nn::Module::parameters(&gpt);
     let values = ck.values_for(&params).map_err(|e| format!("{path}: {e}"))?;

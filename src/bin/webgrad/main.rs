@@ -5,6 +5,8 @@
 mod bench;
 #[cfg(not(target_arch = "wasm32"))]
 mod commands;
+#[cfg(not(target_arch = "wasm32"))]
+mod destination;
 
 #[cfg(not(target_arch = "wasm32"))]
 use clap::{error::ErrorKind, Parser, Subcommand};

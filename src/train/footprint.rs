@@ -1,0 +1,324 @@
+//! What a run will need, worked out from its config alone and checked before anything is
+//! allocated: a model too large for the device is refused with a sentence that names the
+//! setting to change, instead of growing memory layer by layer until the process dies.
+
+use super::{Config, ModelConfig};
+use crate::nn::{CnnConfig, GptConfig, MlpConfig};
+use crate::{Device, Error, Result};
+
+/// Copies of every parameter a session holds: the weights, their gradients, two optimizer
+/// moments, and the last good and the tried weights it keeps to recover from a bad step.
+const COPIES_PER_PARAMETER: u64 = 6;
+/// Floats a GPT block keeps per token for the backward pass (layer-norm outputs, q, k and v,
+/// attention and projection outputs, the MLP's 4·width twice, residuals), rounded up.
+const GPT_FLOATS_PER_TOKEN_PER_WIDTH: u64 = 20;
+/// What a run may hold in all: the GPU's memory is not visible through WebGPU, so a budget
+/// that a desktop GPU (or, in the browser, the tab) can give.
+const GPU_BUDGET: u64 = if cfg!(target_arch = "wasm32") {
+    4 << 30
+} else {
+    16 << 30
+};
+/// The CPU backend's budget (in the browser, WebAssembly's memory is 4 GiB at most).
+const CPU_BUDGET: u64 = 2 << 30;
+/// The largest single tensor on the CPU backend.
+const CPU_MAX_TENSOR: u64 = 1 << 30;
+
+/// One tensor the run will hold, its size and the setting that makes it so large.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    pub what: &'static str,
+    pub floats: u64,
+    pub setting: &'static str,
+}
+
+/// A run's size, from its config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Footprint {
+    pub parameters: u64,
+    /// Floats of activations one training step keeps at once.
+    pub activations: u64,
+    /// The largest tensors, each with the setting that controls it.
+    pub parts: Vec<Part>,
+    /// The settings that set the parameter count, for a sentence.
+    pub model_settings: &'static str,
+    /// The settings that set the activations.
+    pub step_settings: &'static str,
+}
+
+fn part(what: &'static str, floats: u64, setting: &'static str) -> Part {
+    Part {
+        what,
+        floats,
+        setting,
+    }
+}
+
+/// Products that saturate: a hostile config (a million layers of width a million) must give a
+/// huge number, never wrap around to a small one.
+fn mul(xs: &[usize]) -> u64 {
+    xs.iter().fold(1u64, |n, &x| n.saturating_mul(x as u64))
+}
+
+/// Weights and biases of a dense layer.
+fn linear(inputs: u64, outputs: u64) -> u64 {
+    inputs.saturating_mul(outputs).saturating_add(outputs)
+}
+
+fn mlp(c: &MlpConfig, batch: usize) -> Footprint {
+    let (i, w, o) = (c.inputs as u64, c.width as u64, c.outputs as u64);
+    let parameters = match c.depth as u64 {
+        0 => linear(i, o),
+        d => linear(i, w)
+            .saturating_add(linear(w, w).saturating_mul(d - 1))
+            .saturating_add(linear(w, o)),
+    };
+    Footprint {
+        parameters,
+        // Each layer's pre- and post-activation and its gradient.
+        activations: mul(&[3, batch, c.width, c.depth.max(1)]),
+        parts: vec![
+            part(
+                "a hidden layer's weights",
+                mul(&[c.width, c.width]),
+                "width",
+            ),
+            part(
+                "the first layer's weights",
+                mul(&[c.inputs, c.width]),
+                "width",
+            ),
+            part(
+                "a layer's activations",
+                mul(&[batch, c.width]),
+                "batch or width",
+            ),
+        ],
+        model_settings: "width or depth",
+        step_settings: "batch",
+    }
+}
+
+fn cnn(c: &CnnConfig, batch: usize) -> Footprint {
+    let (mut parameters, mut activations, mut inputs) = (0u64, 0u64, 1usize);
+    let mut largest_map = 0u64;
+    for (i, &ch) in c.channels.iter().enumerate().take(64) {
+        parameters = parameters.saturating_add(linear(mul(&[inputs, 9]), ch as u64));
+        let side = c.image >> i;
+        let map = mul(&[batch, ch, side, side]);
+        // The convolution's output, its activation and pooling, and their gradients.
+        activations = activations.saturating_add(map.saturating_mul(4));
+        largest_map = largest_map.max(map);
+        inputs = ch;
+    }
+    let side = c.image >> c.channels.len().min(63);
+    let flat = mul(&[inputs, side, side]);
+    parameters = parameters
+        .saturating_add(linear(flat, c.hidden as u64))
+        .saturating_add(linear(c.hidden as u64, c.classes as u64));
+    Footprint {
+        parameters,
+        activations,
+        parts: vec![
+            part(
+                "a convolution's feature maps",
+                largest_map,
+                "batch or channels",
+            ),
+            part(
+                "the first dense layer's weights",
+                flat.saturating_mul(c.hidden as u64),
+                "hidden width or channels",
+            ),
+        ],
+        model_settings: "channels or hidden width",
+        step_settings: "batch",
+    }
+}
+
+fn gpt(c: &GptConfig, batch: usize) -> Footprint {
+    let w = c.width;
+    let block = mul(&[12, w, w]).saturating_add(mul(&[13, w]));
+    let parameters = mul(&[c.vocab + c.context, w])
+        .saturating_add(block.saturating_mul(c.layers as u64))
+        .saturating_add(mul(&[2, w]));
+    let tokens = mul(&[batch, c.context]);
+    let per_token = mul(&[GPT_FLOATS_PER_TOKEN_PER_WIDTH as usize, c.layers, w])
+        .saturating_add(mul(&[3, c.vocab]))
+        .saturating_add(mul(&[4, w]));
+    Footprint {
+        parameters,
+        activations: tokens.saturating_mul(per_token),
+        parts: vec![
+            part("an MLP weight (4·width × width)", mul(&[4, w, w]), "width"),
+            part(
+                "the token embedding (vocabulary × width)",
+                mul(&[c.vocab, w]),
+                "width",
+            ),
+            part(
+                "the logits of a batch (batch × context × vocabulary)",
+                mul(&[batch, c.context, c.vocab]),
+                "batch or context",
+            ),
+            part(
+                "the MLP's activations (batch × context × 4·width)",
+                mul(&[batch, c.context, 4, w]),
+                "batch, context or width",
+            ),
+        ],
+        model_settings: "width or layers",
+        step_settings: "batch or context",
+    }
+}
+
+/// Bytes as a short figure for a sentence.
+fn gigabytes(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 40 => format!("{:.0} TB", b as f64 / 1e12),
+        b if b >= 1 << 30 => format!("{:.1} GB", b as f64 / 1e9),
+        b => format!("{:.0} MB", b as f64 / 1e6),
+    }
+}
+
+impl Footprint {
+    pub fn of(config: &Config) -> Footprint {
+        match &config.model {
+            ModelConfig::Mlp(c) => mlp(c, config.batch),
+            ModelConfig::Cnn(c) => cnn(c, config.batch),
+            ModelConfig::Gpt(c) => gpt(c, config.batch),
+        }
+    }
+
+    /// Bytes the run holds at once: every parameter's copies and one step's activations.
+    pub fn bytes(&self) -> u64 {
+        self.parameters
+            .saturating_mul(COPIES_PER_PARAMETER)
+            .saturating_add(self.activations)
+            .saturating_mul(4)
+    }
+
+    /// Refuses a run that `device` could not hold, naming the setting to lower.
+    pub fn check(&self, device: &Device) -> Result<()> {
+        let (budget, max_tensor, who) = match device {
+            Device::Gpu(gpu) => {
+                let l = gpu.limits();
+                let max = (l.max_storage_buffer_binding_size as u64).min(l.max_buffer_size);
+                (GPU_BUDGET, max, "this GPU")
+            }
+            Device::Cpu => (CPU_BUDGET, CPU_MAX_TENSOR, "the CPU backend"),
+        };
+        for p in &self.parts {
+            let bytes = p.floats.saturating_mul(4);
+            if bytes > max_tensor {
+                return Err(too_large(format!(
+                    "{} would take {}, more than the {} {who} can hold in one buffer: lower the {}",
+                    p.what,
+                    gigabytes(bytes),
+                    gigabytes(max_tensor),
+                    p.setting
+                )));
+            }
+        }
+        let (bytes, weights) = (
+            self.bytes(),
+            self.parameters.saturating_mul(COPIES_PER_PARAMETER * 4),
+        );
+        if bytes > budget {
+            // If the weights alone do not fit, no batch will: the model must shrink.
+            let lower = if weights > budget {
+                self.model_settings
+            } else {
+                self.step_settings
+            };
+            return Err(too_large(format!(
+                "training it would take about {} ({} parameters, kept {COPIES_PER_PARAMETER} times, and one step's activations), more than the {} allowed on {who}: lower the {lower}",
+                gigabytes(bytes),
+                count(self.parameters),
+                gigabytes(budget)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A parameter count as people say it (1.2 M, 3.4 G).
+fn count(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000_000 => format!("{:.1} G", n as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{:.1} M", n as f64 / 1e6),
+        n => n.to_string(),
+    }
+}
+
+fn too_large(why: String) -> Error {
+    Error::Invalid {
+        op: "model size",
+        why: format!("this model is too large: {why}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::{Init, Preset};
+    use crate::train::{Net, Task};
+
+    fn counted(model: &ModelConfig) -> u64 {
+        let net = Net::new(model, &mut Init::new(0, &Device::Cpu)).unwrap();
+        net.parameters().iter().map(|(_, t)| t.numel() as u64).sum()
+    }
+
+    #[test]
+    fn the_parameter_count_is_the_built_model_s() {
+        let mut configs = vec![
+            Config::defaults(Task::Spiral, None, None, 0).unwrap(),
+            Config::defaults(Task::Digits, None, None, 0).unwrap(),
+            Config::defaults(Task::Digits, Some(crate::train::Family::Cnn), None, 0).unwrap(),
+        ];
+        for preset in [Preset::Tiny, Preset::Small] {
+            configs.push(Config::defaults(Task::Text, None, Some(preset), 65).unwrap());
+        }
+        for config in configs {
+            let f = Footprint::of(&config);
+            assert_eq!(f.parameters, counted(&config.model), "{:?}", config.model);
+            f.check(&Device::Cpu).unwrap();
+        }
+    }
+
+    fn gpt_config(layers: usize, width: usize, batch: usize, context: usize) -> Config {
+        let mut config = Config::defaults(Task::Text, None, Some(Preset::Tiny), 65).unwrap();
+        let ModelConfig::Gpt(g) = &mut config.model else {
+            unreachable!("the text task's model is a GPT")
+        };
+        (g.layers, g.width, g.heads, g.context) = (layers, width, 4, context);
+        config.batch = batch;
+        config
+    }
+
+    fn refusal(config: &Config) -> String {
+        Footprint::of(config)
+            .check(&Device::Cpu)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn a_huge_model_is_refused_by_the_setting_that_makes_it_huge() {
+        let layers = refusal(&gpt_config(1_000_000, 96, 32, 32));
+        assert!(
+            layers.contains("too large") && layers.ends_with("lower the width or layers"),
+            "{layers}"
+        );
+        let batch = refusal(&gpt_config(1, 96, 1_000_000, 256));
+        assert!(batch.ends_with("lower the batch or context"), "{batch}");
+        let wide = refusal(&gpt_config(1, 1 << 20, 1, 32));
+        assert!(
+            wide.contains("an MLP weight") && wide.ends_with("lower the width"),
+            "{wide}"
+        );
+        // Sizes near the integer limit saturate instead of wrapping to a small figure.
+        let absurd = refusal(&gpt_config(usize::MAX, usize::MAX, usize::MAX, usize::MAX));
+        assert!(absurd.contains("too large"), "{absurd}");
+    }
+}
