@@ -2,8 +2,9 @@
 
 use crate::{Device, Error, Result, Tensor};
 
-/// The largest single parameter the CPU backend accepts (1 GiB of f32).
-const CPU_MAX_BYTES: u64 = 1 << 30;
+/// The largest single tensor the CPU backend accepts (1 GiB of f32), for a parameter here and
+/// for any tensor in a run's footprint (train::Footprint).
+pub const CPU_MAX_BYTES: u64 = 1 << 30;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 
 /// A seeded source of initial parameter values.

@@ -9,7 +9,7 @@ mod mlp;
 
 pub use cnn::{Cnn, CnnConfig};
 pub use gpt::{Gpt, GptConfig, Preset};
-pub use init::Init;
+pub use init::{Init, CPU_MAX_BYTES};
 pub use layers::{Activation, Conv2d, Embedding, LayerNorm, Linear};
 pub use mlp::{Mlp, MlpConfig};
 

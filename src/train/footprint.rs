@@ -3,7 +3,7 @@
 //! setting to change, instead of growing memory layer by layer until the process dies.
 
 use super::{Config, ModelConfig};
-use crate::nn::{CnnConfig, GptConfig, MlpConfig};
+use crate::nn::{CnnConfig, GptConfig, MlpConfig, CPU_MAX_BYTES};
 use crate::{Device, Error, Result};
 
 /// Copies of every parameter a session holds: the weights, their gradients, two optimizer
@@ -21,8 +21,6 @@ const GPU_BUDGET: u64 = if cfg!(target_arch = "wasm32") {
 };
 /// The CPU backend's budget (in the browser, WebAssembly's memory is 4 GiB at most).
 const CPU_BUDGET: u64 = 2 << 30;
-/// The largest single tensor on the CPU backend.
-const CPU_MAX_TENSOR: u64 = 1 << 30;
 
 /// One tensor the run will hold, its size and the setting that makes it so large.
 #[derive(Debug, Clone, PartialEq)]
@@ -203,10 +201,10 @@ impl Footprint {
         let (budget, max_tensor, who) = match device {
             Device::Gpu(gpu) => {
                 let l = gpu.limits();
-                let max = (l.max_storage_buffer_binding_size as u64).min(l.max_buffer_size);
+                let max = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
                 (GPU_BUDGET, max, "this GPU")
             }
-            Device::Cpu => (CPU_BUDGET, CPU_MAX_TENSOR, "the CPU backend"),
+            Device::Cpu => (CPU_BUDGET, CPU_MAX_BYTES, "the CPU backend"),
         };
         for p in &self.parts {
             let bytes = p.floats.saturating_mul(4);
