@@ -40,6 +40,10 @@ pub enum Error {
     Gpu(String),
     #[error("kernel {kernel}: {why}")]
     Kernel { kernel: String, why: String },
+    /// The GPU device stopped working (a driver reset, a browser reclaiming it); everything on
+    /// it is gone, and only a new device can go on.
+    #[error("the GPU device was lost ({0})")]
+    DeviceLost(String),
     #[error("reading GPU data back failed: {0}")]
     Readback(String),
     /// Training produced a NaN or infinite loss. The session has put back the weights the last
@@ -54,3 +58,50 @@ pub enum Error {
 
 /// Shorthand used across the crate.
 pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// The cause alone, for a message that already says what was being done: an `Invalid`'s
+    /// reason without the name of the operation that found it, the whole message otherwise.
+    pub fn reason(&self) -> String {
+        match self {
+            Error::Invalid { why, .. } => why.clone(),
+            e => e.to_string(),
+        }
+    }
+
+    /// The cause as a sentence of its own, as the page shows it: capitalised, with a full stop.
+    pub fn sentence(&self) -> String {
+        let reason = self.reason();
+        let mut chars = reason.chars();
+        let mut s: String = chars
+            .next()
+            .map(|c| c.to_uppercase().collect())
+            .unwrap_or_default();
+        s.push_str(chars.as_str());
+        if !s.ends_with(['.', '!', '?']) {
+            s.push('.');
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn sentences_drop_the_operation_and_read_as_sentences() {
+        let e = Error::Invalid {
+            op: "checkpoint",
+            why: "this is not a safetensors file".into(),
+        };
+        assert_eq!(e.to_string(), "checkpoint: this is not a safetensors file");
+        assert_eq!(e.reason(), "this is not a safetensors file");
+        assert_eq!(e.sentence(), "This is not a safetensors file.");
+        let e = Error::Readback("the device was lost".into());
+        assert_eq!(
+            e.sentence(),
+            "Reading GPU data back failed: the device was lost."
+        );
+    }
+}

@@ -76,6 +76,27 @@ fn flags_that_do_not_apply_and_unknown_names_are_refused() {
 }
 
 #[test]
+fn a_text_file_that_is_not_text_is_refused_with_its_reason() {
+    let dir = scratch("text");
+    let cases: &[(&str, &[u8], &str)] = &[
+        (
+            "image.png",
+            b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR",
+            "not UTF-8 text (byte 0",
+        ),
+        ("nul.txt", b"plain words then a \0 byte", "byte 19 is a NUL"),
+        ("short.txt", b"too short", "9 characters are too few"),
+        ("empty.txt", b"", "0 characters are too few"),
+    ];
+    for (name, bytes, expect) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        assert_refused(&["train", "--task", "text", "--text", s(&path)], expect);
+        assert_eq!(&std::fs::read(&path).unwrap(), bytes, "{name} was changed");
+    }
+}
+
+#[test]
 fn a_place_that_cannot_be_saved_to_is_refused_before_training() {
     let dir = scratch("save");
     let kept = dir.join("read-only.safetensors");

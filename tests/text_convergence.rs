@@ -25,7 +25,7 @@ fn tiny_gpt_defaults_reach_2_nats_on_shakespeare() {
         let start = std::time::Instant::now();
         while s.step < config.steps {
             s.train_step().unwrap();
-            if s.step % 100 == 0 {
+            if s.step.is_multiple_of(100) {
                 // Reading the loss back keeps the queue short and stops on a NaN.
                 let loss = s.check().await.unwrap();
                 eprintln!(

@@ -25,14 +25,21 @@ fn set_task(name: &str) -> Result<(), JsValue> {
         ))
     })?;
     super::select_task(task);
-    // Until the new model's first evaluation, state() must not show the old model's figures:
-    // a script that waits for step 0 with a validation loss would otherwise read stale ones.
+    // A task chosen replaces whatever the link asked for.
+    dom::note_beside("task", None);
+    // Until the new model's first evaluation, neither state() nor the page may show the old
+    // model's figures: a script waiting for step 0 with a validation loss would read stale
+    // ones, and a person would see the old task's curves beside the new task's controls.
     with(|s| {
         s.status.step = 0;
         s.status.train_loss = None;
         s.status.val_loss = None;
         s.status.val_acc = None;
+        s.history.clear();
     });
+    dom::set_text("stats", "");
+    super::show_note(Some(format!("Preparing the {task} task…")));
+    send(Command::Redraw);
     send(Command::Reset);
     Ok(())
 }
@@ -46,7 +53,7 @@ fn object_fn(
     f.forget();
 }
 
-/// Installs `window.webgrad` = { state, setTask, train, pause, step, reset, bench }.
+/// Installs `window.webgrad` = { state, setTask, train, pause, step, reset, loseDevice, bench }.
 pub fn install() {
     let api = js_sys::Object::new();
     object_fn(
@@ -99,6 +106,14 @@ pub fn install() {
     );
     object_fn(
         &api,
+        "loseDevice",
+        Closure::new(|_| {
+            send(Command::LoseDevice);
+            Ok(JsValue::UNDEFINED)
+        }),
+    );
+    object_fn(
+        &api,
         "bench",
         Closure::new(|_| {
             serde_wasm_bindgen::to_value(&super::bench::state())
@@ -144,9 +159,11 @@ pub fn wire_controls() {
     });
     for id in settings::CONTROLS.iter().skip(1) {
         on(id, "change", |_| {
+            dom::note_beside(id, None);
             // Check now (a sentence beside anything invalid); the run changes on Reset.
             if settings::read(settings::selected_task(), 1, usize::MAX).is_some() {
                 update_url();
+                super::clear_error_if(super::SETTINGS_INVALID);
             }
         });
     }
@@ -157,16 +174,7 @@ pub fn wire_controls() {
         |f| f.array_buffer(),
         |buf| send(Command::Load(js_sys::Uint8Array::new(&buf).to_vec())),
     );
-    on_file(
-        "text-file",
-        |f| f.text(),
-        |text| {
-            if let Some(area) = dom::by_id::<web_sys::HtmlTextAreaElement>("user-text") {
-                area.set_value(&text.as_string().unwrap_or_default());
-            }
-            send(Command::Reset);
-        },
-    );
+    on_file("text-file", |f| f.array_buffer(), use_text_file);
     on("log-scale", "change", |_| send(Command::Redraw));
     on("smoothing", "input", |_| send(Command::Redraw));
     wire_pad();
@@ -189,6 +197,26 @@ pub fn wire_controls() {
     let _ =
         dom::document().add_event_listener_with_callback("keydown", keys.as_ref().unchecked_ref());
     keys.forget();
+}
+
+/// Puts a chosen text file's words in the text box and starts a run on them; a file that is
+/// not text, or too short to train on, is refused with a sentence and the box keeps its text.
+fn use_text_file(buffer: JsValue) {
+    let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+    let text =
+        crate::data::text_from_file(&bytes).and_then(|t| crate::data::Text::new(&t).map(|_| t));
+    match text {
+        Ok(text) => {
+            if let Some(area) = dom::by_id::<web_sys::HtmlTextAreaElement>("user-text") {
+                area.set_value(&text);
+            }
+            send(Command::Reset);
+        }
+        Err(e) => super::show_error(Some(format!(
+            "That file cannot be used as text: {}. Your text is unchanged.",
+            e.reason()
+        ))),
+    }
 }
 
 /// When a file is chosen in the input `id`, reads it with `read` (a File method returning a
@@ -220,7 +248,10 @@ fn on_file(id: &str, read: fn(&web_sys::File) -> js_sys::Promise, done: fn(JsVal
 
 fn wire_pad() {
     super::views::clear_pad();
-    on("pad-clear", "click", |_| super::views::clear_pad());
+    on("pad-clear", "click", |_| {
+        super::views::clear_pad();
+        dom::set_text("pad-guess", super::views::PAD_PROMPT);
+    });
     let drawing = std::rc::Rc::new(std::cell::Cell::new(false));
     let d = drawing.clone();
     on("pad", "pointerdown", move |_| d.set(true));

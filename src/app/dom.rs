@@ -59,36 +59,49 @@ pub fn checked(id: &str) -> bool {
 
 /// Marks a control invalid with a sentence right after it, or clears that.
 pub fn mark(id: &str, problem: Option<&str>) {
-    let doc = document();
-    let Some(input) = doc.get_element_by_id(id) else {
+    let Some(input) = document().get_element_by_id(id) else {
         return;
     };
-    let hint_id = format!("{id}-hint");
-    let existing = doc.get_element_by_id(&hint_id);
-    match problem {
-        Some(text) => {
-            let _ = input.class_list().add_1("invalid");
-            let _ = input.set_attribute("aria-invalid", "true");
-            let hint = existing.unwrap_or_else(|| {
-                let p = doc.create_element("p").expect("create p");
-                p.set_id(&hint_id);
-                p.set_class_name("hint");
-                let _ = p.set_attribute("role", "alert");
-                if let Some(label) = input.parent_element() {
-                    let _ = label.after_with_node_1(&p);
-                }
-                p
-            });
-            hint.set_text_content(Some(text));
-        }
-        None => {
-            let _ = input.class_list().remove_1("invalid");
-            let _ = input.remove_attribute("aria-invalid");
-            if let Some(h) = existing {
-                h.remove();
-            }
-        }
+    if problem.is_some() {
+        let _ = input.class_list().add_1("invalid");
+        let _ = input.set_attribute("aria-invalid", "true");
+    } else {
+        let _ = input.class_list().remove_1("invalid");
+        let _ = input.remove_attribute("aria-invalid");
     }
+    sentence_after(&input, "hint", problem);
+}
+
+/// A sentence after a control that its own checks leave alone, such as why it does not show
+/// what the page's link asked for; None removes it.
+pub fn note_beside(id: &str, note: Option<&str>) {
+    if let Some(input) = document().get_element_by_id(id) {
+        sentence_after(&input, "link-hint", note);
+    }
+}
+
+/// Shows `text` in a paragraph after `input`'s label, one per `kind`, or removes it.
+fn sentence_after(input: &web_sys::Element, kind: &str, text: Option<&str>) {
+    let doc = document();
+    let hint_id = format!("{}-{kind}", input.id());
+    let existing = doc.get_element_by_id(&hint_id);
+    let Some(text) = text else {
+        if let Some(h) = existing {
+            h.remove();
+        }
+        return;
+    };
+    let hint = existing.unwrap_or_else(|| {
+        let p = doc.create_element("p").expect("create p");
+        p.set_id(&hint_id);
+        p.set_class_name("hint");
+        let _ = p.set_attribute("role", "alert");
+        if let Some(label) = input.parent_element() {
+            let _ = label.after_with_node_1(&p);
+        }
+        p
+    });
+    hint.set_text_content(Some(text));
 }
 
 pub fn context(id: &str) -> Option<(HtmlCanvasElement, CanvasRenderingContext2d)> {

@@ -36,13 +36,13 @@ impl Loop {
         if let Some(set) = task.point_set() {
             return points(set, 1000, noise, 0.2, seed)
                 .map(TaskData::Labelled)
-                .map_err(|e| e.to_string());
+                .map_err(|e| e.sentence());
         }
         if task == Task::Digits {
             if self.digits.is_none() {
                 self.digits = Some(
                     digits_from_gzip(&Self::fetch("data/digits.bin.gz").await?)
-                        .map_err(|e| e.to_string())?,
+                        .map_err(|e| e.sentence())?,
                 );
             }
             return Ok(TaskData::Labelled(
@@ -53,12 +53,12 @@ impl Loop {
         if !own.trim().is_empty() {
             return Text::new(&own)
                 .map(TaskData::Text)
-                .map_err(|e| format!("Your text cannot be used: {e}"));
+                .map_err(|e| format!("Your text cannot be used: {}", e.sentence()));
         }
         if self.shakespeare.is_none() {
             self.shakespeare = Some(
                 Text::from_gzip(&Self::fetch("data/shakespeare.txt.gz").await?)
-                    .map_err(|e| e.to_string())?,
+                    .map_err(|e| e.sentence())?,
             );
         }
         Ok(TaskData::Text(

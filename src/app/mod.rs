@@ -7,6 +7,7 @@ mod bench;
 mod charts;
 mod dom;
 mod loader;
+mod recovery;
 mod settings;
 mod sizing;
 mod views;
@@ -49,6 +50,8 @@ pub struct Status {
     pub error: Option<String>,
     /// A sentence about the run, such as that it reached its step count.
     pub note: Option<String>,
+    /// The step of the checkpoint kept on the CPU side, to resume from if the GPU is lost.
+    pub kept_step: Option<u64>,
 }
 
 /// Work the UI asks of the training loop, which owns the session.
@@ -60,6 +63,8 @@ enum Command {
     Sample,
     Pad,
     Redraw,
+    /// Destroys the GPU device, as a driver reset would (for tests).
+    LoseDevice,
 }
 
 #[derive(Default)]
@@ -94,6 +99,16 @@ fn show_error(message: Option<String>) {
     with(|s| s.status.error = message);
 }
 
+/// The error shown when Reset finds invalid settings; fixing them removes it.
+const SETTINGS_INVALID: &str = "Some settings are not valid; see the notes beside them.";
+
+/// Hides the error sentence if it is `message`, whose cause is gone.
+fn clear_error_if(message: &str) {
+    if with(|s| s.status.error.as_deref() == Some(message)) {
+        show_error(None);
+    }
+}
+
 /// Shows (or, with None, hides) a sentence about the run beside the stats.
 fn show_note(message: Option<String>) {
     dom::set_text("note", message.as_deref().unwrap_or(""));
@@ -123,17 +138,7 @@ pub fn start() {
         return;
     }
     wasm_bindgen_futures::spawn_local(async move {
-        let (device, adapter) = match Gpu::new().await {
-            Ok(gpu) => {
-                let name = gpu.adapter_name();
-                (Device::Gpu(gpu), format!("GPU adapter: {name}"))
-            }
-            Err(_) => (
-                Device::Cpu,
-                "This browser offers no WebGPU adapter, so training runs on the CPU (slower)."
-                    .to_string(),
-            ),
-        };
+        let (device, adapter) = open_device().await;
         dom::set_text("adapter", &adapter);
         with(|s| s.status.adapter = adapter);
         let task = settings::query_task(&search).unwrap_or_default();
@@ -144,6 +149,21 @@ pub fn start() {
         send(Command::Reset);
         Loop::new(device).run().await;
     });
+}
+
+/// The GPU when the browser offers one, else the CPU backend; with a sentence saying which.
+async fn open_device() -> (Device, String) {
+    match Gpu::new().await {
+        Ok(gpu) => {
+            let name = gpu.adapter_name();
+            (Device::Gpu(gpu), format!("GPU adapter: {name}"))
+        }
+        Err(_) => (
+            Device::Cpu,
+            "This browser offers no WebGPU adapter, so training runs on the CPU (slower)."
+                .to_string(),
+        ),
+    }
 }
 
 /// Shows a task's controls and defaults.
@@ -196,6 +216,10 @@ struct Loop {
     trained_ms: f64,
     /// The lowest validation loss of this run and its step.
     best: BestKeeper,
+    /// A recent checkpoint on the CPU side, to resume from if the GPU device is lost.
+    kept: Option<recovery::Kept>,
+    /// Devices lost in this run.
+    recoveries: u32,
 }
 
 impl Loop {
@@ -208,39 +232,65 @@ impl Loop {
             rate: None,
             trained_ms: 0.0,
             best: BestKeeper::new(None),
+            kept: None,
+            recoveries: 0,
         }
     }
 
     async fn run(mut self) {
         loop {
             next_frame().await;
+            if self.device_lost().is_some() {
+                // Lost while nothing was asked of it (a paused run).
+                self.settle(Ok(())).await;
+            }
             let commands = with(|s| std::mem::take(&mut s.commands));
             for c in commands {
-                let result = match c {
-                    Command::Reset => self.reset().await,
-                    Command::Step => self.train_for(0.0, 1).await,
-                    Command::Save => self.save().await,
-                    Command::Load(bytes) => self.load(&bytes).await,
-                    Command::Sample => self.sample().await,
-                    Command::Pad => self.classify_pad().await,
-                    Command::Redraw => {
-                        self.show_stats();
-                        Ok(())
-                    }
-                };
-                if let Err(e) = result {
-                    with(|s| s.status.running = false);
-                    api::show_running(false);
-                    show_error(Some(e));
-                }
+                let result = self.command(c).await;
+                self.settle(result).await;
             }
             if with(|s| s.status.running) {
-                if let Err(e) = self.train_for(FRAME_BUDGET_MS, MAX_STEPS_PER_FRAME).await {
-                    with(|s| s.status.running = false);
-                    api::show_running(false);
-                    show_error(Some(e));
-                }
+                let result = self.train_for(FRAME_BUDGET_MS, MAX_STEPS_PER_FRAME).await;
+                self.settle(result).await;
             }
+        }
+    }
+
+    async fn command(&mut self, c: Command) -> Result<(), String> {
+        match c {
+            Command::Reset => self.reset().await,
+            Command::Step => self.train_for(0.0, 1).await,
+            Command::Save => self.save().await,
+            Command::Load(bytes) => self.load(&bytes).await,
+            Command::Sample => self.sample().await,
+            Command::Pad => self.classify_pad().await,
+            Command::Redraw => {
+                self.show_stats();
+                Ok(())
+            }
+            Command::LoseDevice => {
+                self.lose_device();
+                Ok(())
+            }
+        }
+    }
+
+    /// After a piece of work: a lost device is replaced and the run resumed (training goes on
+    /// if it was on); any other error pauses training and is shown.
+    async fn settle(&mut self, result: Result<(), String>) {
+        let on_gpu = matches!(self.device, Device::Gpu(_));
+        if result.is_err() && on_gpu && self.device_lost().is_none() {
+            // A failed readback can come before the device's loss is announced.
+            next_frame().await;
+        }
+        let result = match self.device_lost() {
+            Some(why) => self.recover(why).await,
+            None => result,
+        };
+        if let Err(e) = result {
+            with(|s| s.status.running = false);
+            api::show_running(false);
+            show_error(Some(e));
         }
     }
 
@@ -281,7 +331,7 @@ impl Loop {
             TaskData::Labelled(d) => (0, d.train.len()),
         };
         let Some(mut config) = settings::read(task, vocab, examples) else {
-            return Err("Some settings are not valid; see the notes beside them.".into());
+            return Err(SETTINGS_INVALID.into());
         };
         config.eval_every = if task == Task::Digits {
             DIGITS_EVAL_EVERY
@@ -294,7 +344,7 @@ impl Loop {
         } else {
             data
         };
-        let session = Session::new(config, data, &self.device).map_err(|e| e.to_string())?;
+        let session = Session::new(config, data, &self.device).map_err(|e| e.sentence())?;
         // The old model's buffers return to the pool; free them, since the new model's sizes
         // may differ (trying many sizes would otherwise keep them all).
         self.session = Some(session);
@@ -305,6 +355,9 @@ impl Loop {
         self.rate = None;
         self.trained_ms = 0.0;
         self.best = BestKeeper::new(None);
+        self.kept = None;
+        self.recoveries = 0;
+        with(|s| s.status.kept_step = None);
         Ok(())
     }
 
@@ -318,7 +371,7 @@ impl Loop {
         let first = session.step;
         let (every, end) = (session.config.eval_every, session.config.steps);
         loop {
-            session.train_step().map_err(|e| e.to_string())?;
+            session.train_step().map_err(|e| e.sentence())?;
             if session.step - first >= max_steps
                 || now_ms() - start >= budget_ms
                 || session.step % every == 0
@@ -328,26 +381,37 @@ impl Loop {
             }
         }
         let finished = first < end && session.step == end;
-        let train = session.check().await.map_err(|e| e.to_string())?;
-        self.trained_ms += now_ms() - start;
-        let taken = (session.step - first) as f32;
-        let rate = taken / ((now_ms() - start) as f32 / 1000.0).max(1e-3);
-        let keep = RATE_SMOOTHING;
-        self.rate = Some(self.rate.map_or(rate, |r| keep * r + (1.0 - keep) * rate));
-        let due = session.step % every == 0 || max_steps == 1 || finished;
+        let train = session.check().await.map_err(|e| e.sentence())?;
+        let (step, taken) = (session.step, session.step - first);
+        let due = step % every == 0 || max_steps == 1 || finished;
         if due {
             self.evaluate(Some(train)).await?;
             if finished {
                 self.finish();
             }
         } else {
-            let step = session.step;
             with(|s| {
                 s.status.step = step;
                 s.status.train_loss = Some(train);
+                // A training point every fifth of an evaluation interval or so: enough for the
+                // smoothed curve, few enough to redraw every frame.
+                if s.history.last().is_none_or(|p| p.step + every / 5 <= step) {
+                    s.history.push(Point {
+                        step,
+                        train: Some(train),
+                        val: None,
+                        acc: None,
+                    });
+                }
             });
-            self.show_stats();
         }
+        // Time and rate count the evaluations too: they are the run's wall time.
+        let took = now_ms() - start;
+        self.trained_ms += took;
+        let rate = taken as f32 / (took as f32 / 1000.0).max(1e-3);
+        let keep = RATE_SMOOTHING;
+        self.rate = Some(self.rate.map_or(rate, |r| keep * r + (1.0 - keep) * rate));
+        self.show_stats();
         Ok(())
     }
 
@@ -369,7 +433,7 @@ impl Loop {
         let Some(session) = self.session.as_mut() else {
             return Ok(());
         };
-        let eval = session.evaluate().await.map_err(|e| e.to_string())?;
+        let eval = session.evaluate().await.map_err(|e| e.sentence())?;
         let step = session.step;
         self.best.observe(eval.loss, step);
         with(|s| {
@@ -379,13 +443,14 @@ impl Loop {
             s.status.val_acc = eval.accuracy;
             s.history.push(Point {
                 step,
-                train: train.unwrap_or(eval.loss),
+                train,
                 val: Some(eval.loss),
                 acc: eval.accuracy,
             });
         });
         self.show_stats();
-        self.draw_views().await
+        self.draw_views().await?;
+        self.keep_weights().await
     }
 
     fn show_stats(&self) {
@@ -434,14 +499,14 @@ impl Loop {
             let probs = session
                 .predict(views::grid_points(), views::GRID * views::GRID)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| e.sentence())?;
             views::draw_boundary(&probs, data);
         } else {
             let probs = session
                 .predict(data.val.x.clone(), data.val.len())
                 .await
-                .map_err(|e| e.to_string())?;
-            let predicted: Vec<u32> = probs.chunks(data.classes).map(|p| argmax(p)).collect();
+                .map_err(|e| e.sentence())?;
+            let predicted: Vec<u32> = probs.chunks(data.classes).map(argmax).collect();
             views::draw_digits(data, &predicted, 36);
             views::draw_confusion(data, &predicted);
         }
@@ -453,7 +518,7 @@ impl Loop {
             .session
             .as_ref()
             .ok_or("There is nothing to save yet.")?;
-        let bytes = session.save().await.map_err(|e| e.to_string())?;
+        let bytes = session.save().await.map_err(|e| e.sentence())?;
         api::download(
             &bytes,
             &format!(
@@ -470,7 +535,10 @@ impl Loop {
             .ok_or("Start a run first, then load a checkpoint into it.")?;
         session
             .load(bytes)
-            .map_err(|e| format!("That file cannot be loaded: {e}."))?;
+            .map_err(|e| format!("That file cannot be loaded: {}", e.sentence()))?;
+        // The file is a checkpoint on the CPU side already: resume from it if the GPU is lost.
+        let step = session.step;
+        self.keep(bytes.to_vec(), step);
         show_error(None);
         self.evaluate(None).await
     }
@@ -496,7 +564,7 @@ impl Loop {
                 dom::set_text("sample-out", &text);
             })
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.sentence())?;
         Ok(())
     }
 
@@ -507,10 +575,7 @@ impl Loop {
         let Some(pixels) = views::pad_pixels() else {
             return Ok(());
         };
-        let probs = session
-            .predict(pixels, 1)
-            .await
-            .map_err(|e| e.to_string())?;
+        let probs = session.predict(pixels, 1).await.map_err(|e| e.sentence())?;
         let best = argmax(&probs);
         dom::set_text(
             "pad-guess",

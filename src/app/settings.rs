@@ -1,10 +1,11 @@
 //! The settings controls: filled from a task's defaults or the URL, read back into a Config
 //! with a sentence beside every invalid control, and mirrored into the URL.
 
-use super::dom::{mark, set_value, value};
+use super::dom::{mark, note_beside, set_value, value};
 use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig, Preset};
 use crate::train::{Config, ModelConfig, Task};
 use std::str::FromStr;
+use strum::VariantNames;
 
 /// The controls that make up the settings, in URL order.
 pub const CONTROLS: [&str; 18] = [
@@ -57,32 +58,41 @@ pub fn show_defaults(config: &Config) {
     set_value("noise", &config.noise.to_string());
 }
 
-/// Parses a control as T, marking it when it does not parse or `ok` rejects it.
-fn field<T: std::str::FromStr + Copy>(
+/// Parses a control as T, marking it when it does not parse or `ok` rejects it. A whole
+/// number written as a decimal ("5.0", "1e3") is taken as that whole number.
+fn field<T: std::str::FromStr + Copy + Default>(
     id: &str,
     ok: impl Fn(T) -> Option<&'static str>,
     problems: &mut usize,
-) -> T
-where
-    T: Default,
-{
-    match value(id).trim().parse::<T>() {
-        Ok(v) => match ok(v) {
-            None => {
-                mark(id, None);
-                v
-            }
-            Some(why) => {
-                mark(id, Some(why));
-                *problems += 1;
-                v
-            }
-        },
-        Err(_) => {
-            mark(id, Some("This is not a number."));
-            *problems += 1;
-            T::default()
-        }
+) -> T {
+    let text = value(id);
+    let parsed = text.trim().parse::<T>().ok().or_else(|| {
+        let n = text.trim().parse::<f64>().ok()?;
+        let whole = n.fract() == 0.0 && (0.0..WHOLE_EXACT).contains(&n);
+        whole.then(|| (n as u64).to_string().parse().ok())?
+    });
+    let (v, problem) = match parsed {
+        Some(v) => (v, ok(v)),
+        None => (T::default(), Some(why_unparsed(&text, &ok))),
+    };
+    mark(id, problem);
+    *problems += problem.is_some() as usize;
+    v
+}
+
+/// Whole numbers below this are exact in an f64.
+const WHOLE_EXACT: f64 = (1u64 << 53) as f64;
+
+/// Why a control's text does not parse: for a number the control cannot hold (a whole-number
+/// control given -2 or 1.5), the rule it breaks, said as `ok` says it of the nearest value.
+fn why_unparsed<T: Default>(text: &str, ok: impl Fn(T) -> Option<&'static str>) -> &'static str {
+    match text.trim().parse::<f64>() {
+        Ok(n) if !n.is_finite() => "This must be a finite number.",
+        Ok(n) if n < 0.0 => ok(T::default()).unwrap_or("This must not be negative."),
+        Ok(n) if n.fract() != 0.0 => "This must be a whole number.",
+        Ok(_) => "This number is too large.",
+        Err(_) if text.trim().is_empty() => "This needs a number.",
+        Err(_) => "This is not a number.",
     }
 }
 
@@ -236,16 +246,60 @@ pub fn to_query() -> String {
     String::from(params.to_string())
 }
 
-/// Fills the controls from the page's query string (after the task's defaults).
+/// Fills the controls from the page's query string (after the task's defaults). A value a
+/// control cannot show (an option it lacks, words in a number field) leaves the default there
+/// with a sentence beside it, and so do a task that does not exist and names that are no
+/// setting: a hand-edited link never changes a run silently.
 pub fn apply_query(search: &str) {
     let Ok(params) = web_sys::UrlSearchParams::new_with_str(search) else {
         return;
     };
     for id in CONTROLS.iter().skip(1) {
-        if let Some(v) = params.get(id) {
-            set_value(id, &v);
+        let Some(asked) = params.get(id) else {
+            continue;
+        };
+        let default = value(id);
+        set_value(id, &asked);
+        if value(id) != asked {
+            set_value(id, &default);
+            note_beside(
+                id,
+                Some(&format!(
+                    "The link asks for {asked:?} here, which this control does not take, so it shows the default."
+                )),
+            );
         }
     }
+    let mut about_task = Vec::new();
+    if let Some(asked) = params.get("task").filter(|t| t.parse::<Task>().is_err()) {
+        about_task.push(format!(
+            "The link asks for the task {asked:?}, which does not exist; choose one of {}.",
+            Task::VARIANTS.join(", ")
+        ));
+    }
+    let mut unknown: Vec<String> = Vec::new();
+    let names = js_sys::try_iter(&params.keys()).ok().flatten();
+    for name in names
+        .into_iter()
+        .flatten()
+        .filter_map(|k| k.ok()?.as_string())
+    {
+        if !CONTROLS.contains(&name.as_str()) && !unknown.contains(&name) {
+            unknown.push(name);
+        }
+    }
+    if !unknown.is_empty() {
+        about_task.push(format!(
+            "The link names settings this page does not have ({}), so they were left out.",
+            unknown.join(", ")
+        ));
+    }
+    note_beside(
+        "task",
+        (!about_task.is_empty())
+            .then(|| about_task.join(" "))
+            .as_deref(),
+    );
 }
 
 /// The task named in the query string, if it names one.

@@ -38,6 +38,8 @@ fn step_work(preset: Preset) -> f32 {
 /// What the sizing found: the preset kept and its rate, and the next one up, if any, with its
 /// rate (timed, or predicted when it was not worth timing).
 struct Sizing {
+    /// Where it was measured: "this GPU", or the CPU backend.
+    on: &'static str,
     kept: (Preset, f32),
     next: Option<(Preset, f32, bool)>,
 }
@@ -45,7 +47,10 @@ struct Sizing {
 impl Sizing {
     fn sentence(&self) -> String {
         let (kept, rate) = self.kept;
-        let mut s = format!("Sized to this GPU: {kept} trains at {rate:.0} steps a second here.");
+        let mut s = format!(
+            "Sized to {}: {kept} trains at {rate:.0} steps a second here.",
+            self.on
+        );
         match self.next {
             Some((next, rate, timed)) => {
                 let how = if timed {
@@ -92,7 +97,11 @@ impl Loop {
         }
         let kept = kept.ok_or("There is no GPT size to try.")?;
         settings::show_preset(kept.0);
-        Ok(Sizing { kept, next }.sentence())
+        let on = match self.device {
+            crate::Device::Gpu(_) => "this GPU",
+            crate::Device::Cpu => "the CPU backend",
+        };
+        Ok(Sizing { on, kept, next }.sentence())
     }
 
     /// The session's training rate as the page's loop sees it: two untimed steps (they build
@@ -101,7 +110,7 @@ impl Loop {
     /// the small preset's rate in Chrome on an H100 (42 steps a second against 155).
     async fn steps_per_second(&mut self) -> Result<f32, String> {
         let session = self.session.as_mut().ok_or("No session to time.")?;
-        let err = |e: crate::Error| e.to_string();
+        let err = |e: crate::Error| e.sentence();
         for _ in 0..2 {
             session.train_step().map_err(err)?;
         }

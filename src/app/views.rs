@@ -61,7 +61,8 @@ pub fn draw_boundary(probs: &[f32], data: &Labelled) {
     }
 }
 
-/// The first `count` test digits with their predicted labels (green right, red wrong).
+/// The first `count` test digits with their predicted labels: green when right, red and
+/// crossed out when wrong (so that colour is not the only difference).
 pub fn draw_digits(data: &Labelled, predicted: &[u32], count: usize) {
     let Some((_, ctx)) = context("digit-grid") else {
         return;
@@ -92,13 +93,14 @@ pub fn draw_digits(data: &Labelled, predicted: &[u32], count: usize) {
             py,
             (cell, cell),
         );
-        ctx.set_fill_style_str(if predicted[i] == data.val.y[i] {
-            "#1e8449"
-        } else {
-            "#b3261e"
-        });
+        let right = predicted[i] == data.val.y[i];
+        ctx.set_fill_style_str(if right { "#1e8449" } else { "#b3261e" });
         ctx.set_font("13px sans-serif");
-        let _ = ctx.fill_text(&predicted[i].to_string(), px + 10.0, py + cell + 14.0);
+        let (x, y) = (px + 10.0, py + cell + 14.0);
+        let _ = ctx.fill_text(&predicted[i].to_string(), x, y);
+        if !right {
+            ctx.fill_rect(x - 3.0, y - 5.0, 13.0, 1.5);
+        }
     }
 }
 
@@ -161,6 +163,9 @@ pub fn pad_pixels() -> Option<Vec<f32>> {
     let per_cell = (w * h / (DIGIT_SIDE * DIGIT_SIDE)) as f32;
     Some(out.iter().map(|v| (v / per_cell * 1.6).min(1.0)).collect())
 }
+
+/// What the pad's guess says while the pad is empty.
+pub const PAD_PROMPT: &str = "Draw a digit.";
 
 pub fn clear_pad() {
     if let Some((canvas, ctx)) = context("pad") {

@@ -6,7 +6,7 @@ mod text;
 
 pub use digits::{digits_from_gzip, DIGIT_SIDE};
 pub use points::{points, PointSet};
-pub use text::{spread_windows, windows, Text, Vocab};
+pub use text::{spread_windows, text_from_file, windows, Text, Vocab};
 
 use rand::{rngs::SmallRng, seq::SliceRandom, SeedableRng};
 

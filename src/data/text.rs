@@ -90,6 +90,26 @@ impl Text {
     }
 }
 
+/// A user's text file as a string: UTF-8 with no NUL byte. A binary file is refused with its
+/// reason rather than read as replacement characters (which would then be trained on).
+pub fn text_from_file(bytes: &[u8]) -> Result<String> {
+    let refuse = |why: String| Error::Invalid { op: "text", why };
+    let s = std::str::from_utf8(bytes).map_err(|e| {
+        refuse(format!(
+            "this is not UTF-8 text (byte {} is not part of any character); save it as UTF-8",
+            e.valid_up_to()
+        ))
+    })?;
+    // A byte-order mark says how the file is encoded; it is not a character of the text.
+    let s = s.strip_prefix('\u{feff}').unwrap_or(s);
+    if let Some(at) = s.find('\0') {
+        return Err(refuse(format!(
+            "byte {at} is a NUL, which text files do not hold: this looks like a binary file"
+        )));
+    }
+    Ok(s.to_string())
+}
+
 /// The training and validation tokens of `Text::new`'s split.
 fn split(tokens: &[u32]) -> (Vec<u32>, Vec<u32>) {
     if tokens.len() < 10 * VAL_BLOCK {
@@ -149,6 +169,16 @@ pub fn spread_windows(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_files_must_be_utf8_without_nul() {
+        assert_eq!(text_from_file("héllo".as_bytes()).unwrap(), "héllo");
+        assert_eq!(text_from_file("\u{feff}hi".as_bytes()).unwrap(), "hi");
+        let e = text_from_file(b"ab\xff\xfecd").unwrap_err().to_string();
+        assert!(e.contains("not UTF-8 text (byte 2"), "{e}");
+        let e = text_from_file(b"abc\0def").unwrap_err().to_string();
+        assert!(e.contains("byte 3 is a NUL"), "{e}");
+    }
 
     #[test]
     fn validation_is_every_tenth_block_of_a_long_text() {

@@ -72,6 +72,8 @@ pub struct Gpu {
     emulated_override: Cell<Option<bool>>,
     /// Errors the device reported on its own (validation, out of memory), oldest first.
     errors: Arc<Mutex<Vec<String>>>,
+    /// Why the device was lost, once it is: every later use of it fails with this.
+    lost: Arc<Mutex<Option<String>>>,
 }
 
 impl Gpu {
@@ -110,6 +112,13 @@ impl Gpu {
                 list.push(e.to_string());
             }
         }));
+        let lost = Arc::new(Mutex::new(None));
+        let why = lost.clone();
+        device.set_device_lost_callback(move |reason, message| {
+            if let Ok(mut why) = why.lock() {
+                *why = Some(lost_reason(reason, &message));
+            }
+        });
         let batch = Batch::new(&device, &limits, profile::KernelTimer::new(&device, &queue));
         Ok(Rc::new(Gpu {
             device,
@@ -123,7 +132,19 @@ impl Gpu {
             emulated_override: Cell::new(None),
             profile: profile::Profile::enabled().then(|| RefCell::new(profile::Profile::default())),
             errors,
+            lost,
         }))
+    }
+
+    /// Why the device was lost (a driver reset, the browser reclaiming it), or None while it
+    /// works. A lost device never comes back: its owner makes a new `Gpu`.
+    pub fn lost(&self) -> Option<String> {
+        self.lost.lock().ok().and_then(|l| l.clone())
+    }
+
+    /// Destroys the device, as a driver reset would lose it: how the tests make a device loss.
+    pub fn destroy(&self) {
+        self.device.destroy();
     }
 
     /// The adapter's name, e.g. "NVIDIA H200" or "llvmpipe (LLVM 15.0.6, 256 bits)".
@@ -327,15 +348,26 @@ impl Gpu {
         #[cfg(not(target_arch = "wasm32"))]
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Readback(e.to_string()))?;
-        receiver
-            .await
-            .map_err(|_| Error::Readback("the device was lost".into()))
+            .map_err(|e| self.readback_failed(e))?;
+        let answer = receiver.await;
+        answer.map_err(|_| self.readback_failed("the GPU dropped the request"))
+    }
+
+    /// The error for a readback that failed: the device's loss when it was lost (the usual
+    /// cause), the failure itself otherwise.
+    pub(crate) fn readback_failed(&self, failure: impl std::fmt::Display) -> Error {
+        match self.lost() {
+            Some(why) => Error::DeviceLost(why),
+            None => Error::Readback(failure.to_string()),
+        }
     }
 
     /// The errors the device reported on its own since the last check, as one error: work that
     /// failed validation must never pass for done.
     pub(crate) fn check_errors(&self) -> Result<()> {
+        if let Some(why) = self.lost() {
+            return Err(Error::DeviceLost(why));
+        }
         let errors = self.take_errors();
         if !errors.is_empty() {
             return Err(Error::Gpu(errors.join("; ")));
@@ -385,6 +417,17 @@ impl Gpu {
             [groups as u32, 1, 1]
         } else {
             [max as u32, groups.div_ceil(max) as u32, 1]
+        }
+    }
+}
+
+/// A lost device's reason as a phrase for `Error::DeviceLost`.
+fn lost_reason(reason: wgpu::DeviceLostReason, message: &str) -> String {
+    match (reason, message.trim().trim_end_matches('.')) {
+        (wgpu::DeviceLostReason::Destroyed, _) => "it was destroyed".to_string(),
+        (wgpu::DeviceLostReason::Unknown, "") => "the driver or the browser took it back".into(),
+        (wgpu::DeviceLostReason::Unknown, m) => {
+            format!("the driver or the browser took it back: {m}")
         }
     }
 }

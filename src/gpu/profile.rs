@@ -42,7 +42,7 @@ impl Profile {
     /// The kernels by total time, slowest first, one per line.
     pub fn report(&self) -> String {
         let mut rows: Vec<_> = self.totals.iter().collect();
-        rows.sort_by(|a, b| b.1 .1.cmp(&a.1 .1));
+        rows.sort_by_key(|row| std::cmp::Reverse(row.1 .1));
         rows.iter()
             .map(|(k, (n, t))| format!("{:>10.3} ms {:>7} × {k}\n", t.as_secs_f64() * 1e3, n))
             .collect()

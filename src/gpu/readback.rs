@@ -1,7 +1,7 @@
 //! Async readback through pooled staging buffers: the only point where the CPU waits for the GPU.
 
 use super::{BufferKind, BufferRef, Gpu};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use std::rc::Rc;
 
 pub(super) async fn read(gpu: &Rc<Gpu>, buffer: &BufferRef, bytes: u64) -> Result<Vec<u8>> {
@@ -37,9 +37,9 @@ pub(super) async fn map_and_copy(gpu: &Gpu, buffer: &wgpu::Buffer, bytes: u64) -
     });
     gpu.answer(receiver)
         .await?
-        .map_err(|e| Error::Readback(e.to_string()))?;
+        .map_err(|e| gpu.readback_failed(e))?;
     let view = buffer
         .get_mapped_range(0..bytes)
-        .map_err(|e| Error::Readback(e.to_string()))?;
+        .map_err(|e| gpu.readback_failed(e))?;
     Ok(view.to_vec())
 }

@@ -128,10 +128,11 @@ impl OptimizerConfig {
         if !(self.lr > 0.0 && self.lr.is_finite()) {
             return bad("the learning rate must be a positive number");
         }
-        if !(self.weight_decay >= 0.0) {
+        // NaN fails both comparisons, so it is refused too.
+        if self.weight_decay.is_nan() || self.weight_decay < 0.0 {
             return bad("the weight decay must not be negative");
         }
-        if matches!(self.clip, Some(c) if !(c > 0.0)) {
+        if matches!(self.clip, Some(c) if c.is_nan() || c <= 0.0) {
             return bad("the clipping norm must be positive");
         }
         Ok(())

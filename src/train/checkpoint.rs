@@ -29,11 +29,14 @@ pub struct Checkpoint {
     /// Updates the optimizer has made (its bias corrections depend on it).
     pub optimizer_step: u64,
     pub vocab: Option<Vocab>,
-    pub tensors: HashMap<String, (Vec<usize>, Vec<f32>)>,
+    pub tensors: NamedTensors,
 }
 
+/// Tensors by name, each its shape and values.
+pub type NamedTensors = HashMap<String, (Vec<usize>, Vec<f32>)>;
+
 /// Every tensor of a safetensors file by name, with its shape; all must be f32.
-fn f32_tensors(st: &SafeTensors) -> Result<HashMap<String, (Vec<usize>, Vec<f32>)>> {
+fn f32_tensors(st: &SafeTensors) -> Result<NamedTensors> {
     let mut tensors = HashMap::new();
     for (name, view) in st.tensors() {
         if view.dtype() != Dtype::F32 {

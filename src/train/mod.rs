@@ -6,6 +6,7 @@ mod checkpoint;
 mod config;
 mod footprint;
 mod sample;
+mod smoothing;
 mod task;
 
 pub use best::{BestKeeper, Verdict};
@@ -19,6 +20,7 @@ use crate::nn::{Cnn, Gpt, Init, Mlp, Model};
 use crate::optim::Optimizer;
 use crate::{no_grad, Device, Error, Result, Tensor};
 pub use sample::{sample, SampleSettings};
+pub use smoothing::smooth;
 
 /// Validation examples evaluated per forward pass: bounds the activations of a large split.
 const EVAL_CHUNK: usize = 500;
@@ -82,6 +84,14 @@ impl Learner {
         match self {
             Learner::Classifier { model, .. } => model.as_model(),
             Learner::Text { model, .. } => model,
+        }
+    }
+
+    /// The data, given back when the model is dropped.
+    fn into_data(self) -> TaskData {
+        match self {
+            Learner::Classifier { data, .. } => TaskData::Labelled(data),
+            Learner::Text { data, .. } => TaskData::Text(data),
         }
     }
 
@@ -195,6 +205,15 @@ impl Session {
 
     pub fn device(&self) -> &Device {
         &self.device
+    }
+
+    /// The same run on another device (after the first was lost), from `checkpoint`, the bytes
+    /// of an earlier `save`: the model is built again on `device` and given those weights and
+    /// optimizer state, so training goes on from the checkpoint's step as if never stopped.
+    pub fn resume_on(self, device: &Device, checkpoint: &[u8]) -> Result<Session> {
+        let mut session = Session::new(self.config, self.learner.into_data(), device)?;
+        session.load(checkpoint)?;
+        Ok(session)
     }
 
     /// The labelled examples of a classifier's session.

@@ -1,50 +1,22 @@
 // End-to-end test of the playground: for each task, train in headless Chromium (WebGPU on
 // SwiftShader) until the validation loss falls below its first value, check that the views
-// drew, upload a broken checkpoint and see the error sentence, and save a screenshot.
+// drew, upload a broken checkpoint and see the error sentence, and save a screenshot. Then a
+// run to its step count, a lost GPU device, bad input, narrow screens and bench mode.
 // Usage: node playground.mjs URL OUTPUT_DIR
 
-import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
+import { open, firstEvaluation, trainTask, drew } from './lib.mjs';
+import { badInput } from './bad_input.mjs';
 
 const [url, out] = process.argv.slice(2);
-mkdirSync(out, { recursive: true });
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
-const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-const problems = [];
-page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
-page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+const t = await open(out);
+const { page, state, fail } = t;
 
-const state = () => page.evaluate(() => window.webgrad.state());
-const fail = async (why) => {
-  await page.screenshot({ path: `${out}/failure.png` });
-  console.error(`FAIL: ${why}\nstate: ${JSON.stringify(await state().catch(() => null))}`);
-  await browser.close();
-  process.exit(1);
-};
-// A canvas drew if its pixels are not all the same.
-const drew = (id) => page.evaluate((id) => {
-  const c = document.getElementById(id);
-  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-  for (let i = 4; i < d.length; i += 4) {
-    if (d[i] !== d[0] || d[i + 1] !== d[1] || d[i + 2] !== d[2]) return true;
-  }
-  return false;
-}, id);
-
-// The page runs under its Content-Security-Policy (tools/csp.py): a violation is an error.
-await page.addInitScript(() => document.addEventListener('securitypolicyviolation',
-  (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`)));
 const started = Date.now();
 await page.goto(url);
 if (!(await page.evaluate(() => !!document.querySelector('meta[http-equiv="Content-Security-Policy"]')))) {
   await fail('the page has no Content-Security-Policy');
 }
-await page.waitForFunction(() => window.webgrad && window.webgrad.state().val_loss != null, null, { timeout: 120000 })
-  .catch(() => fail('the page never evaluated its first model'));
+await firstEvaluation(t);
 console.log(`first evaluation visible after ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(await state())}`);
 
 const tasks = [
@@ -53,11 +25,7 @@ const tasks = [
   { task: 'text', canvases: ['loss-chart'], timeout: 300 },
 ];
 for (const { task, canvases, timeout } of tasks) {
-  const t0 = Date.now();
-  await page.evaluate((t) => window.webgrad.setTask(t), task);
-  await page.waitForFunction((t) => { const s = window.webgrad.state(); return s.task === t && s.step === 0 && s.val_loss != null; }, task, { timeout: 120000 })
-    .catch(() => fail(`${task}: no first evaluation`));
-  const first = (await state()).val_loss;
+  await trainTask(t, task, timeout);
   if (task === 'text') {
     // The size is on auto: Reset timed the presets. SwiftShader is far below the visible pace.
     const note = (await state()).note || '';
@@ -65,14 +33,8 @@ for (const { task, canvases, timeout } of tasks) {
     if (await page.inputValue('#gpt-size') !== 'tiny') await fail('text: the size control does not show the size chosen');
     console.log(`text: ${note}`);
   }
-  await page.evaluate(() => window.webgrad.train());
-  await page.waitForFunction((first) => { const s = window.webgrad.state(); return s.step > 0 && s.val_loss < first; }, first, { timeout: timeout * 1000, polling: 250 })
-    .catch(() => fail(`${task}: the validation loss did not fall below its first value ${first}`));
-  const s = await state();
-  console.log(`${task}: validation loss ${first.toFixed(3)} -> ${s.val_loss.toFixed(3)} at step ${s.step} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  await page.evaluate(() => window.webgrad.pause());
   for (const id of canvases) {
-    if (!(await drew(id))) await fail(`${task}: the canvas ${id} is blank`);
+    if (!(await drew(page, id))) await fail(`${task}: the canvas ${id} is blank`);
   }
   if (task === 'text') {
     await page.click('#sample');
@@ -80,10 +42,11 @@ for (const { task, canvases, timeout } of tasks) {
       .catch(() => fail('text: no sample appeared'));
   }
   await page.setInputFiles('#load', { name: 'broken.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from('this is not a checkpoint') });
-  await page.waitForFunction(() => { const e = document.getElementById('error'); return !e.hidden && e.textContent.includes('cannot be loaded'); }, null, { timeout: 30000 })
+  await page.waitForFunction(() => { const e = document.getElementById('error'); return !e.hidden && e.textContent.includes('cannot be loaded: This is not a safetensors file'); }, null, { timeout: 30000 })
     .catch(() => fail(`${task}: no error sentence for a broken checkpoint`));
   await page.screenshot({ path: `${out}/${task}.png` });
 }
+
 // A run pauses at its step count and says so, with its best validation loss.
 await page.evaluate(() => window.webgrad.setTask('spiral'));
 await page.waitForFunction(() => { const s = window.webgrad.state(); return s.task === 'spiral' && s.step === 0 && s.val_loss != null; }, null, { timeout: 120000 })
@@ -96,8 +59,46 @@ if (done.step !== 1500) await fail(`spiral: stopped at step ${done.step}, not it
 if (!(await page.isVisible('#note'))) await fail('spiral: the done sentence is not shown');
 console.log(`spiral done: ${done.note}`);
 await page.screenshot({ path: `${out}/done.png` });
+// The loss on a log axis (its ticks are losses, not their logarithms).
+await page.check('#log-scale');
+await page.waitForTimeout(500);
+if (!(await drew(page, 'loss-chart'))) await fail('log scale: the loss chart is blank');
+await page.screenshot({ path: `${out}/done-log-scale.png` });
+await page.uncheck('#log-scale');
+
+// A lost GPU device: the page says so, makes a new one and trains on from the kept weights.
+await page.evaluate(() => window.webgrad.setTask('spiral'));
+await page.waitForFunction(() => { const s = window.webgrad.state(); return s.task === 'spiral' && s.step === 0 && s.val_loss != null; }, null, { timeout: 120000 })
+  .catch(() => fail('device loss: no first evaluation'));
+// The page keeps weights on the CPU side at an evaluation at most every 5 s: train past one.
+await page.evaluate(() => window.webgrad.train());
+// (A fast machine ends the 1500-step run first: training goes on past it.)
+await page.waitForFunction(() => {
+  const s = window.webgrad.state();
+  if (!s.running) window.webgrad.train();
+  return s.running && s.kept_step > 0;
+}, null, { timeout: 120000, polling: 100 })
+  .catch(() => fail('device loss: no weights were kept after step 0'));
+const keptAtLoss = await page.evaluate(() => { const k = window.webgrad.state().kept_step; window.webgrad.loseDevice(); return k; });
+await page.waitForFunction(() => (window.webgrad.state().note || '').includes('device was lost'), null, { timeout: 60000, polling: 100 })
+  .catch(() => fail('device loss: no sentence about the lost device'));
+const lost = await state();
+const from = Number((lost.note.match(/from step (\d+)/) || [])[1]);
+if (!(from >= keptAtLoss)) await fail(`device loss: the run did not resume from kept weights: ${lost.note}`);
+// (It may reach the run's 1500 steps, and stop there.)
+await page.waitForFunction((from) => { const s = window.webgrad.state(); return s.step >= Math.min(from + 100, 1500) && s.val_loss != null; }, from, { timeout: 120000, polling: 250 })
+  .catch(() => fail('device loss: training did not go on after the new device'));
+await page.evaluate(() => window.webgrad.pause());
+const after = await state();
+if (after.error) await fail(`device loss: an error is shown: ${after.error}`);
+console.log(`device loss: ${lost.note} Now step ${after.step}, val loss ${after.val_loss.toFixed(3)}.`);
+await page.screenshot({ path: `${out}/device-lost.png` });
+
+await badInput(t, url, out);
 
 // Narrow screens get one column.
+await page.goto(url);
+await firstEvaluation(t);
 await page.setViewportSize({ width: 420, height: 900 });
 await page.screenshot({ path: `${out}/narrow.png` });
 
@@ -116,6 +117,5 @@ if (figures.buffers_created_per_step !== 0 || figures.submits_per_step !== 1) aw
 if (!(await page.textContent('#bench-lines')).includes('mlp_mnist_b128')) await fail('bench: the line is not shown in the page');
 console.log(`bench in this browser: ${bench.lines.join(' | ')}`);
 await page.screenshot({ path: `${out}/bench.png` });
-if (problems.length) await fail(problems.join('\n'));
+await t.done();
 console.log(`e2e passed; screenshots in ${out}`);
-await browser.close();

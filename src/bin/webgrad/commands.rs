@@ -5,7 +5,7 @@ use std::io::Write;
 use std::str::FromStr;
 use std::time::Instant;
 use strum::VariantNames;
-use webgrad::data::{digits_from_gzip, points, Text};
+use webgrad::data::{digits_from_gzip, points, text_from_file, Text};
 use webgrad::nn::{Gpt, Init, Preset};
 use webgrad::optim::RuleKind;
 use webgrad::train::{
@@ -14,7 +14,7 @@ use webgrad::train::{
 };
 use webgrad::{Device, Gpu};
 
-use super::destination::Destination;
+use super::saves::{Failure, Saves};
 
 /// Parses a flag as one of a settings enum's names, which --help lists.
 fn named<T>() -> impl TypedValueParser<Value = T>
@@ -58,7 +58,8 @@ pub struct TrainArgs {
     /// each time an evaluation beats the best so far.
     #[arg(long, value_name = "FILE")]
     save: Option<String>,
-    /// Write the weights and settings of the last step here (safetensors).
+    /// Write the weights and settings of the last step here (safetensors). The checkpoint of
+    /// each evaluation is kept in memory meanwhile, to be written if the GPU device is lost.
     #[arg(long, value_name = "FILE")]
     save_last: Option<String>,
     /// Stop after N evaluations in a row without a lower validation loss.
@@ -67,6 +68,10 @@ pub struct TrainArgs {
     /// The GPT's dropout probability in training (text only; default: the preset's).
     #[arg(long, value_name = "P")]
     dropout: Option<f32>,
+    /// Destroys the GPU device after step N, as a driver reset would: how the tests check what
+    /// a lost device does to a run.
+    #[arg(long, value_name = "N", hide = true)]
+    lose_device_at: Option<u64>,
     /// Start from a checkpoint of the same task and model.
     #[arg(long, value_name = "FILE")]
     load: Option<String>,
@@ -127,9 +132,9 @@ fn task_data(
     }
     match text_file {
         Some(path) => {
-            let s =
-                String::from_utf8(read(path)?).map_err(|_| format!("{path} is not UTF-8 text"))?;
-            Ok(TaskData::Text(Text::new(&s).map_err(e)?))
+            let in_file = |e: webgrad::Error| format!("{path}: {}", e.reason());
+            let text = text_from_file(&read(path)?).and_then(|s| Text::new(&s));
+            Ok(TaskData::Text(text.map_err(in_file)?))
         }
         None => Ok(TaskData::Text(Text::from_gzip(SHAKESPEARE).map_err(e)?)),
     }
@@ -192,52 +197,8 @@ fn report(
     Ok(())
 }
 
-/// Writes the session's checkpoint to `to`, if one was asked for.
-fn save(session: &Session, to: Option<&Destination>) -> Result<(), String> {
-    let Some(to) = to else { return Ok(()) };
-    let bytes = pollster::block_on(session.save()).map_err(|e| e.to_string())?;
-    to.write(&bytes)
-}
-
-/// The places `--save` and `--save-last` name, checked before anything is trained.
-struct Saves {
-    best: Option<Destination>,
-    last: Option<Destination>,
-}
-
-impl Saves {
-    fn check(a: &TrainArgs) -> Result<Saves, String> {
-        let check = |p: &Option<String>| p.as_deref().map(Destination::check).transpose();
-        Ok(Saves {
-            best: check(&a.save)?,
-            last: check(&a.save_last)?,
-        })
-    }
-
-    /// After a diverged run, whose session holds the last good weights again: writes them
-    /// where the user asked for the last weights, and where `--save` has nothing yet.
-    fn rescue(&self, session: &Session, saved_best: bool, why: String) -> String {
-        let mut places = vec![&self.last];
-        if !saved_best {
-            places.push(&self.best);
-        }
-        let written: Vec<&str> = places
-            .into_iter()
-            .flatten()
-            .filter_map(|d| save(session, Some(d)).ok().map(|_| d.shown()))
-            .collect();
-        match written.as_slice() {
-            [] => why,
-            w => format!(
-                "{why}; the last good weights were saved to {}",
-                w.join(" and ")
-            ),
-        }
-    }
-}
-
 pub fn train(a: TrainArgs) -> Result<(), String> {
-    let saves = Saves::check(&a)?;
+    let mut saves = Saves::check(a.save.as_deref(), a.save_last.as_deref())?;
     let data = task_data(a.task, a.text.as_deref(), 0.05, a.seed)?;
     let vocab = if let TaskData::Text(t) = &data {
         t.vocab.len()
@@ -250,67 +211,56 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
     if let Some(path) = &a.load {
         session
             .load(&read(path)?)
-            .map_err(|e| format!("{path}: {e}"))?;
+            .map_err(|e| format!("{path}: {}", e.reason()))?;
     }
     let mut keeper = BestKeeper::new(a.patience);
-    match run(&mut session, &mut keeper, &saves, a.patience) {
-        Err(Failure::Diverged(why)) => {
-            return Err(saves.rescue(
-                &session,
-                keeper.best().is_some() && saves.best.is_some(),
-                why,
-            ))
-        }
-        Err(Failure::Other(why)) => return Err(why),
-        Ok(()) => {}
-    }
+    let stops = Stops {
+        patience: a.patience,
+        lose_device_at: a.lose_device_at,
+    };
+    run(&mut session, &mut keeper, &mut saves, stops).map_err(|f| saves.explain(&session, f))?;
     if let Device::Gpu(g) = &device {
         if let Some(report) = g.profile_report() {
             eprint!("{report}");
         }
     }
-    save(&session, saves.last.as_ref())?;
+    saves
+        .at_end(&session)
+        .map_err(|f| saves.explain(&session, f))?;
     if let Some((loss, step)) = keeper.best() {
         eprintln!("best validation loss {loss:.4} at step {step}");
     }
     Ok(())
 }
 
-/// Why a run stopped early: divergence leaves weights worth saving, other failures may not.
-enum Failure {
-    Diverged(String),
-    Other(String),
+/// What ends a run before its step count, besides a failure.
+#[derive(Clone, Copy)]
+struct Stops {
+    /// `--patience`: evaluations in a row without a better validation loss.
+    patience: Option<u32>,
+    /// The step after which the device is destroyed, for the device-loss test.
+    lose_device_at: Option<u64>,
 }
 
-impl From<webgrad::Error> for Failure {
-    fn from(e: webgrad::Error) -> Failure {
-        match e {
-            webgrad::Error::Diverged { .. } => Failure::Diverged(e.to_string()),
-            e => Failure::Other(e.to_string()),
-        }
-    }
-}
-
-impl From<String> for Failure {
-    fn from(why: String) -> Failure {
-        Failure::Other(why)
-    }
-}
-
-/// The training loop: steps, an evaluation every `eval_every`, the best weights saved on each
-/// improvement, and the early stop of `--patience`.
+/// The training loop: steps, an evaluation every `eval_every`, the checkpoints `saves` asks
+/// for at each evaluation, and the early stop of `--patience`.
 fn run(
     session: &mut Session,
     keeper: &mut BestKeeper,
-    saves: &Saves,
-    patience: Option<u32>,
+    saves: &mut Saves,
+    stops: Stops,
 ) -> Result<(), Failure> {
     let (total, every) = (session.config.steps, session.config.eval_every);
     let start = Instant::now();
     let mut mark = (Instant::now(), session.step);
     while session.step < total {
         session.train_step()?;
-        if session.step % every != 0 && session.step != total {
+        if stops.lose_device_at == Some(session.step) {
+            if let Device::Gpu(g) = session.device() {
+                g.destroy();
+            }
+        }
+        if !session.step.is_multiple_of(every) && session.step != total {
             continue;
         }
         let train_loss = pollster::block_on(session.check())?;
@@ -318,12 +268,10 @@ fn run(
         let rate = (session.step - mark.1) as f64 / mark.0.elapsed().as_secs_f64();
         report(session, train_loss, &eval, rate, start)?;
         let verdict = keeper.observe(eval.loss, session.step);
-        if verdict == Verdict::Best {
-            save(session, saves.best.as_ref())?;
-        }
+        saves.at_evaluation(session, verdict == Verdict::Best)?;
         mark = (Instant::now(), session.step);
         if verdict == Verdict::Stop {
-            let n = patience.unwrap_or_default();
+            let n = stops.patience.unwrap_or_default();
             eprintln!("stopping: no lower validation loss in the last {n} evaluations");
             break;
         }
@@ -333,7 +281,7 @@ fn run(
 
 pub fn sample(a: SampleArgs) -> Result<(), String> {
     let path = &a.load;
-    let ck = Checkpoint::parse(&read(path)?).map_err(|e| format!("{path}: {e}"))?;
+    let ck = Checkpoint::parse(&read(path)?).map_err(|e| format!("{path}: {}", e.reason()))?;
     let (ModelConfig::Gpt(config), Some(vocab)) = (&ck.config.model, &ck.vocab) else {
         return Err(format!("{path} holds no text model to sample from"));
     };
@@ -341,10 +289,12 @@ pub fn sample(a: SampleArgs) -> Result<(), String> {
     // The config is the file's: check the whole model's size before building any of it.
     Footprint::of(&ck.config)
         .check(&device)
-        .map_err(|e| format!("{path}: {e}"))?;
+        .map_err(|e| format!("{path}: {}", e.reason()))?;
     let gpt = Gpt::new(config, &mut Init::new(0, &device)).map_err(|e| e.to_string())?;
     let params = webgrad::nn::Module::parameters(&gpt);
-    let values = ck.values_for(&params).map_err(|e| format!("{path}: {e}"))?;
+    let values = ck
+        .values_for(&params)
+        .map_err(|e| format!("{path}: {}", e.reason()))?;
     assign_all(&params, &values).map_err(|e| e.to_string())?;
     let settings = SampleSettings {
         prompt: a.prompt,

@@ -7,6 +7,8 @@ mod bench;
 mod commands;
 #[cfg(not(target_arch = "wasm32"))]
 mod destination;
+#[cfg(not(target_arch = "wasm32"))]
+mod saves;
 
 #[cfg(not(target_arch = "wasm32"))]
 use clap::{error::ErrorKind, Parser, Subcommand};

@@ -28,7 +28,7 @@ pub(super) struct Dims {
 impl Dims {
     /// The sizes of [batch, t, c] split into `heads` heads, which must divide c.
     pub(super) fn new(batch: usize, t: usize, c: usize, heads: usize) -> Result<Dims> {
-        if heads == 0 || c % heads != 0 {
+        if heads == 0 || !c.is_multiple_of(heads) {
             return Err(Error::Invalid {
                 op: "attention",
                 why: format!("{heads} heads do not divide {c} channels"),

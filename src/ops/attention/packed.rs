@@ -15,7 +15,7 @@ use std::rc::Rc;
 fn packed_dims(qkv: &Tensor, heads: usize) -> Result<Dims> {
     let name = "attention";
     qkv.expect_dtype(name, DType::F32)?;
-    if qkv.rank() != 3 || qkv.shape()[2] % 3 != 0 {
+    if qkv.rank() != 3 || !qkv.shape()[2].is_multiple_of(3) {
         return Err(Error::Invalid {
             op: name,
             why: format!(

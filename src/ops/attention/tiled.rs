@@ -36,7 +36,7 @@ pub(super) fn plan(gpu: &Gpu, dm: Dims) -> Option<Plan> {
     // each row's scores for a block.
     let bytes = 2 * block * d4 * 16 + block / 4 * ROWS * 16;
     let usable = !gpu.is_cpu_emulated()
-        && dm.d % 4 == 0
+        && dm.d.is_multiple_of(4)
         && (1..=MAX_HEAD_VECS).contains(&d4)
         && bytes as u64 <= limits.max_compute_workgroup_storage_size as u64
         && (dm.batch * dm.heads) as u64 <= limits.max_compute_workgroups_per_dimension as u64;

@@ -1,0 +1,74 @@
+// Bad input through the page, case by case: values in the link that no control takes, number
+// fields given what they cannot hold, and a file that is not text. Each case checks the
+// sentence beside its cause and that nothing of the user's was lost.
+
+import { firstEvaluation } from './lib.mjs';
+
+// The sentence after a control: its own check ("-hint") or what the link asked ("-link-hint").
+const hint = (page, id, kind = 'hint') => page.evaluate(([id, kind]) => {
+  const h = document.getElementById(`${id}-${kind}`);
+  return h && !h.hidden ? h.textContent : null;
+}, [id, kind]);
+
+export async function badInput(t, url, out) {
+  const { page, fail } = t;
+  let tested = 0;
+  const expect = async (what, got, want) => {
+    tested += 1;
+    if (!got || !got.includes(want)) await fail(`bad input, ${what}: expected "${want}", got "${got}"`);
+  };
+
+  // The link: an unknown task, an option a select lacks, words in a number field, a name that
+  // is no setting. The page keeps its defaults and says why beside each control.
+  await page.goto(`${url}?task=nope&activation=swish&width=wide&lerning_rate=1`);
+  await firstEvaluation(t);
+  await expect('?task=nope', await hint(page, 'task', 'link-hint'), 'the task "nope", which does not exist');
+  await expect('?lerning_rate', await hint(page, 'task', 'link-hint'), 'settings this page does not have (lerning_rate)');
+  await expect('?activation=swish', await hint(page, 'activation', 'link-hint'), 'asks for "swish" here');
+  await expect('?width=wide', await hint(page, 'width', 'link-hint'), 'asks for "wide" here');
+  await expect('the activation control', await page.inputValue('#activation'), 'relu');
+  await expect('the task control', await page.inputValue('#task'), 'spiral');
+  await page.screenshot({ path: `${out}/bad-link.png` });
+  await page.selectOption('#activation', 'tanh');
+  if (await hint(page, 'activation', 'link-hint')) await fail('bad input: the link sentence stays after the user chose');
+
+  // Number fields: each value's own sentence, not "not a number".
+  const fields = [
+    ['width', '-3', 'Must be at least 1.'],
+    ['width', '2.5', 'must be a whole number'],
+    ['width', '', 'needs a number'],
+    ['depth', '-1', 'must not be negative'],
+    ['batch', '0', 'Must be at least 1.'],
+    ['lr', '-0.1', 'must be a positive number'],
+    ['seed', '-7', 'must not be negative'],
+    ['noise', '3', 'Between 0 and 1.'],
+  ];
+  for (const [id, value, want] of fields) {
+    await page.fill(`#${id}`, value);
+    await page.dispatchEvent(`#${id}`, 'change');
+    await expect(`${id} = "${value}"`, await hint(page, id), want);
+  }
+  await page.screenshot({ path: `${out}/bad-fields.png` });
+
+  // A file that is not text leaves the user's own text in place, with a sentence.
+  // (A fresh page: the fields above are left invalid.)
+  await page.goto(`${url}?task=text`);
+  await firstEvaluation(t);
+  const own = 'My own words, typed by hand. '.repeat(20);
+  await page.fill('#user-text', own);
+  const files = [
+    ['photo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0xfe, 0x00]), 'not UTF-8 text'],
+    ['data.bin', Buffer.from('text with a \u0000 inside'), 'is a NUL'],
+    ['short.txt', Buffer.from('too short'), 'too few to train on'],
+  ];
+  for (const [name, buffer, want] of files) {
+    await page.evaluate(() => { document.getElementById('error').hidden = true; });
+    await page.setInputFiles('#text-file', { name, mimeType: 'text/plain', buffer });
+    await page.waitForFunction((want) => { const e = document.getElementById('error'); return !e.hidden && e.textContent.includes(want); }, want, { timeout: 30000 })
+      .catch(() => fail(`bad input, ${name}: no sentence with "${want}"`));
+    await expect(name, await page.textContent('#error'), want);
+    await expect(`${name} kept the user's text`, await page.inputValue('#user-text') === own ? 'kept' : 'replaced', 'kept');
+  }
+  await page.screenshot({ path: `${out}/bad-text-file.png` });
+  console.log(`bad input: ${tested} checks passed`);
+}

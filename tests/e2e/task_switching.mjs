@@ -1,0 +1,37 @@
+// Switching tasks and resetting in quick succession, as an impatient person or a script does:
+// after each burst of calls, Train must train the task asked for last, with its own figures,
+// control and link. Usage: node task_switching.mjs URL OUTPUT_DIR
+
+import { open, firstEvaluation } from './lib.mjs';
+
+const [url, out] = process.argv.slice(2);
+const t = await open(out);
+const { page, state, fail } = t;
+await page.goto(url);
+await firstEvaluation(t);
+
+// Each burst runs in one go, with no wait between its calls.
+const bursts = [
+  ['xor', 'reset'], ['circles', 'moons'], ['digits', 'reset'], ['spiral', 'gauss', 'reset'],
+  ['text', 'xor'], ['digits', 'spiral'], ['moons', 'reset', 'reset'], ['xor', 'digits', 'circles'],
+  ['spiral', 'reset'], ['gauss', 'xor', 'reset', 'moons'],
+];
+for (const [i, burst] of bursts.entries()) {
+  const task = burst.filter((c) => c !== 'reset').pop();
+  await page.evaluate((burst) => {
+    for (const call of burst) {
+      if (call === 'reset') window.webgrad.reset(); else window.webgrad.setTask(call);
+    }
+    window.webgrad.train();
+  }, burst);
+  await page.waitForFunction((task) => { const s = window.webgrad.state(); return s.task === task && s.running && s.step >= 10 && s.val_loss != null; }, task, { timeout: 120000, polling: 100 })
+    .catch(() => fail(`burst ${i} (${burst.join(', ')}): ${task} did not train`));
+  await page.evaluate(() => window.webgrad.pause());
+  const shown = await page.inputValue('#task');
+  const link = new URL(page.url()).searchParams.get('task');
+  if (shown !== task || link !== task) await fail(`burst ${i}: the control shows ${shown} and the link ${link}, not ${task}`);
+  const s = await state();
+  if (s.error) await fail(`burst ${i}: an error is shown: ${s.error}`);
+}
+console.log(`task switching: ${bursts.length} bursts, each trained the task asked for last`);
+await t.done();
