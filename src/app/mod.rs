@@ -72,6 +72,8 @@ struct Shared {
     status: Status,
     commands: Vec<Command>,
     history: Vec<Point>,
+    /// Resets asked for so far: work of a session older than the latest request is stale.
+    resets_asked: u64,
 }
 
 thread_local! {
@@ -87,6 +89,9 @@ fn send(c: Command) {
         // One pending classification of the pad is enough, however fast the pointer moves.
         if matches!(c, Command::Pad) && s.commands.iter().any(|q| matches!(q, Command::Pad)) {
             return;
+        }
+        if matches!(c, Command::Reset) {
+            s.resets_asked += 1;
         }
         s.commands.push(c)
     });
@@ -220,6 +225,8 @@ struct Loop {
     kept: Option<recovery::Kept>,
     /// Devices lost in this run.
     recoveries: u32,
+    /// The Resets asked for when this session's Reset began (see `stale`).
+    resets_done: u64,
 }
 
 impl Loop {
@@ -234,6 +241,7 @@ impl Loop {
             best: BestKeeper::new(None),
             kept: None,
             recoveries: 0,
+            resets_done: 0,
         }
     }
 
@@ -297,6 +305,7 @@ impl Loop {
     /// A new session from the controls, the GPT sized to this GPU first when its size is
     /// auto; on invalid settings nothing changes.
     async fn reset(&mut self) -> Result<(), String> {
+        self.resets_done = with(|s| s.resets_asked);
         let task = settings::selected_task();
         let auto = task == Task::Text && settings::selected_preset().is_none();
         let note = if auto {
@@ -305,6 +314,9 @@ impl Loop {
             None
         };
         self.build_session(task).await?;
+        if self.stale() {
+            return Ok(());
+        }
         with(|s| {
             s.history.clear();
             s.status = Status {
@@ -321,9 +333,22 @@ impl Loop {
         self.evaluate(None).await
     }
 
+    /// True when a Reset was asked for after the one that made this session (a task switched
+    /// while a step or an evaluation was under way): the session's figures must not be shown,
+    /// and training waits for that Reset.
+    fn stale(&self) -> bool {
+        with(|s| s.resets_asked != self.resets_done)
+    }
+
     /// Replaces the session with a new one of `task` from the controls, its figures zeroed.
     async fn build_session(&mut self, task: Task) -> Result<(), String> {
-        let noise = dom::value("noise").parse().unwrap_or(0.05);
+        // The data's size bounds the batch the settings may ask for, so data comes first: from
+        // a noise the settings check next (an invalid one is marked there, not used here).
+        let noise = dom::value("noise")
+            .parse()
+            .ok()
+            .filter(|n| (0.0..=1.0).contains(n))
+            .unwrap_or(0.05);
         let seed = dom::value("seed").parse().unwrap_or(0);
         let data = self.data(task, noise, seed).await?;
         let (vocab, examples) = match &data {
@@ -364,6 +389,9 @@ impl Loop {
     /// Trains until `budget_ms` have passed or `max_steps` were taken, then reads the loss
     /// back once, and evaluates when an evaluation is due.
     async fn train_for(&mut self, budget_ms: f64, max_steps: u64) -> Result<(), String> {
+        if self.stale() {
+            return Ok(());
+        }
         let Some(session) = self.session.as_mut() else {
             return Ok(());
         };
@@ -382,6 +410,12 @@ impl Loop {
         }
         let finished = first < end && session.step == end;
         let train = session.check().await.map_err(|e| e.sentence())?;
+        if self.stale() {
+            return Ok(());
+        }
+        let Some(session) = self.session.as_ref() else {
+            return Ok(());
+        };
         let (step, taken) = (session.step, session.step - first);
         let due = step % every == 0 || max_steps == 1 || finished;
         if due {
@@ -435,6 +469,9 @@ impl Loop {
         };
         let eval = session.evaluate().await.map_err(|e| e.sentence())?;
         let step = session.step;
+        if self.stale() {
+            return Ok(());
+        }
         self.best.observe(eval.loss, step);
         with(|s| {
             s.status.step = step;
@@ -573,9 +610,14 @@ impl Loop {
             return Ok(());
         };
         let Some(pixels) = views::pad_pixels() else {
+            dom::set_text("pad-guess", views::PAD_PROMPT);
             return Ok(());
         };
         let probs = session.predict(pixels, 1).await.map_err(|e| e.sentence())?;
+        if views::pad_pixels().is_none() {
+            // Cleared while the model looked: the guess would be about nothing.
+            return Ok(());
+        }
         let best = argmax(&probs);
         dom::set_text(
             "pad-guess",

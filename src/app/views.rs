@@ -145,7 +145,8 @@ pub fn draw_confusion(data: &Labelled, predicted: &[u32]) {
     }
 }
 
-/// The pad's ink as a 28 × 28 digit in [0, 1], like the training images.
+/// The pad's ink as a 28 × 28 digit in [0, 1], like the training images; None when the pad is
+/// blank.
 pub fn pad_pixels() -> Option<Vec<f32>> {
     let (canvas, ctx) = context("pad")?;
     let (w, h) = (canvas.width() as usize, canvas.height() as usize);
@@ -159,6 +160,9 @@ pub fn pad_pixels() -> Option<Vec<f32>> {
             let ink = 1.0 - data[(y * w + x) * 4] as f32 / 255.0;
             out[(y * DIGIT_SIDE / h) * DIGIT_SIDE + x * DIGIT_SIDE / w] += ink;
         }
+    }
+    if out.iter().all(|&v| v == 0.0) {
+        return None;
     }
     let per_cell = (w * h / (DIGIT_SIDE * DIGIT_SIDE)) as f32;
     Some(out.iter().map(|v| (v / per_cell * 1.6).min(1.0)).collect())

@@ -49,6 +49,16 @@ export async function badInput(t, url, out) {
     await expect(`${id} = "${value}"`, await hint(page, id), want);
   }
   await page.screenshot({ path: `${out}/bad-fields.png` });
+  // Reset with invalid fields says so; the sentence goes once they are fixed.
+  await page.click('#reset');
+  await page.waitForFunction(() => document.getElementById('error').textContent.includes('not valid'), null, { timeout: 30000 })
+    .catch(() => fail('bad input: Reset with invalid fields gave no sentence'));
+  for (const [id, value] of [['width', '32'], ['depth', '3'], ['batch', '64'], ['lr', '0.01'], ['seed', '0'], ['noise', '0.05']]) {
+    await page.fill(`#${id}`, value);
+    await page.dispatchEvent(`#${id}`, 'change');
+  }
+  tested += 1;
+  if (await page.isVisible('#error')) await fail(`bad input: the error stays after the fields were fixed: ${await page.textContent('#error')}`);
 
   // A file that is not text leaves the user's own text in place, with a sentence.
   // (A fresh page: the fields above are left invalid.)

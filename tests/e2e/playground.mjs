@@ -36,6 +36,18 @@ for (const { task, canvases, timeout } of tasks) {
   for (const id of canvases) {
     if (!(await drew(page, id))) await fail(`${task}: the canvas ${id} is blank`);
   }
+  if (task === 'digits') {
+    // A stroke on the pad gets a guess; Clear takes the guess away with the stroke.
+    const box = await page.locator('#pad').boundingBox();
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.8, { steps: 8 });
+    await page.mouse.up();
+    await page.waitForFunction(() => document.getElementById('pad-guess').textContent.startsWith('I think'), null, { timeout: 30000 })
+      .catch(() => fail('digits: no guess for a stroke on the pad'));
+    await page.click('#pad-clear');
+    if (await page.textContent('#pad-guess') !== 'Draw a digit.') await fail('digits: Clear left the old guess');
+  }
   if (task === 'text') {
     await page.click('#sample');
     await page.waitForFunction(() => document.getElementById('sample-out').textContent.length > 40, null, { timeout: 120000 })
