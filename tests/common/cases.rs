@@ -104,6 +104,13 @@ pub fn fast_paths() -> Vec<OpCase> {
             1e-4,
             Box::new(|_, t| t[0].sum(1, false)),
         ),
+        // Long enough to be cut into pieces on real GPUs, with elements left over.
+        case(
+            "sum of long rows",
+            vec![input(&[2, 70001], 10)],
+            1e-4,
+            Box::new(|_, t| t[0].sum(1, false)),
+        ),
         case(
             "embedding of many",
             vec![input(&[11, 6], 9)],
