@@ -6,14 +6,14 @@
 
 mod common;
 use common::run;
-use webgrad::data::{points, PointSet};
-use webgrad::train::{Checkpoint, Config, Session, Task, TaskData};
+use webgrad::train::{Checkpoint, Config, Session, Task};
 use webgrad::{Device, Error, Gpu};
 
 fn spiral(device: &Device) -> Session {
-    let config = Config::defaults(Task::Spiral, None, None, 0).unwrap();
-    let data = points(PointSet::Spiral, 400, 0.05, 0.2, 0).unwrap();
-    Session::new(config, TaskData::Labelled(data), device).unwrap()
+    common::spiral_session(
+        device,
+        &Config::defaults(Task::Spiral, None, None, 0).unwrap(),
+    )
 }
 
 /// Steps `n` times and reads the last loss back.

@@ -3,29 +3,13 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{cli, run};
+use common::{assert_refused, cli, run};
 use safetensors::{tensor::TensorView, Dtype, SafeTensors};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use webgrad::data::Text;
 use webgrad::nn::Preset;
 use webgrad::train::{Checkpoint, Config, Session, Task, TaskData};
-
-/// A refusal: status 2, nothing on stdout (nothing trained), one line naming the cause.
-fn assert_refused(args: &[&str], expect: &str) {
-    let (code, out, err) = cli(args);
-    assert_eq!(code, 2, "{args:?}: {err}");
-    assert!(out.is_empty(), "{args:?} printed {out}");
-    assert_eq!(
-        err.trim().lines().count(),
-        1,
-        "{args:?}: one line, got {err}"
-    );
-    assert!(
-        err.contains(expect),
-        "{args:?}: expected {expect:?}, got {err}"
-    );
-}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("webgrad-hostile-{name}-{}", std::process::id()));

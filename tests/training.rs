@@ -3,16 +3,11 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{cli, run};
+use common::{assert_refused, cli, run, spiral_session};
 use webgrad::data::{points, PointSet};
 use webgrad::optim::RuleKind;
 use webgrad::train::{Config, Family, Session, Task, TaskData};
 use webgrad::{Device, Tensor};
-
-fn spiral_session(device: &Device, config: &Config) -> Session {
-    let data = points(PointSet::Spiral, 2000, config.noise, 0.2, config.seed).unwrap();
-    Session::new(config.clone(), TaskData::Labelled(data), device).unwrap()
-}
 
 async fn values(params: &[(String, Tensor)]) -> Vec<Vec<f32>> {
     let mut out = Vec::new();
@@ -309,18 +304,7 @@ fn the_cli_trains_saves_samples_and_rejects_bad_input() {
         (&["sample"], "required arguments were not provided: --load"),
     ];
     for (args, expect) in bad {
-        let (code, out, err) = cli(args);
-        assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(out.is_empty(), "{args:?} printed {out}");
-        assert_eq!(
-            err.trim().lines().count(),
-            1,
-            "{args:?}: one line, got {err}"
-        );
-        assert!(
-            err.lines().next().unwrap().contains(expect),
-            "{args:?}: {err}"
-        );
+        assert_refused(args, expect);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -53,17 +53,33 @@ fn object_fn(
     f.forget();
 }
 
+/// A method of `window.webgrad` that does `act` and returns nothing.
+fn action(api: &js_sys::Object, name: &str, act: fn()) {
+    object_fn(
+        api,
+        name,
+        Closure::new(move |_| {
+            act();
+            Ok(JsValue::UNDEFINED)
+        }),
+    );
+}
+
+/// A method of `window.webgrad` that returns what `read` gives, as a JavaScript object.
+fn getter<T: serde::Serialize + 'static>(api: &js_sys::Object, name: &str, read: fn() -> T) {
+    object_fn(
+        api,
+        name,
+        Closure::new(move |_| {
+            serde_wasm_bindgen::to_value(&read()).map_err(|e| JsValue::from_str(&e.to_string()))
+        }),
+    );
+}
+
 /// Installs `window.webgrad` = { state, setTask, train, pause, step, reset, loseDevice, bench }.
 pub fn install() {
     let api = js_sys::Object::new();
-    object_fn(
-        &api,
-        "state",
-        Closure::new(|_| {
-            with(|s| serde_wasm_bindgen::to_value(&s.status))
-                .map_err(|e| JsValue::from_str(&e.to_string()))
-        }),
-    );
+    getter(&api, "state", || with(|s| s.status.clone()));
     object_fn(
         &api,
         "setTask",
@@ -72,54 +88,12 @@ pub fn install() {
             Ok(JsValue::UNDEFINED)
         }),
     );
-    object_fn(
-        &api,
-        "train",
-        Closure::new(|_| {
-            set_running(true);
-            Ok(JsValue::UNDEFINED)
-        }),
-    );
-    object_fn(
-        &api,
-        "pause",
-        Closure::new(|_| {
-            set_running(false);
-            Ok(JsValue::UNDEFINED)
-        }),
-    );
-    object_fn(
-        &api,
-        "step",
-        Closure::new(|_| {
-            send(Command::Step);
-            Ok(JsValue::UNDEFINED)
-        }),
-    );
-    object_fn(
-        &api,
-        "reset",
-        Closure::new(|_| {
-            send(Command::Reset);
-            Ok(JsValue::UNDEFINED)
-        }),
-    );
-    object_fn(
-        &api,
-        "loseDevice",
-        Closure::new(|_| {
-            send(Command::LoseDevice);
-            Ok(JsValue::UNDEFINED)
-        }),
-    );
-    object_fn(
-        &api,
-        "bench",
-        Closure::new(|_| {
-            serde_wasm_bindgen::to_value(&super::bench::state())
-                .map_err(|e| JsValue::from_str(&e.to_string()))
-        }),
-    );
+    action(&api, "train", || set_running(true));
+    action(&api, "pause", || set_running(false));
+    action(&api, "step", || send(Command::Step));
+    action(&api, "reset", || send(Command::Reset));
+    action(&api, "loseDevice", || send(Command::LoseDevice));
+    getter(&api, "bench", super::bench::state);
     if let Some(w) = web_sys::window() {
         let _ = js_sys::Reflect::set(&w, &JsValue::from_str("webgrad"), &api);
     }

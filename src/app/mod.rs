@@ -7,17 +7,20 @@ mod bench;
 mod charts;
 mod dom;
 mod loader;
+mod outputs;
 mod recovery;
 mod settings;
+mod shared;
 mod sizing;
 mod views;
 
 use crate::data::Text;
-use crate::train::{BestKeeper, Config, SampleSettings, Session, Task, TaskData};
+use crate::train::{BestKeeper, Config, Session, Task, TaskData};
 use crate::{Device, Gpu};
 use charts::Point;
-use serde::Serialize;
-use std::cell::RefCell;
+use shared::{
+    clear_error_if, send, show_error, show_note, with, Command, Status, SETTINGS_INVALID,
+};
 use wasm_bindgen::prelude::*;
 
 /// Milliseconds of training per animation frame, and the most steps in one: the page stays
@@ -35,91 +38,6 @@ const PAGE_EVAL_CHARS: usize = 1 << 13;
 /// Weight of the previous steps-per-second figure in the shown rate (an exponential average,
 /// so one slow frame does not make the number jump).
 const RATE_SMOOTHING: f32 = 0.8;
-
-/// What `window.webgrad.state()` returns.
-#[derive(Serialize, Clone, Default)]
-pub struct Status {
-    pub task: Task,
-    pub running: bool,
-    pub step: u64,
-    pub train_loss: Option<f32>,
-    pub val_loss: Option<f32>,
-    pub val_acc: Option<f32>,
-    pub steps_per_s: Option<f32>,
-    pub adapter: String,
-    pub error: Option<String>,
-    /// A sentence about the run, such as that it reached its step count.
-    pub note: Option<String>,
-    /// The step of the checkpoint kept on the CPU side, to resume from if the GPU is lost.
-    pub kept_step: Option<u64>,
-}
-
-/// Work the UI asks of the training loop, which owns the session.
-enum Command {
-    Reset,
-    Step,
-    Save,
-    Load(Vec<u8>),
-    Sample,
-    Pad,
-    Redraw,
-    /// Destroys the GPU device, as a driver reset would (for tests).
-    LoseDevice,
-}
-
-#[derive(Default)]
-struct Shared {
-    status: Status,
-    commands: Vec<Command>,
-    history: Vec<Point>,
-    /// Resets asked for so far: work of a session older than the latest request is stale.
-    resets_asked: u64,
-}
-
-thread_local! {
-    static SHARED: RefCell<Shared> = RefCell::new(Shared::default());
-}
-
-fn with<T>(f: impl FnOnce(&mut Shared) -> T) -> T {
-    SHARED.with(|s| f(&mut s.borrow_mut()))
-}
-
-fn send(c: Command) {
-    with(|s| {
-        // One pending classification of the pad is enough, however fast the pointer moves.
-        if matches!(c, Command::Pad) && s.commands.iter().any(|q| matches!(q, Command::Pad)) {
-            return;
-        }
-        if matches!(c, Command::Reset) {
-            s.resets_asked += 1;
-        }
-        s.commands.push(c)
-    });
-}
-
-/// Shows an error sentence (or clears it) in the page and in `state()`.
-fn show_error(message: Option<String>) {
-    dom::set_text("error", message.as_deref().unwrap_or(""));
-    dom::set_hidden("error", message.is_none());
-    with(|s| s.status.error = message);
-}
-
-/// The error shown when Reset finds invalid settings; fixing them removes it.
-const SETTINGS_INVALID: &str = "Some settings are not valid; see the notes beside them.";
-
-/// Hides the error sentence if it is `message`, whose cause is gone.
-fn clear_error_if(message: &str) {
-    if with(|s| s.status.error.as_deref() == Some(message)) {
-        show_error(None);
-    }
-}
-
-/// Shows (or, with None, hides) a sentence about the run beside the stats.
-fn show_note(message: Option<String>) {
-    dom::set_text("note", message.as_deref().unwrap_or(""));
-    dom::set_hidden("note", message.is_none());
-    with(|s| s.status.note = message);
-}
 
 /// Runs when the module loads; does nothing on pages without the playground (e.g. tests).
 #[wasm_bindgen(start)]
@@ -490,66 +408,6 @@ impl Loop {
         self.keep_weights().await
     }
 
-    fn show_stats(&self) {
-        let rate = self.rate;
-        let per_step = self.session.as_ref().map_or(1, |s| s.items_per_step()) as f32;
-        let text_task = self.session.as_ref().is_some_and(|s| s.text().is_some());
-        let elapsed = self.trained_ms;
-        let (text, history) = with(|s| {
-            s.status.steps_per_s = rate;
-            let st = &s.status;
-            let mut t = format!("step {}", st.step);
-            if let Some(l) = st.train_loss {
-                t += &format!(" · train loss {l:.3}");
-            }
-            if let Some(l) = st.val_loss {
-                t += &format!(" · val loss {l:.3}");
-            }
-            if let Some(a) = st.val_acc {
-                t += &format!(" · val acc {:.1}%", 100.0 * a);
-            }
-            if let Some(r) = rate {
-                t += &format!(" · {r:.1} steps/s");
-                if text_task {
-                    t += &format!(" · {:.0} tokens/s", r * per_step);
-                }
-            }
-            t += &format!(" · {:.0} s", elapsed / 1000.0);
-            (t, s.history.clone())
-        });
-        dom::set_text("stats", &text);
-        charts::draw(
-            &history,
-            dom::checked("log-scale"),
-            dom::value("smoothing").parse().unwrap_or(0.8),
-        );
-    }
-
-    async fn draw_views(&self) -> Result<(), String> {
-        let Some(session) = self.session.as_ref() else {
-            return Ok(());
-        };
-        let Some(data) = session.labelled() else {
-            return Ok(());
-        };
-        if data.classes == 2 {
-            let probs = session
-                .predict(views::grid_points(), views::GRID * views::GRID)
-                .await
-                .map_err(|e| e.sentence())?;
-            views::draw_boundary(&probs, data);
-        } else {
-            let probs = session
-                .predict(data.val.x.clone(), data.val.len())
-                .await
-                .map_err(|e| e.sentence())?;
-            let predicted: Vec<u32> = probs.chunks(data.classes).map(argmax).collect();
-            views::draw_digits(data, &predicted, 36);
-            views::draw_confusion(data, &predicted);
-        }
-        Ok(())
-    }
-
     async fn save(&self) -> Result<(), String> {
         let session = self
             .session
@@ -579,59 +437,4 @@ impl Loop {
         show_error(None);
         self.evaluate(None).await
     }
-
-    async fn sample(&self) -> Result<(), String> {
-        let session = self.session.as_ref().ok_or("Start a run first.")?;
-        let settings = SampleSettings {
-            prompt: dom::value("prompt"),
-            tokens: 300,
-            temperature: dom::value("temperature")
-                .parse()
-                .map_err(|_| "The temperature is not a number.")?,
-            top_k: dom::value("top-k")
-                .parse()
-                .map_err(|_| "Top-k is not a whole number.")?,
-            seed: now_ms() as u64,
-        };
-        let mut text = settings.prompt.clone();
-        dom::set_text("sample-out", &text);
-        session
-            .sample(&settings, |t| {
-                text.push_str(t);
-                dom::set_text("sample-out", &text);
-            })
-            .await
-            .map_err(|e| e.sentence())?;
-        Ok(())
-    }
-
-    async fn classify_pad(&self) -> Result<(), String> {
-        let Some(session) = self.session.as_ref() else {
-            return Ok(());
-        };
-        let Some(pixels) = views::pad_pixels() else {
-            dom::set_text("pad-guess", views::PAD_PROMPT);
-            return Ok(());
-        };
-        let probs = session.predict(pixels, 1).await.map_err(|e| e.sentence())?;
-        if views::pad_pixels().is_none() {
-            // Cleared while the model looked: the guess would be about nothing.
-            return Ok(());
-        }
-        let best = argmax(&probs);
-        dom::set_text(
-            "pad-guess",
-            &format!(
-                "I think it is a {best} ({:.0}% sure).",
-                100.0 * probs[best as usize]
-            ),
-        );
-        Ok(())
-    }
-}
-
-fn argmax(p: &[f32]) -> u32 {
-    p.iter()
-        .enumerate()
-        .fold(0, |b, (i, v)| if *v > p[b] { i } else { b }) as u32
 }

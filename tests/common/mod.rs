@@ -7,6 +7,8 @@ pub mod cases;
 
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::rc::Rc;
+use webgrad::data::{points, PointSet};
+use webgrad::train::{Config, Session, TaskData};
 use webgrad::{Device, Gpu, Result, Tensor};
 
 thread_local! {
@@ -46,6 +48,29 @@ pub fn cli(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into(),
         String::from_utf8_lossy(&out.stderr).into(),
     )
+}
+
+/// A refusal: status 2, nothing on stdout (nothing trained), one line naming the cause.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn assert_refused(args: &[&str], expect: &str) {
+    let (code, out, err) = cli(args);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert!(out.is_empty(), "{args:?} printed {out}");
+    assert_eq!(
+        err.trim().lines().count(),
+        1,
+        "{args:?}: one line, got {err}"
+    );
+    assert!(
+        err.contains(expect),
+        "{args:?}: expected {expect:?}, got {err}"
+    );
+}
+
+/// A spiral session of `config` on 2,000 points.
+pub fn spiral_session(device: &Device, config: &Config) -> Session {
+    let data = points(PointSet::Spiral, 2000, config.noise, 0.2, config.seed).unwrap();
+    Session::new(config.clone(), TaskData::Labelled(data), device).unwrap()
 }
 
 /// `n` values uniform in [lo, hi), from `seed`.
