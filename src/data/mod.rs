@@ -1,10 +1,12 @@
 //! Datasets, seeded: synthetic 2-D sets, handwritten digits and text; and batching.
 
 mod digits;
+mod ink;
 mod points;
 mod text;
 
 pub use digits::{digits_from_gzip, DIGIT_SIDE};
+pub use ink::digit_from_ink;
 pub use points::{points, PointSet};
 pub use text::{spread_windows, text_from_file, windows, Text, Vocab};
 

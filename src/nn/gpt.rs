@@ -99,11 +99,19 @@ impl Block {
         })
     }
 
-    /// The block, with dropout on its two outputs into the residual stream when `drop` says so.
-    fn forward(&self, x: &Tensor, heads: usize, drop: &mut DropoutPass) -> Result<Tensor> {
+    /// The block, with dropout on its two outputs into the residual stream when `drop` says so;
+    /// its packed q, k and v are added to `seen`.
+    fn forward(
+        &self,
+        x: &Tensor,
+        heads: usize,
+        drop: &mut DropoutPass,
+        seen: &mut Vec<Tensor>,
+    ) -> Result<Tensor> {
         // q, k and v side by side, read in place by the attention.
         let qkv = self.qkv.forward(&self.ln1.forward(x)?)?;
         let x = drop.residual(&self.proj, &qkv.attention_packed(heads)?, x)?;
+        seen.push(qkv);
         let h = self.fc.forward(&self.ln2.forward(&x)?)?.gelu()?;
         drop.residual(&self.fc_proj, &h, &x)
     }
@@ -197,8 +205,8 @@ impl Module for Gpt {
 
 impl Gpt {
     /// Token ids [batch, T] (u32, T <= context) -> logits [batch * T, vocab], with dropout
-    /// drawn from `seed` when one is given.
-    fn run(&self, tokens: &Tensor, seed: Option<u32>) -> Result<Tensor> {
+    /// drawn from `seed` when one is given; each block's packed q, k and v added to `seen`.
+    fn run(&self, tokens: &Tensor, seed: Option<u32>, seen: &mut Vec<Tensor>) -> Result<Tensor> {
         let (batch, t) = (tokens.shape()[0], tokens.shape()[1]);
         if t > self.config.context {
             return Err(Error::Invalid {
@@ -214,7 +222,7 @@ impl Gpt {
             .add(&self.pos_emb.forward(&positions)?)?;
         let mut x = drop.apply(embedded)?;
         for block in &self.blocks {
-            x = block.forward(&x, self.config.heads, &mut drop)?;
+            x = block.forward(&x, self.config.heads, &mut drop, seen)?;
         }
         let x = self
             .ln_f
@@ -226,10 +234,58 @@ impl Gpt {
 
 impl Model for Gpt {
     fn forward(&self, tokens: &Tensor) -> Result<Tensor> {
-        self.run(tokens, None)
+        self.run(tokens, None, &mut Vec::new())
     }
 
     fn forward_train(&self, tokens: &Tensor, seed: u32) -> Result<Tensor> {
-        self.run(tokens, Some(seed))
+        self.run(tokens, Some(seed), &mut Vec::new())
     }
+
+    /// Each layer's attention weights over one sequence of tokens [1, T]: [heads, T, T] as
+    /// "layer N", row i the weights query i gives keys 0..=i.
+    fn insides(&self, tokens: &Tensor) -> Result<Vec<(String, Tensor)>> {
+        let (batch, t) = (tokens.shape()[0], tokens.shape()[1]);
+        if batch != 1 {
+            return Err(Error::Invalid {
+                op: "gpt",
+                why: format!("attention weights are shown for one sequence, not {batch}"),
+            });
+        }
+        let mut seen = Vec::new();
+        self.run(tokens, None, &mut seen)?;
+        let mask = causal_mask(t, tokens.device())?;
+        seen.iter()
+            .enumerate()
+            .map(|(i, qkv)| {
+                let weights = attention_weights(qkv, &mask, self.config.heads)?;
+                Ok((format!("layer {}", i + 1), weights))
+            })
+            .collect()
+    }
+}
+
+/// [T, T]: 0 where a query may look (at its own position and before), a large negative
+/// number where it may not, so that the softmax gives those keys no weight.
+fn causal_mask(t: usize, device: &crate::Device) -> Result<Tensor> {
+    let values = (0..t * t)
+        .map(|i| if i % t > i / t { -1e9 } else { 0.0 })
+        .collect();
+    Tensor::from_vec(values, &[t, t], device)
+}
+
+/// softmax(q·kᵀ/√d + mask) per head, from one sequence's packed q, k and v [1, T, 3C]: the
+/// weights the fused attention kernels use without keeping them.
+fn attention_weights(qkv: &Tensor, mask: &Tensor, heads: usize) -> Result<Tensor> {
+    let (t, c) = (qkv.shape()[1], qkv.shape()[2] / 3);
+    let d = c / heads;
+    let per_head = |start: usize| {
+        qkv.slice(2, start, c)?
+            .reshape(&[t, heads, d])?
+            .permute(&[1, 0, 2])
+    };
+    let (q, k) = (per_head(0)?, per_head(c)?);
+    q.matmul_t(&k, false, true)?
+        .scale(1.0 / (d as f32).sqrt())?
+        .add(mask)?
+        .softmax()
 }

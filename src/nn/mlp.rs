@@ -55,12 +55,27 @@ impl Module for Mlp {
 impl Model for Mlp {
     /// x [batch, inputs] (any trailing shape is flattened) -> logits [batch, outputs].
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.run(x, &mut Vec::new())
+    }
+
+    /// Each hidden layer's output after its activation: [batch, width] as "hidden N".
+    fn insides(&self, x: &Tensor) -> Result<Vec<(String, Tensor)>> {
+        let mut hidden = Vec::new();
+        self.run(x, &mut hidden)?;
+        Ok(hidden)
+    }
+}
+
+impl Mlp {
+    /// The forward pass, each hidden layer's output added to `hidden`.
+    fn run(&self, x: &Tensor, hidden: &mut Vec<(String, Tensor)>) -> Result<Tensor> {
         let batch = x.shape()[0];
         let mut h = x.reshape(&[batch, x.numel() / batch.max(1)])?;
         for (i, layer) in self.layers.iter().enumerate() {
             h = layer.forward(&h)?;
             if i + 1 < self.layers.len() {
                 h = self.activation.apply(&h)?;
+                hidden.push((format!("hidden {}", i + 1), h.clone()));
             }
         }
         Ok(h)

@@ -40,4 +40,9 @@ pub trait Model: Module {
         let _ = seed;
         self.forward(x)
     }
+
+    /// What the page shows of the model's insides for the inputs `x`: named intermediate
+    /// results of the forward pass (hidden activations, feature maps, attention weights), in
+    /// the order they are computed.
+    fn insides(&self, x: &Tensor) -> Result<Vec<(String, Tensor)>>;
 }

@@ -4,7 +4,9 @@
 mod best;
 mod checkpoint;
 mod config;
+mod flow;
 mod footprint;
+mod insides;
 mod sample;
 mod smoothing;
 mod task;
@@ -12,14 +14,16 @@ mod task;
 pub use best::{BestKeeper, Verdict};
 pub use checkpoint::{assign_all, Checkpoint, CHECKPOINT_FORMAT, MAX_HEADER_BYTES};
 pub use config::{Config, Family, ModelConfig};
+pub use flow::{Flow, LayerFlow};
 pub use footprint::{Footprint, Part};
+pub use insides::Inside;
 pub use task::Task;
 
 use crate::data::{spread_windows, windows, Batches, Labelled, Text};
 use crate::nn::{Cnn, Gpt, Init, Mlp, Model};
 use crate::optim::Optimizer;
 use crate::{no_grad, Device, Error, Result, Tensor};
-pub use sample::{sample, SampleSettings};
+pub use sample::{sample, SampleSettings, Sampled, Sampler};
 pub use smoothing::smooth;
 
 /// Validation examples evaluated per forward pass: bounds the activations of a large split.
@@ -165,6 +169,10 @@ pub struct Session {
     tried: Vec<Tensor>,
     /// The last weights whose loss was read back finite, to fall back on.
     good: Vec<Tensor>,
+    /// Whether the next step keeps its gradient norms (see `flow`).
+    watch: bool,
+    /// The latest watched step and its squared gradient norm per layer, on the device.
+    watched: Option<(u64, Tensor)>,
 }
 
 impl Session {
@@ -200,6 +208,8 @@ impl Session {
             last_loss: None,
             tried,
             good,
+            watch: false,
+            watched: None,
         })
     }
 
@@ -282,6 +292,10 @@ impl Session {
             .forward_train(&x, self.dropout_seed())?;
         let loss = logits.cross_entropy(&y)?;
         let grads = loss.backward()?;
+        if std::mem::take(&mut self.watch) {
+            let squares = flow::gradient_squares(&self.params, &grads, &self.device)?;
+            self.watched = Some((self.step + 1, squares));
+        }
         // Keep the weights this loss came from: they are the fallback if it turns out finite.
         for ((_, p), t) in self.params.iter().zip(&self.tried) {
             t.copy_from(p)?;
