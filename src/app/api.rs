@@ -1,7 +1,7 @@
 //! `window.webgrad`, the scripting API for automation and tests, and the wiring of the page's
 //! buttons, keys, file input and drawing pad.
 
-use super::{dom, send, settings, with, Command};
+use super::{dom, pad, send, settings, views, with, Command};
 use crate::train::Task;
 use strum::VariantNames;
 use wasm_bindgen::prelude::*;
@@ -10,6 +10,10 @@ use wasm_bindgen::JsCast;
 fn set_running(on: bool) {
     with(|s| s.status.running = on);
     show_running(on);
+    if on {
+        // Pressed once, the hint has done its job.
+        dom::set_hidden("hint", true);
+    }
 }
 
 /// The Train button reads Pause while training.
@@ -152,6 +156,7 @@ pub fn wire_controls() {
     on("log-scale", "change", |_| send(Command::Redraw));
     on("smoothing", "input", |_| send(Command::Redraw));
     wire_pad();
+    wire_views();
     let keys = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(|e: web_sys::KeyboardEvent| {
         let typing = e
             .target()
@@ -221,42 +226,117 @@ fn on_file(id: &str, read: fn(&web_sys::File) -> js_sys::Promise, done: fn(JsVal
 }
 
 fn wire_pad() {
-    super::views::clear_pad();
+    pad::clear_pad();
     on("pad-clear", "click", |_| {
-        super::views::clear_pad();
-        dom::set_text("pad-guess", super::views::PAD_PROMPT);
+        pad::clear_pad();
+        dom::set_text("pad-guess", pad::PAD_PROMPT);
+        // The feature maps go back to the chosen test digit.
+        with(|s| s.drawn = false);
+        send(Command::Views);
     });
-    let drawing = std::rc::Rc::new(std::cell::Cell::new(false));
-    let d = drawing.clone();
-    on("pad", "pointerdown", move |_| d.set(true));
-    let d = drawing.clone();
-    on("pad", "pointerup", move |_| {
-        d.set(false);
-        send(Command::Pad);
-    });
-    let d = drawing;
-    on("pad", "pointermove", move |e| {
-        if !d.get() {
-            return;
+    // The last point of the stroke being drawn, in the pad's pixels.
+    let last = std::rc::Rc::new(std::cell::Cell::new(None::<(f64, f64)>));
+    let l = last.clone();
+    on("pad", "pointerdown", move |e| {
+        // The pen keeps drawing on the pad when it strays over its edge.
+        if let (Some(pad), Some(p)) = (
+            dom::by_id::<web_sys::Element>("pad"),
+            e.dyn_ref::<web_sys::PointerEvent>(),
+        ) {
+            let _ = pad.set_pointer_capture(p.pointer_id());
         }
-        let Some(e) = e.dyn_ref::<web_sys::PointerEvent>() else {
+        let at = pad_point(&e);
+        if let Some(p) = at {
+            pad::stroke(p, p);
+        }
+        l.set(at);
+    });
+    for end in ["pointerup", "pointercancel"] {
+        let l = last.clone();
+        on("pad", end, move |_| {
+            if l.take().is_some() {
+                send(Command::Pad);
+            }
+        });
+    }
+    on("pad", "pointermove", move |e| {
+        let (Some(from), Some(to)) = (last.get(), pad_point(&e)) else {
             return;
         };
-        let Some((canvas, ctx)) = dom::context("pad") else {
-            return;
-        };
-        let rect = canvas.get_bounding_client_rect();
-        let scale = canvas.width() as f64 / rect.width();
-        let (x, y) = (
-            (e.client_x() as f64 - rect.left()) * scale,
-            (e.client_y() as f64 - rect.top()) * scale,
-        );
-        ctx.set_fill_style_str("#000000");
-        ctx.begin_path();
-        let _ = ctx.arc(x, y, 7.0, 0.0, std::f64::consts::TAU);
-        ctx.fill();
+        pad::stroke(from, to);
+        last.set(Some(to));
         send(Command::Pad);
     });
+}
+
+/// Where a pointer event is on the pad, in the pad's pixels.
+fn pad_point(e: &web_sys::Event) -> Option<(f64, f64)> {
+    let e = e.dyn_ref::<web_sys::PointerEvent>()?;
+    let canvas: web_sys::HtmlCanvasElement = dom::by_id("pad")?;
+    let rect = canvas.get_bounding_client_rect();
+    let scale = canvas.width() as f64 / rect.width();
+    Some((
+        (e.client_x() as f64 - rect.left()) * scale,
+        (e.client_y() as f64 - rect.top()) * scale,
+    ))
+}
+
+/// Where a click is on the canvas `id`, in CSS pixels from its top left.
+fn click_point(e: &web_sys::Event, id: &str) -> Option<(f64, f64)> {
+    let e = e.dyn_ref::<web_sys::MouseEvent>()?;
+    let canvas: web_sys::HtmlCanvasElement = dom::by_id(id)?;
+    let rect = canvas.get_bounding_client_rect();
+    let css_width: f64 = canvas.get_attribute("data-css-width")?.parse().ok()?;
+    let scale = css_width / rect.width();
+    Some((
+        (e.client_x() as f64 - rect.left()) * scale,
+        (e.client_y() as f64 - rect.top()) * scale,
+    ))
+}
+
+/// Clicks in the views choose what the others show: a digit for the feature maps, a cell of
+/// the confusion matrix for its digits; the views' options redraw them.
+fn wire_views() {
+    let choose_digit = |slot_to_digit: fn(usize) -> Option<usize>, id: &'static str| {
+        on(id, "click", move |e| {
+            let Some((x, y)) = click_point(&e, id) else {
+                return;
+            };
+            let slot = (y / views::ROW) as usize * views::PER_ROW + (x / views::CELL) as usize;
+            if let Some(digit) = slot_to_digit(slot) {
+                with(|s| {
+                    s.selected_digit = Some(digit);
+                    s.drawn = false;
+                });
+                send(Command::Views);
+            }
+        });
+    };
+    choose_digit(|slot| (slot < 36).then_some(slot), "digit-grid");
+    choose_digit(
+        |slot| with(|s| s.cell_digits.get(slot).copied()),
+        "mistake-grid",
+    );
+    on("confusion", "click", |e| {
+        let Some((x, y)) = click_point(&e, "confusion") else {
+            return;
+        };
+        let (x0, y0) = views::MATRIX_AT;
+        let (p, t) = ((x - x0) / views::MATRIX_CELL, (y - y0) / views::MATRIX_CELL);
+        if (0.0..10.0).contains(&p) && (0.0..10.0).contains(&t) {
+            with(|s| s.chosen_cell = Some((t as usize, p as usize)));
+            send(Command::Views);
+        }
+    });
+    for id in [
+        "show-train",
+        "show-test",
+        "attn-layer",
+        "attn-head",
+        "prompt",
+    ] {
+        on(id, "change", |_| send(Command::Views));
+    }
 }
 
 /// Offers `bytes` as a file download.

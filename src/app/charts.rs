@@ -22,7 +22,50 @@ pub fn draw(history: &[Point], log_scale: bool, smoothing: f32) {
     let _ = draw_accuracy(history);
 }
 
+/// Backing pixels per CSS pixel of a chart's canvas, set up for this screen; sizes in CSS
+/// pixels times this are drawn at the size the page means, and sharp.
+#[derive(Clone, Copy)]
+pub struct Ratio(pub f64);
+
+impl Ratio {
+    /// Sets up the canvas `id` (see `dom::hidpi`) and returns its ratio.
+    pub fn of(id: &str) -> Option<Ratio> {
+        super::dom::hidpi(id).map(|(_, _, r)| Ratio(r))
+    }
+
+    pub fn px(self, css: f64) -> u32 {
+        (css * self.0).round() as u32
+    }
+
+    pub fn font(self, css: f64) -> (&'static str, f64) {
+        ("sans-serif", css * self.0)
+    }
+}
+
+/// The mesh of a chart: no minor lines, labels at the page's size.
+pub fn mesh<'a, X, Y>(
+    chart: &mut ChartContext<'a, CanvasBackend, Cartesian2d<X, Y>>,
+    r: Ratio,
+    x_desc: Option<&str>,
+    y_labels: usize,
+) -> Option<()>
+where
+    X: Ranged<ValueType = u64> + ValueFormatter<u64>,
+    Y: Ranged + ValueFormatter<<Y as Ranged>::ValueType>,
+{
+    let mut mesh = chart.configure_mesh();
+    mesh.light_line_style(WHITE.mix(0.0))
+        .y_labels(y_labels)
+        .label_style(r.font(11.0))
+        .axis_desc_style(r.font(11.0));
+    if let Some(d) = x_desc {
+        mesh.x_desc(d);
+    }
+    mesh.draw().ok()
+}
+
 fn draw_loss(history: &[Point], log_scale: bool, smoothing: f32) -> Option<()> {
+    let r = Ratio::of("loss-chart")?;
     let root = CanvasBackend::new("loss-chart")?.into_drawing_area();
     root.fill(&WHITE).ok()?;
     // Points that are not finite (a diverged run), or not positive on a log axis, would give
@@ -47,7 +90,12 @@ fn draw_loss(history: &[Point], log_scale: bool, smoothing: f32) -> Option<()> {
         (true, false) => (lo, hi.max(lo + 1e-3)),
         (false, _) => (0.1, 1.0),
     };
-    let curves = Curves { last, train, val };
+    let curves = Curves {
+        last,
+        train,
+        val,
+        r,
+    };
     if log_scale {
         curves.plot(&root, "loss (log scale)", (lo..hi).log_scale())
     } else {
@@ -60,6 +108,7 @@ struct Curves {
     last: u64,
     train: Vec<(u64, f32)>,
     val: Vec<(u64, f32)>,
+    r: Ratio,
 }
 
 impl Curves {
@@ -68,35 +117,33 @@ impl Curves {
         Y: AsRangedCoord<Value = f32>,
         Y::CoordDescType: ValueFormatter<f32>,
     {
+        let r = self.r;
         let mut chart = ChartBuilder::on(root)
-            .caption(caption, ("sans-serif", 14))
-            .margin(8)
-            .x_label_area_size(36)
-            .y_label_area_size(44)
+            .caption(caption, r.font(14.0))
+            .margin(r.px(8.0))
+            .x_label_area_size(r.px(36.0))
+            .y_label_area_size(r.px(44.0))
             .build_cartesian_2d(0u64..self.last, y)
             .ok()?;
-        chart
-            .configure_mesh()
-            .x_desc("step")
-            .light_line_style(WHITE.mix(0.0))
-            .draw()
-            .ok()?;
+        mesh(&mut chart, r, Some("step"), 10)?;
         let blue = RGBColor(47, 111, 222);
         let orange = RGBColor(230, 126, 34);
+        let (width, key) = (r.px(2.0), r.px(16.0) as i32);
         chart
-            .draw_series(LineSeries::new(self.train, blue.stroke_width(2)))
+            .draw_series(LineSeries::new(self.train, blue.stroke_width(width)))
             .ok()?
             .label("train (smoothed)")
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], blue));
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + key, y)], blue));
         chart
-            .draw_series(LineSeries::new(self.val, orange.stroke_width(2)))
+            .draw_series(LineSeries::new(self.val, orange.stroke_width(width)))
             .ok()?
             .label("validation")
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], orange));
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + key, y)], orange));
         // Loss falls from the upper left: the upper right is where the curves are not.
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperRight)
+            .label_font(r.font(11.0))
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK.mix(0.2))
             .draw()
@@ -106,6 +153,7 @@ impl Curves {
 }
 
 fn draw_accuracy(history: &[Point]) -> Option<()> {
+    let r = Ratio::of("acc-chart")?;
     let root = CanvasBackend::new("acc-chart")?.into_drawing_area();
     root.fill(&WHITE).ok()?;
     let acc: Vec<(u64, f32)> = history
@@ -114,19 +162,14 @@ fn draw_accuracy(history: &[Point]) -> Option<()> {
         .collect();
     let last = history.last().map(|p| p.step).unwrap_or(1).max(1);
     let mut chart = ChartBuilder::on(&root)
-        .caption("validation accuracy", ("sans-serif", 14))
-        .margin(8)
-        .x_label_area_size(20)
-        .y_label_area_size(44)
+        .caption("validation accuracy", r.font(14.0))
+        .margin(r.px(8.0))
+        .x_label_area_size(r.px(20.0))
+        .y_label_area_size(r.px(44.0))
         .build_cartesian_2d(0u64..last, 0f32..1f32)
         .ok()?;
-    chart
-        .configure_mesh()
-        .light_line_style(WHITE.mix(0.0))
-        .draw()
-        .ok()?;
-    chart
-        .draw_series(LineSeries::new(acc, RGBColor(39, 174, 96).stroke_width(2)))
-        .ok()?;
+    mesh(&mut chart, r, None, 6)?;
+    let green = RGBColor(39, 174, 96).stroke_width(r.px(2.0));
+    chart.draw_series(LineSeries::new(acc, green)).ok()?;
     root.present().ok()
 }

@@ -114,7 +114,8 @@ pub fn context(id: &str) -> Option<(HtmlCanvasElement, CanvasRenderingContext2d)
     Some((canvas, ctx))
 }
 
-/// Puts RGBA pixels of a w × h image on a canvas, scaled to `size` at (x, y).
+/// Puts RGBA pixels of a w × h image on a canvas, scaled to `size` at (x, y) (smoothed or
+/// not as the context's image smoothing is set).
 pub fn put_image(
     ctx: &CanvasRenderingContext2d,
     rgba: &mut [u8],
@@ -144,11 +145,67 @@ pub fn put_image(
         .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
     {
         let _ = tctx.put_image_data(&image, 0.0, 0.0);
-        ctx.set_image_smoothing_enabled(false);
         let _ = ctx.draw_image_with_html_canvas_element_and_dw_and_dh(&tmp, x, y, size.0, size.1);
     }
 }
 
 pub fn js_error(e: JsValue) -> String {
     e.as_string().unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// The device pixels per CSS pixel of this screen (2 or 3 on phones and high-DPI laptops).
+pub fn pixel_ratio() -> f64 {
+    web_sys::window()
+        .map_or(1.0, |w| w.device_pixel_ratio())
+        .max(1.0)
+}
+
+/// Sizes the canvas `id`'s backing store for this screen, the first time: `pixel_ratio`
+/// times its size in the HTML, which stays its CSS size. Returns the canvas, its context (with
+/// no transform) and the ratio of backing pixels to CSS pixels.
+pub fn hidpi(id: &str) -> Option<(HtmlCanvasElement, CanvasRenderingContext2d, f64)> {
+    let (canvas, ctx) = context(id)?;
+    if canvas.get_attribute("data-css-width").is_none() {
+        let (w, h, ratio) = (canvas.width(), canvas.height(), pixel_ratio());
+        let _ = canvas.set_attribute("data-css-width", &w.to_string());
+        let _ = canvas.style().set_property("width", &format!("{w}px"));
+        canvas.set_width((w as f64 * ratio).round() as u32);
+        canvas.set_height((h as f64 * ratio).round() as u32);
+    }
+    let css_width: f64 = canvas.get_attribute("data-css-width")?.parse().ok()?;
+    let _ = ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0);
+    let ratio = canvas.width() as f64 / css_width;
+    Some((canvas, ctx, ratio))
+}
+
+/// The canvas `id` ready to draw sharp on this screen (see `hidpi`), cleared, its context
+/// scaled so that drawing is in CSS pixels. Returns the context and the CSS width and height.
+pub fn sharp(id: &str) -> Option<(CanvasRenderingContext2d, f64, f64)> {
+    let (canvas, ctx, ratio) = hidpi(id)?;
+    let _ = ctx.set_transform(ratio, 0.0, 0.0, ratio, 0.0, 0.0);
+    let (w, h) = (
+        canvas.width() as f64 / ratio,
+        canvas.height() as f64 / ratio,
+    );
+    ctx.set_fill_style_str("#ffffff");
+    ctx.fill_rect(0.0, 0.0, w, h);
+    Some((ctx, w, h))
+}
+
+/// A colour for a value in [-1, 1]: orange for negative, white at 0, blue for positive (the
+/// colours of the two classes of the 2-D sets).
+pub fn diverging(v: f32) -> [u8; 3] {
+    let v = v.clamp(-1.0, 1.0);
+    let (end, t) = if v < 0.0 {
+        ([230.0, 126.0, 34.0], -v)
+    } else {
+        ([47.0, 111.0, 222.0], v)
+    };
+    let mix = |e: f32| (255.0 + (e - 255.0) * t) as u8;
+    [mix(end[0]), mix(end[1]), mix(end[2])]
+}
+
+/// `rgb(r,g,b)` for a canvas style.
+pub fn css_rgb([r, g, b]: [u8; 3]) -> String {
+    format!("rgb({r},{g},{b})")
 }

@@ -2,20 +2,29 @@
 //! per animation frame, and draws charts and views. All training goes through
 //! `train::Session`, the same as the CLI's.
 
+mod adapter;
 mod api;
 mod bench;
 mod charts;
+mod cnn_views;
 mod dom;
+mod flow_chart;
+mod inspect;
 mod loader;
+mod network;
 mod outputs;
+mod pad;
 mod recovery;
+mod sampling;
 mod settings;
 mod shared;
 mod sizing;
+mod summary;
+mod text_views;
 mod views;
 
 use crate::data::Text;
-use crate::train::{BestKeeper, Config, Session, Task, TaskData};
+use crate::train::{BestKeeper, Config, ModelConfig, Sampler, Session, Task, TaskData};
 use crate::{Device, Gpu};
 use charts::Point;
 use shared::{
@@ -28,6 +37,10 @@ use wasm_bindgen::prelude::*;
 /// lost) while a fast GPU still gets steps enough to stay busy.
 const FRAME_BUDGET_MS: f64 = 20.0;
 const MAX_STEPS_PER_FRAME: u64 = 50;
+/// Seconds of training one frame takes on, at the measured rate: steps are recorded far
+/// faster than a slow GPU runs them, so without this a frame could queue seconds of work, and
+/// Pause, Sample and the views would wait that long.
+const FRAME_WORK_S: f32 = 0.25;
 /// Steps between evaluations in the page: digits runs are the shortest (600 steps by default),
 /// so they evaluate a little more often to keep enough points on the validation curve.
 const DIGITS_EVAL_EVERY: u64 = 20;
@@ -69,16 +82,34 @@ pub fn start() {
         settings::apply_query(&search);
         api::install();
         api::wire_controls();
+        fold_settings_on_a_phone();
         send(Command::Reset);
         Loop::new(device).run().await;
     });
 }
 
+/// On a narrow screen the settings start folded, so that the views come first.
+fn fold_settings_on_a_phone() {
+    let narrow = web_sys::window()
+        .and_then(|w| w.inner_width().ok())
+        .and_then(|w| w.as_f64())
+        .is_some_and(|w| w < PHONE_WIDTH);
+    if let Some(details) = dom::by_id::<web_sys::HtmlDetailsElement>("settings") {
+        details.set_open(!narrow);
+    }
+}
+
+/// The widest screen, in CSS pixels, laid out for a phone (as in web/style.css).
+const PHONE_WIDTH: f64 = 900.0;
+
 /// The GPU when the browser offers one, else the CPU backend; with a sentence saying which.
 async fn open_device() -> (Device, String) {
     match Gpu::new().await {
         Ok(gpu) => {
-            let name = gpu.adapter_name();
+            let name = match adapter::describe().await {
+                Some(described) => described,
+                None => gpu.adapter_name(),
+            };
             (Device::Gpu(gpu), format!("GPU adapter: {name}"))
         }
         Err(_) => (
@@ -104,6 +135,7 @@ pub(crate) fn select_task(task: Task) {
     dom::set_hidden("gpt-settings", !text);
     dom::set_hidden("text-view", !text);
     dom::set_hidden("acc-chart", text);
+    dom::set_hidden("acc-caption", text);
     if text {
         dom::set_value("gpt-size", "auto");
     }
@@ -145,6 +177,8 @@ struct Loop {
     recoveries: u32,
     /// The Resets asked for when this session's Reset began (see `stale`).
     resets_done: u64,
+    /// A sampling under way, taken on a few characters a frame.
+    sampler: Option<Sampler>,
 }
 
 impl Loop {
@@ -160,6 +194,7 @@ impl Loop {
             kept: None,
             recoveries: 0,
             resets_done: 0,
+            sampler: None,
         }
     }
 
@@ -175,8 +210,14 @@ impl Loop {
                 let result = self.command(c).await;
                 self.settle(result).await;
             }
+            if self.sampler.is_some() {
+                let result = self.sample_some().await;
+                self.settle(result).await;
+            }
             if with(|s| s.status.running) {
-                let result = self.train_for(FRAME_BUDGET_MS, MAX_STEPS_PER_FRAME).await;
+                let result = self
+                    .train_for(FRAME_BUDGET_MS, self.steps_per_frame(), false)
+                    .await;
                 self.settle(result).await;
             }
         }
@@ -185,15 +226,16 @@ impl Loop {
     async fn command(&mut self, c: Command) -> Result<(), String> {
         match c {
             Command::Reset => self.reset().await,
-            Command::Step => self.train_for(0.0, 1).await,
+            Command::Step => self.train_for(0.0, 1, true).await,
             Command::Save => self.save().await,
             Command::Load(bytes) => self.load(&bytes).await,
-            Command::Sample => self.sample().await,
+            Command::Sample => self.start_sampling(),
             Command::Pad => self.classify_pad().await,
             Command::Redraw => {
                 self.show_stats();
                 Ok(())
             }
+            Command::Views => self.redraw_views().await,
             Command::LoseDevice => {
                 self.lose_device();
                 Ok(())
@@ -214,6 +256,7 @@ impl Loop {
             None => result,
         };
         if let Err(e) = result {
+            self.sampler = None;
             with(|s| s.status.running = false);
             api::show_running(false);
             show_error(Some(e));
@@ -237,6 +280,10 @@ impl Loop {
         }
         with(|s| {
             s.history.clear();
+            s.flows.clear();
+            s.selected_digit = None;
+            s.chosen_cell = None;
+            s.drawn = false;
             s.status = Status {
                 task,
                 adapter: s.status.adapter.clone(),
@@ -248,7 +295,21 @@ impl Loop {
         show_note(note);
         api::update_url();
         dom::set_text("sample-out", "");
+        self.sampler = None;
+        if let Some(session) = &self.session {
+            summary::show(session);
+            if let ModelConfig::Gpt(g) = &session.config.model {
+                text_views::offer_choices(g.layers, g.heads);
+            }
+        }
         self.evaluate(None).await
+    }
+
+    /// Steps for the next frame: about FRAME_WORK_S of work at the measured rate (one step
+    /// until there is a rate).
+    fn steps_per_frame(&self) -> u64 {
+        let steps = self.rate.map_or(1.0, |r| (r * FRAME_WORK_S).ceil());
+        (steps as u64).clamp(1, MAX_STEPS_PER_FRAME)
     }
 
     /// True when a Reset was asked for after the one that made this session (a task switched
@@ -305,8 +366,14 @@ impl Loop {
     }
 
     /// Trains until `budget_ms` have passed or `max_steps` were taken, then reads the loss
-    /// back once, and evaluates when an evaluation is due.
-    async fn train_for(&mut self, budget_ms: f64, max_steps: u64) -> Result<(), String> {
+    /// back once, and evaluates when an evaluation is due, or at the end when `then_evaluate`
+    /// (the Step button).
+    async fn train_for(
+        &mut self,
+        budget_ms: f64,
+        max_steps: u64,
+        then_evaluate: bool,
+    ) -> Result<(), String> {
         if self.stale() {
             return Ok(());
         }
@@ -317,6 +384,10 @@ impl Loop {
         let first = session.step;
         let (every, end) = (session.config.eval_every, session.config.steps);
         loop {
+            // The step an evaluation follows keeps its gradient norms for the flow chart.
+            if (session.step + 1) % every == 0 || then_evaluate || session.step + 1 == end {
+                session.watch_next_step();
+            }
             session.train_step().map_err(|e| e.sentence())?;
             if session.step - first >= max_steps
                 || now_ms() - start >= budget_ms
@@ -335,7 +406,7 @@ impl Loop {
             return Ok(());
         };
         let (step, taken) = (session.step, session.step - first);
-        let due = step % every == 0 || max_steps == 1 || finished;
+        let due = step % every == 0 || then_evaluate || finished;
         if due {
             self.evaluate(Some(train)).await?;
             if finished {
@@ -386,6 +457,7 @@ impl Loop {
             return Ok(());
         };
         let eval = session.evaluate().await.map_err(|e| e.sentence())?;
+        let flow = session.flow().await.map_err(|e| e.sentence())?;
         let step = session.step;
         if self.stale() {
             return Ok(());
@@ -402,6 +474,9 @@ impl Loop {
                 val: Some(eval.loss),
                 acc: eval.accuracy,
             });
+            if let Some(flow) = flow.filter(|f| s.flows.last().is_none_or(|l| l.step < f.step)) {
+                s.flows.push(flow);
+            }
         });
         self.show_stats();
         self.draw_views().await?;

@@ -1,8 +1,7 @@
 //! What the page shows of a session: the stats line and the charts, the views of what the
-//! model predicts, samples of text and the pad's guess.
+//! model predicts, and the pad's guess.
 
-use super::{charts, dom, now_ms, views, with, Loop};
-use crate::train::SampleSettings;
+use super::{charts, dom, flow_chart, pad, views, with, Loop};
 
 impl Loop {
     pub(super) fn show_stats(&self) {
@@ -10,7 +9,7 @@ impl Loop {
         let per_step = self.session.as_ref().map_or(1, |s| s.items_per_step()) as f32;
         let text_task = self.session.as_ref().is_some_and(|s| s.text().is_some());
         let elapsed = self.trained_ms;
-        let (text, history) = with(|s| {
+        let (text, history, flows) = with(|s| {
             s.status.steps_per_s = rate;
             let st = &s.status;
             let mut t = format!("step {}", st.step);
@@ -30,7 +29,7 @@ impl Loop {
                 }
             }
             t += &format!(" · {:.0} s", elapsed / 1000.0);
-            (t, s.history.clone())
+            (t, s.history.clone(), s.flows.clone())
         });
         dom::set_text("stats", &text);
         charts::draw(
@@ -38,84 +37,77 @@ impl Loop {
             dom::checked("log-scale"),
             dom::value("smoothing").parse().unwrap_or(0.8),
         );
+        flow_chart::draw(&flows);
     }
 
-    pub(super) async fn draw_views(&self) -> Result<(), String> {
-        let Some(session) = self.session.as_ref() else {
-            return Ok(());
-        };
-        let Some(data) = session.labelled() else {
-            return Ok(());
-        };
-        if data.classes == 2 {
-            let probs = session
-                .predict(views::grid_points(), views::GRID * views::GRID)
-                .await
-                .map_err(|e| e.sentence())?;
-            views::draw_boundary(&probs, data);
-        } else {
-            let probs = session
-                .predict(data.val.x.clone(), data.val.len())
-                .await
-                .map_err(|e| e.sentence())?;
-            let predicted: Vec<u32> = probs.chunks(data.classes).map(argmax).collect();
-            views::draw_digits(data, &predicted, 36);
-            views::draw_confusion(data, &predicted);
-        }
-        Ok(())
-    }
-
-    pub(super) async fn sample(&self) -> Result<(), String> {
-        let session = self.session.as_ref().ok_or("Start a run first.")?;
-        let settings = SampleSettings {
-            prompt: dom::value("prompt"),
-            tokens: 300,
-            temperature: dom::value("temperature")
-                .parse()
-                .map_err(|_| "The temperature is not a number.")?,
-            top_k: dom::value("top-k")
-                .parse()
-                .map_err(|_| "Top-k is not a whole number.")?,
-            seed: now_ms() as u64,
-        };
-        let mut text = settings.prompt.clone();
-        dom::set_text("sample-out", &text);
-        session
-            .sample(&settings, |t| {
-                text.push_str(t);
-                dom::set_text("sample-out", &text);
-            })
-            .await
-            .map_err(|e| e.sentence())?;
-        Ok(())
-    }
-
+    /// The pad's drawing through the model: its guess, the input it sees, its probabilities
+    /// and, in the feature-map view, what its layers make of it.
     pub(super) async fn classify_pad(&self) -> Result<(), String> {
         let Some(session) = self.session.as_ref() else {
             return Ok(());
         };
-        let Some(pixels) = views::pad_pixels() else {
-            dom::set_text("pad-guess", views::PAD_PROMPT);
+        let Some(digit) = pad::pad_digit() else {
+            dom::set_text("pad-guess", pad::PAD_PROMPT);
             return Ok(());
         };
-        let probs = session.predict(pixels, 1).await.map_err(|e| e.sentence())?;
-        if views::pad_pixels().is_none() {
+        let insides = session
+            .insides(digit.clone(), 1)
+            .await
+            .map_err(|e| e.sentence())?;
+        if pad::pad_digit().is_none() {
             // Cleared while the model looked: the guess would be about nothing.
             return Ok(());
         }
-        let best = argmax(&probs);
+        let (maps, output) = insides.split_at(insides.len() - 1);
+        let probs = &output[0].values;
+        let best = argmax(probs);
+        let sure = 100.0 * probs[best as usize];
         dom::set_text(
             "pad-guess",
-            &format!(
-                "I think it is a {best} ({:.0}% sure).",
-                100.0 * probs[best as usize]
-            ),
+            &format!("I think it is a {best} ({sure:.0}% sure)."),
         );
+        pad::show(&digit, probs);
+        super::cnn_views::draw_maps(maps, "your drawing");
+        with(|s| s.drawn = true);
         Ok(())
+    }
+
+    /// Refreshes the views of the latest evaluation (after a click in one of them).
+    pub(super) async fn redraw_views(&self) -> Result<(), String> {
+        self.draw_views().await?;
+        if with(|s| s.drawn) {
+            self.classify_pad().await?;
+        }
+        Ok(())
+    }
+
+    /// Test points or the test digits, as the model now predicts them.
+    pub(super) async fn draw_predictions(&self) -> Result<Option<Vec<u32>>, String> {
+        let Some(session) = self.session.as_ref() else {
+            return Ok(None);
+        };
+        let Some(data) = session.labelled() else {
+            return Ok(None);
+        };
+        if data.classes == 2 {
+            let grid = views::grid_points(views::GRID);
+            let probs = session
+                .predict(grid, views::GRID * views::GRID)
+                .await
+                .map_err(|e| e.sentence())?;
+            let show = (dom::checked("show-train"), dom::checked("show-test"));
+            views::draw_boundary(&probs, data, show);
+            return Ok(None);
+        }
+        let probs = session
+            .predict(data.val.x.clone(), data.val.len())
+            .await
+            .map_err(|e| e.sentence())?;
+        Ok(Some(probs.chunks(data.classes).map(argmax).collect()))
     }
 }
 
-fn argmax(p: &[f32]) -> u32 {
+pub(super) fn argmax(p: &[f32]) -> u32 {
     p.iter()
         .enumerate()
         .fold(0, |b, (i, v)| if *v > p[b] { i } else { b }) as u32

@@ -4,7 +4,7 @@
 
 use super::charts::Point;
 use super::dom;
-use crate::train::Task;
+use crate::train::{Flow, Task};
 use serde::Serialize;
 use std::cell::RefCell;
 
@@ -35,6 +35,8 @@ pub(super) enum Command {
     Sample,
     Pad,
     Redraw,
+    /// Draws the views again (a digit or a cell was chosen, a view's option changed).
+    Views,
     /// Destroys the GPU device, as a driver reset would (for tests).
     LoseDevice,
 }
@@ -46,6 +48,16 @@ pub(super) struct Shared {
     pub(super) history: Vec<Point>,
     /// Resets asked for so far: work of a session older than the latest request is stale.
     pub(super) resets_asked: u64,
+    /// The gradient flow at each evaluation of the run.
+    pub(super) flows: Vec<Flow>,
+    /// The test digit chosen for the feature maps (None: the first).
+    pub(super) selected_digit: Option<usize>,
+    /// The confusion matrix's chosen cell (true, predicted), whose digits are shown.
+    pub(super) chosen_cell: Option<(usize, usize)>,
+    /// The digits shown for that cell, in order, to map a click to a digit.
+    pub(super) cell_digits: Vec<usize>,
+    /// Whether the feature maps show the pad's drawing rather than a test digit.
+    pub(super) drawn: bool,
 }
 
 thread_local! {

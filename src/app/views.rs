@@ -1,32 +1,32 @@
-//! What the model learned: the decision boundary of the 2-D sets, test digits with their
-//! predictions and a confusion matrix, and the drawing pad.
+//! What the classifiers learned: the decision boundary of the 2-D sets, and the test digits
+//! with their predictions, the confusion matrix and the digits of a chosen cell.
 
-use super::dom::{context, put_image, set_text};
-use crate::data::{Labelled, DIGIT_SIDE};
+use super::dom::{put_image, set_text, sharp};
+use crate::data::{Labelled, Split, DIGIT_SIDE};
 
-/// The boundary grid: GRID × GRID points over [-EXTENT, EXTENT]².
-pub const GRID: usize = 48;
+/// The boundary grid: GRID × GRID points over [-EXTENT, EXTENT]², drawn smoothed.
+pub const GRID: usize = 96;
 const EXTENT: f32 = 1.25;
 
-/// The grid's points as [GRID², 2] features, row by row from the top.
-pub fn grid_points() -> Vec<f32> {
-    let mut out = Vec::with_capacity(GRID * GRID * 2);
-    for r in 0..GRID {
-        for c in 0..GRID {
-            let x = -EXTENT + 2.0 * EXTENT * (c as f32 + 0.5) / GRID as f32;
-            let y = EXTENT - 2.0 * EXTENT * (r as f32 + 0.5) / GRID as f32;
+/// The points of an n × n grid over the plane as [n², 2] features, row by row from the top.
+pub fn grid_points(n: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(n * n * 2);
+    for r in 0..n {
+        for c in 0..n {
+            let x = -EXTENT + 2.0 * EXTENT * (c as f32 + 0.5) / n as f32;
+            let y = EXTENT - 2.0 * EXTENT * (r as f32 + 0.5) / n as f32;
             out.extend([x, y]);
         }
     }
     out
 }
 
-/// Draws the heatmap of P(class 1) on the grid, then the validation points.
-pub fn draw_boundary(probs: &[f32], data: &Labelled) {
-    let Some((canvas, ctx)) = context("boundary") else {
+/// Draws the heatmap of P(class 1) on the grid, then the points chosen: the training split's
+/// small, the test split's larger.
+pub fn draw_boundary(probs: &[f32], data: &Labelled, show: (bool, bool)) {
+    let Some((ctx, w, h)) = sharp("boundary") else {
         return;
     };
-    let (w, h) = (canvas.width() as f64, canvas.height() as f64);
     let mut rgba = Vec::with_capacity(GRID * GRID * 4);
     for cell in probs.chunks(2) {
         let p = cell.get(1).copied().unwrap_or(0.5);
@@ -38,65 +38,76 @@ pub fn draw_boundary(probs: &[f32], data: &Labelled) {
         );
         rgba.extend([r as u8, g as u8, b as u8, 255]);
     }
+    ctx.set_image_smoothing_enabled(true);
     put_image(&ctx, &mut rgba, GRID as u32, GRID as u32, 0.0, 0.0, (w, h));
     let to_px = |v: f32, size: f64| ((v + EXTENT) / (2.0 * EXTENT)) as f64 * size;
-    for i in 0..data.val.len() {
-        let (x, y) = (data.val.x[2 * i], data.val.x[2 * i + 1]);
-        ctx.begin_path();
-        let _ = ctx.arc(
-            to_px(x, w),
-            h - to_px(y, h),
-            3.0,
-            0.0,
-            std::f64::consts::TAU,
-        );
-        ctx.set_fill_style_str(if data.val.y[i] == 1 {
-            "#1f4fb5"
-        } else {
-            "#c0551b"
-        });
-        ctx.fill();
-        ctx.set_stroke_style_str("#ffffff");
-        ctx.stroke();
+    let dots = |split: &Split, radius: f64| {
+        for i in 0..split.len() {
+            let (x, y) = (split.x[2 * i], split.x[2 * i + 1]);
+            ctx.begin_path();
+            let _ = ctx.arc(
+                to_px(x, w),
+                h - to_px(y, h),
+                radius,
+                0.0,
+                std::f64::consts::TAU,
+            );
+            ctx.set_fill_style_str(if split.y[i] == 1 {
+                "#1f4fb5"
+            } else {
+                "#c0551b"
+            });
+            ctx.fill();
+            ctx.set_stroke_style_str("#ffffff");
+            ctx.stroke();
+        }
+    };
+    if show.0 {
+        dots(&data.train, 2.0);
+    }
+    if show.1 {
+        dots(&data.val, 3.0);
     }
 }
 
-/// The first `count` test digits with their predicted labels: green when right, red and
-/// crossed out when wrong (so that colour is not the only difference).
-pub fn draw_digits(data: &Labelled, predicted: &[u32], count: usize) {
-    let Some((_, ctx)) = context("digit-grid") else {
+/// Digits per row of the digit grids, and the side of a digit there.
+pub const PER_ROW: usize = 12;
+pub const CELL: f64 = 28.0;
+/// The height of a grid row: a digit and its label.
+pub const ROW: f64 = CELL + 18.0;
+
+/// Draws test digits `which` on the grid `id` with their predicted labels: green when right,
+/// red and struck through when wrong (so that colour is not the only difference); the
+/// `selected` one framed.
+pub fn draw_digits(
+    id: &str,
+    data: &Labelled,
+    predicted: &[u32],
+    which: &[usize],
+    selected: Option<usize>,
+) {
+    let Some((ctx, _, _)) = sharp(id) else {
         return;
     };
-    ctx.set_fill_style_str("#ffffff");
-    ctx.fill_rect(0.0, 0.0, 336.0, 200.0);
-    let per_row = 12;
-    let cell = 28.0;
-    for i in 0..count.min(data.val.len()).min(predicted.len()) {
+    ctx.set_image_smoothing_enabled(false);
+    ctx.set_font("13px sans-serif");
+    for (slot, &i) in which.iter().enumerate() {
         let (px, py) = (
-            (i % per_row) as f64 * cell,
-            (i / per_row) as f64 * (cell + 18.0),
+            (slot % PER_ROW) as f64 * CELL,
+            (slot / PER_ROW) as f64 * ROW,
         );
-        let pixels = &data.val.x[i * DIGIT_SIDE * DIGIT_SIDE..(i + 1) * DIGIT_SIDE * DIGIT_SIDE];
-        let mut rgba: Vec<u8> = pixels
-            .iter()
-            .flat_map(|&v| {
-                let g = 255 - (v * 255.0) as u8;
-                [g, g, g, 255]
-            })
-            .collect();
-        put_image(
-            &ctx,
-            &mut rgba,
-            DIGIT_SIDE as u32,
-            DIGIT_SIDE as u32,
-            px,
-            py,
-            (cell, cell),
-        );
+        let mut rgba =
+            digit_rgba(&data.val.x[i * DIGIT_SIDE * DIGIT_SIDE..][..DIGIT_SIDE * DIGIT_SIDE]);
+        let side = DIGIT_SIDE as u32;
+        put_image(&ctx, &mut rgba, side, side, px, py, (CELL, CELL));
+        if selected == Some(i) {
+            ctx.set_stroke_style_str("#2f6fde");
+            ctx.set_line_width(2.0);
+            ctx.stroke_rect(px + 1.0, py + 1.0, CELL - 2.0, CELL - 2.0);
+        }
         let right = predicted[i] == data.val.y[i];
         ctx.set_fill_style_str(if right { "#1e8449" } else { "#b3261e" });
-        ctx.set_font("13px sans-serif");
-        let (x, y) = (px + 10.0, py + cell + 14.0);
+        let (x, y) = (px + 10.0, py + CELL + 14.0);
         let _ = ctx.fill_text(&predicted[i].to_string(), x, y);
         if !right {
             ctx.fill_rect(x - 3.0, y - 5.0, 13.0, 1.5);
@@ -104,76 +115,103 @@ pub fn draw_digits(data: &Labelled, predicted: &[u32], count: usize) {
     }
 }
 
-/// The confusion matrix of all test predictions: rows true class, columns predicted.
-pub fn draw_confusion(data: &Labelled, predicted: &[u32]) {
-    let Some((_, ctx)) = context("confusion") else {
+/// A digit's pixels in [0, 1] as dark ink on white.
+pub fn digit_rgba(pixels: &[f32]) -> Vec<u8> {
+    pixels
+        .iter()
+        .flat_map(|&v| {
+            let g = 255 - (v.clamp(0.0, 1.0) * 255.0) as u8;
+            [g, g, g, 255]
+        })
+        .collect()
+}
+
+/// Where the confusion matrix's cells start, and their side.
+pub const MATRIX_AT: (f64, f64) = (34.0, 34.0);
+pub const MATRIX_CELL: f64 = 20.0;
+
+/// The confusion matrix of all test predictions, rows true class and columns predicted, each
+/// cell with its count; each row's accuracy on its right; the chosen cell framed.
+pub fn draw_confusion(data: &Labelled, predicted: &[u32], chosen: Option<(usize, usize)>) {
+    let Some((ctx, _, _)) = sharp("confusion") else {
         return;
     };
+    let k = data.classes;
+    let counts = confusion(data, predicted);
+    let right: usize = (0..k).map(|i| counts[i * k + i]).sum();
+    set_text(
+        "digit-accuracy",
+        &format!(
+            "Test accuracy {:.1}% ({right} of {} right). Rows are the true digit, columns the model's guess: right guesses lie on the diagonal. Click a cell to see its digits.",
+            100.0 * right as f64 / predicted.len().max(1) as f64,
+            predicted.len()
+        ),
+    );
+    let (x0, y0, cell) = (MATRIX_AT.0, MATRIX_AT.1, MATRIX_CELL);
+    let max = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
+    ctx.set_font("9px sans-serif");
+    ctx.set_text_align("center");
+    for t in 0..k {
+        for p in 0..k {
+            let n = counts[t * k + p];
+            let v = (n as f64 / max).sqrt();
+            let shade = (255.0 * (1.0 - v)) as u8;
+            ctx.set_fill_style_str(&format!("rgb({shade},{shade},255)"));
+            let (x, y) = (x0 + p as f64 * cell, y0 + t as f64 * cell);
+            ctx.fill_rect(x, y, cell - 1.0, cell - 1.0);
+            if n > 0 {
+                ctx.set_fill_style_str(if v > 0.6 { "#ffffff" } else { "#1c1f24" });
+                let _ = ctx.fill_text(&n.to_string(), x + cell / 2.0, y + cell / 2.0 + 3.0);
+            }
+        }
+    }
+    if let Some((t, p)) = chosen {
+        ctx.set_stroke_style_str("#b3261e");
+        ctx.set_line_width(2.0);
+        let (x, y) = (x0 + p as f64 * cell, y0 + t as f64 * cell);
+        ctx.stroke_rect(x - 1.0, y - 1.0, cell + 1.0, cell + 1.0);
+    }
+    ctx.set_fill_style_str("#5a6270");
+    ctx.set_font("11px sans-serif");
+    for i in 0..k {
+        let mid = (i as f64 + 0.5) * cell;
+        let _ = ctx.fill_text(&i.to_string(), x0 - 8.0, y0 + mid + 4.0);
+        let _ = ctx.fill_text(&i.to_string(), x0 + mid, y0 - 6.0);
+        let total: usize = counts[i * k..(i + 1) * k].iter().sum();
+        let share = counts[i * k + i] as f64 / total.max(1) as f64;
+        let _ = ctx.fill_text(
+            &format!("{:.0}%", 100.0 * share),
+            x0 + k as f64 * cell + 18.0,
+            y0 + mid + 4.0,
+        );
+    }
+    ctx.set_text_align("left");
+    let _ = ctx.fill_text("guessed →", x0, 12.0);
+    let _ = ctx.fill_text("true ↓", 0.0, 12.0);
+    let _ = ctx.fill_text("right", x0 + k as f64 * cell + 4.0, y0 - 6.0);
+}
+
+/// counts[true × classes + predicted].
+fn confusion(data: &Labelled, predicted: &[u32]) -> Vec<usize> {
     let k = data.classes;
     let mut counts = vec![0usize; k * k];
     for (t, p) in data.val.y.iter().zip(predicted) {
         counts[*t as usize * k + (*p as usize).min(k - 1)] += 1;
     }
-    let right: usize = (0..k).map(|i| counts[i * k + i]).sum();
-    set_text(
-        "digit-accuracy",
-        &format!(
-            "test accuracy {:.1}%",
-            100.0 * right as f64 / predicted.len().max(1) as f64
-        ),
-    );
-    let max = *counts.iter().max().unwrap_or(&1) as f64;
-    let cell = 200.0 / k as f64;
-    for t in 0..k {
-        for p in 0..k {
-            let v = counts[t * k + p] as f64 / max.max(1.0);
-            let shade = (255.0 * (1.0 - v.sqrt())) as u8;
-            ctx.set_fill_style_str(&format!("rgb({shade},{shade},255)"));
-            ctx.fill_rect(
-                20.0 + p as f64 * cell,
-                20.0 + t as f64 * cell,
-                cell - 1.0,
-                cell - 1.0,
-            );
-        }
-    }
-    ctx.set_fill_style_str("#5a6270");
-    ctx.set_font("10px sans-serif");
-    let _ = ctx.fill_text("predicted →", 20.0, 12.0);
-    for i in 0..k {
-        let _ = ctx.fill_text(&i.to_string(), 6.0, 20.0 + (i as f64 + 0.6) * cell);
-    }
+    counts
 }
 
-/// The pad's ink as a 28 × 28 digit in [0, 1], like the training images; None when the pad is
-/// blank.
-pub fn pad_pixels() -> Option<Vec<f32>> {
-    let (canvas, ctx) = context("pad")?;
-    let (w, h) = (canvas.width() as usize, canvas.height() as usize);
-    let data = ctx
-        .get_image_data(0.0, 0.0, w as f64, h as f64)
-        .ok()?
-        .data();
-    let mut out = vec![0.0f32; DIGIT_SIDE * DIGIT_SIDE];
-    for y in 0..h {
-        for x in 0..w {
-            let ink = 1.0 - data[(y * w + x) * 4] as f32 / 255.0;
-            out[(y * DIGIT_SIDE / h) * DIGIT_SIDE + x * DIGIT_SIDE / w] += ink;
-        }
-    }
-    if out.iter().all(|&v| v == 0.0) {
-        return None;
-    }
-    let per_cell = (w * h / (DIGIT_SIDE * DIGIT_SIDE)) as f32;
-    Some(out.iter().map(|v| (v / per_cell * 1.6).min(1.0)).collect())
-}
-
-/// What the pad's guess says while the pad is empty.
-pub const PAD_PROMPT: &str = "Draw a digit.";
-
-pub fn clear_pad() {
-    if let Some((canvas, ctx)) = context("pad") {
-        ctx.set_fill_style_str("#ffffff");
-        ctx.fill_rect(0.0, 0.0, canvas.width() as f64, canvas.height() as f64);
-    }
+/// The test digits of true class `t` that the model read as `p`, at most `most` of them, and
+/// how many there are.
+pub fn cell_digits(
+    data: &Labelled,
+    predicted: &[u32],
+    (t, p): (usize, usize),
+    most: usize,
+) -> (Vec<usize>, usize) {
+    let all: Vec<usize> = (0..predicted.len())
+        .filter(|&i| data.val.y[i] as usize == t && predicted[i] as usize == p)
+        .collect();
+    let n = all.len();
+    (all.into_iter().take(most).collect(), n)
 }

@@ -52,12 +52,14 @@ export async function firstEvaluation({ page, fail }) {
 
 // Switches to `task`, waits for its first evaluation, trains until the validation loss is
 // below that first value, and pauses. Returns the first loss and the state reached.
-export async function trainTask({ page, state, fail }, task, timeout) {
+// `atStart`, if given, runs at the first evaluation, before training.
+export async function trainTask({ page, state, fail }, task, timeout, atStart = async () => {}) {
   const t0 = Date.now();
   await page.evaluate((t) => window.webgrad.setTask(t), task);
   await page.waitForFunction((t) => { const s = window.webgrad.state(); return s.task === t && s.step === 0 && s.val_loss != null; }, task, { timeout: 120000 })
     .catch(() => fail(`${task}: no first evaluation`));
   const first = (await state()).val_loss;
+  await atStart();
   await page.evaluate(() => window.webgrad.train());
   await page.waitForFunction((first) => { const s = window.webgrad.state(); return s.step > 0 && s.val_loss < first; }, first, { timeout: timeout * 1000, polling: 250 })
     .catch(() => fail(`${task}: the validation loss did not fall below its first value ${first}`));

@@ -6,6 +6,7 @@
 
 import { open, firstEvaluation, trainTask, drew } from './lib.mjs';
 import { badInput } from './bad_input.mjs';
+import { snapshot, viewsChanged, padPreparesDrawings, digitClicks, sampleBesideTraining, phone } from './views.mjs';
 
 const [url, out] = process.argv.slice(2);
 const t = await open(out);
@@ -25,7 +26,13 @@ const tasks = [
   { task: 'text', canvases: ['loss-chart'], timeout: 300 },
 ];
 for (const { task, canvases, timeout } of tasks) {
-  await trainTask(t, task, timeout);
+  let before;
+  await trainTask(t, task, timeout, async () => {
+    await page.waitForTimeout(300);
+    before = await snapshot(page, task);
+  });
+  await page.waitForTimeout(500);
+  await viewsChanged(t, task, before);
   if (task === 'text') {
     // The size is on auto: Reset timed the presets. SwiftShader is far below the visible pace.
     const note = (await state()).note || '';
@@ -37,26 +44,18 @@ for (const { task, canvases, timeout } of tasks) {
     if (!(await drew(page, id))) await fail(`${task}: the canvas ${id} is blank`);
   }
   if (task === 'digits') {
-    // A stroke on the pad gets a guess; Clear takes the guess away with the stroke.
-    const box = await page.locator('#pad').boundingBox();
-    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.2);
-    await page.mouse.down();
-    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.8, { steps: 8 });
-    await page.mouse.up();
-    await page.waitForFunction(() => document.getElementById('pad-guess').textContent.startsWith('I think'), null, { timeout: 30000 })
-      .catch(() => fail('digits: no guess for a stroke on the pad'));
+    await digitClicks(t);
+    // A drawing on the pad gets a guess; Clear takes the guess away with the drawing.
+    await padPreparesDrawings(t);
+    await page.screenshot({ path: `${out}/digits-views.png`, fullPage: true });
     await page.click('#pad-clear');
     if (await page.textContent('#pad-guess') !== 'Draw a digit.') await fail('digits: Clear left the old guess');
   }
-  if (task === 'text') {
-    await page.click('#sample');
-    await page.waitForFunction(() => document.getElementById('sample-out').textContent.length > 40, null, { timeout: 120000 })
-      .catch(() => fail('text: no sample appeared'));
-  }
+  if (task === 'text') await sampleBesideTraining(t);
   await page.setInputFiles('#load', { name: 'broken.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from('this is not a checkpoint') });
   await page.waitForFunction(() => { const e = document.getElementById('error'); return !e.hidden && e.textContent.includes('cannot be loaded: This is not a safetensors file'); }, null, { timeout: 30000 })
     .catch(() => fail(`${task}: no error sentence for a broken checkpoint`));
-  await page.screenshot({ path: `${out}/${task}.png` });
+  await page.screenshot({ path: `${out}/${task}.png`, fullPage: true });
 }
 
 // A run pauses at its step count and says so, with its best validation loss.
@@ -108,11 +107,8 @@ await page.screenshot({ path: `${out}/device-lost.png` });
 
 await badInput(t, url, out);
 
-// Narrow screens get one column.
-await page.goto(url);
-await firstEvaluation(t);
-await page.setViewportSize({ width: 420, height: 900 });
-await page.screenshot({ path: `${out}/narrow.png` });
+// Phone-sized screens: the views first, the settings folded, sharp canvases.
+await phone(t.browser, url, out, fail);
 
 // Bench mode: the same lines as `webgrad bench`, from this browser's adapter.
 await page.setViewportSize({ width: 1280, height: 800 });

@@ -1,0 +1,114 @@
+//! Inside the GPT: a head's attention weights over the prompt, and sampled characters shaded
+//! by the probability the model gave them.
+
+use super::dom::{by_id, document, sharp, value};
+use crate::train::{Inside, Sampled};
+use web_sys::HtmlSelectElement;
+
+/// The largest side of a cell of the attention map (a short prompt would fill the canvas).
+const MAX_CELL: f64 = 40.0;
+
+/// Fills the layer and head choices for a model of `layers` and `heads`, keeping the current
+/// choice where it still exists.
+pub fn offer_choices(layers: usize, heads: usize) {
+    for (id, count) in [("attn-layer", layers), ("attn-head", heads)] {
+        let Some(select) = by_id::<HtmlSelectElement>(id) else {
+            continue;
+        };
+        let kept = select.value();
+        select.set_inner_html("");
+        for i in 1..=count {
+            if let Ok(option) = document().create_element("option") {
+                option.set_text_content(Some(&i.to_string()));
+                let _ = select.append_child(&option);
+            }
+        }
+        if kept
+            .parse::<usize>()
+            .is_ok_and(|k| (1..=count).contains(&k))
+        {
+            select.set_value(&kept);
+        }
+    }
+}
+
+/// Draws the chosen layer's and head's weights ([heads, T, T] per layer) with the prompt's
+/// characters along both sides.
+pub fn draw_attention(layers: &[Inside], prompt: &[char]) {
+    let Some((ctx, w, _)) = sharp("attention") else {
+        return;
+    };
+    let pick = |id: &str| value(id).parse::<usize>().unwrap_or(1).max(1) - 1;
+    let Some(layer) = layers.get(pick("attn-layer")) else {
+        return;
+    };
+    let (heads, t) = (layer.shape[0], layer.shape[1]);
+    let head = pick("attn-head").min(heads - 1);
+    let weights = &layer.values[head * t * t..(head + 1) * t * t];
+    let shown = &prompt[prompt.len().saturating_sub(t)..];
+    let margin = 16.0;
+    let cell = ((w - margin) / t as f64).min(MAX_CELL);
+    for i in 0..t {
+        for j in 0..=i {
+            let v = weights[i * t + j].clamp(0.0, 1.0).sqrt() as f64;
+            let shade = |full: f64| (255.0 - (255.0 - full) * v) as u8;
+            ctx.set_fill_style_str(&format!(
+                "rgb({},{},{})",
+                shade(31.0),
+                shade(79.0),
+                shade(181.0)
+            ));
+            ctx.fill_rect(
+                margin + j as f64 * cell,
+                margin + i as f64 * cell,
+                cell - 0.5,
+                cell - 0.5,
+            );
+        }
+    }
+    if cell >= 7.0 {
+        ctx.set_fill_style_str("#1c1f24");
+        ctx.set_font(&format!("{}px monospace", (cell * 0.8).min(12.0) as u32));
+        ctx.set_text_align("center");
+        for (k, c) in shown.iter().enumerate() {
+            let label = visible(*c);
+            let mid = margin + (k as f64 + 0.5) * cell;
+            let _ = ctx.fill_text(&label, mid, margin - 4.0);
+            let _ = ctx.fill_text(&label, margin / 2.0, mid + 4.0);
+        }
+        ctx.set_text_align("left");
+    }
+}
+
+/// A character as it can be shown as a label: spaces and line breaks made visible.
+fn visible(c: char) -> String {
+    match c {
+        ' ' => "·".into(),
+        '\n' => "↵".into(),
+        c => c.to_string(),
+    }
+}
+
+/// Empties the sample box and puts the prompt in it.
+pub fn start_sample(prompt: &str) {
+    if let Some(out) = document().get_element_by_id("sample-out") {
+        out.set_text_content(Some(prompt));
+    }
+}
+
+/// Adds sampled characters, each shaded by its probability (strong: the model was sure).
+pub fn add_sampled(sampled: &[Sampled]) {
+    let Some(out) = document().get_element_by_id("sample-out") else {
+        return;
+    };
+    for s in sampled {
+        let Ok(span) = document().create_element("span") else {
+            return;
+        };
+        span.set_text_content(Some(&s.text));
+        let alpha = 0.05 + 0.55 * s.probability.clamp(0.0, 1.0);
+        let _ = span.set_attribute("style", &format!("background: rgba(47,111,222,{alpha:.2})"));
+        let _ = span.set_attribute("title", &format!("{:.0}%", 100.0 * s.probability));
+        let _ = out.append_child(&span);
+    }
+}
