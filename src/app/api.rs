@@ -13,6 +13,8 @@ fn set_running(on: bool) {
     if on {
         // Pressed once, the hint has done its job.
         dom::set_hidden("hint", true);
+    } else {
+        with(|s| super::runs::keep(&s.run));
     }
 }
 

@@ -16,9 +16,12 @@ pub struct Point {
     pub acc: Option<f32>,
 }
 
-/// Draws both charts from the history.
-pub fn draw(history: &[Point], log_scale: bool, smoothing: f32) {
-    let _ = draw_loss(history, log_scale, smoothing);
+/// Earlier runs' validation curves to draw beside this run's: a label and the points.
+pub type Overlay = (String, Vec<(u64, f32)>);
+
+/// Draws both charts from the history, with the chosen earlier runs on the loss chart.
+pub fn draw(history: &[Point], overlays: &[Overlay], log_scale: bool, smoothing: f32) {
+    let _ = draw_loss(history, overlays, log_scale, smoothing);
     let _ = draw_accuracy(history);
 }
 
@@ -64,7 +67,12 @@ where
     mesh.draw().ok()
 }
 
-fn draw_loss(history: &[Point], log_scale: bool, smoothing: f32) -> Option<()> {
+fn draw_loss(
+    history: &[Point],
+    overlays: &[Overlay],
+    log_scale: bool,
+    smoothing: f32,
+) -> Option<()> {
     let r = Ratio::of("loss-chart")?;
     let root = CanvasBackend::new("loss-chart")?.into_drawing_area();
     root.fill(&WHITE).ok()?;
@@ -80,8 +88,24 @@ fn draw_loss(history: &[Point], log_scale: bool, smoothing: f32) -> Option<()> {
         .iter()
         .filter_map(|p| p.val.filter(|&v| shown(v)).map(|v| (p.step, v)))
         .collect();
-    let last = history.last().map(|p| p.step).unwrap_or(1).max(1);
-    let all = train.iter().chain(&val).map(|p| p.1);
+    let others: Vec<Overlay> = overlays
+        .iter()
+        .map(|(name, points)| {
+            let kept = points.iter().copied().filter(|p| shown(p.1)).collect();
+            (name.clone(), kept)
+        })
+        .collect();
+    let last = history.last().map(|p| p.step).unwrap_or(1);
+    let last = others
+        .iter()
+        .flat_map(|o| o.1.last())
+        .fold(last, |m, p| m.max(p.0));
+    let last = last.max(1);
+    let all = train
+        .iter()
+        .chain(&val)
+        .chain(others.iter().flat_map(|o| &o.1))
+        .map(|p| p.1);
     let (lo, hi) = all.fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), v| {
         (a.min(v), b.max(v))
     });
@@ -94,6 +118,7 @@ fn draw_loss(history: &[Point], log_scale: bool, smoothing: f32) -> Option<()> {
         last,
         train,
         val,
+        others,
         r,
     };
     if log_scale {
@@ -103,11 +128,20 @@ fn draw_loss(history: &[Point], log_scale: bool, smoothing: f32) -> Option<()> {
     }
 }
 
+/// Colours of earlier runs' curves: apart from this run's blue and orange.
+const OVERLAY_COLOURS: [RGBColor; 4] = [
+    RGBColor(142, 68, 173),
+    RGBColor(22, 160, 133),
+    RGBColor(127, 140, 141),
+    RGBColor(192, 57, 43),
+];
+
 /// The loss chart's two curves, to plot on a linear or a logarithmic axis.
 struct Curves {
     last: u64,
     train: Vec<(u64, f32)>,
     val: Vec<(u64, f32)>,
+    others: Vec<Overlay>,
     r: Ratio,
 }
 
@@ -139,6 +173,14 @@ impl Curves {
             .ok()?
             .label("validation")
             .legend(move |(x, y)| PathElement::new([(x, y), (x + key, y)], orange));
+        for (i, (name, points)) in self.others.into_iter().enumerate() {
+            let colour = OVERLAY_COLOURS[i % OVERLAY_COLOURS.len()];
+            chart
+                .draw_series(LineSeries::new(points, colour.stroke_width(r.px(1.5))))
+                .ok()?
+                .label(format!("{name} validation"))
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + key, y)], colour));
+        }
         // Loss falls from the upper left: the upper right is where the curves are not.
         chart
             .configure_series_labels()

@@ -15,6 +15,7 @@ mod network;
 mod outputs;
 mod pad;
 mod recovery;
+mod runs;
 mod sampling;
 mod settings;
 mod shared;
@@ -48,6 +49,9 @@ const EVAL_EVERY: u64 = 25;
 /// Characters a text evaluation predicts in the page: a sixteenth of the CLI's, so that the
 /// frequent evaluations stay quick (their noise, about 0.02 nats, is fine for a curve).
 const PAGE_EVAL_CHARS: usize = 1 << 13;
+/// Least milliseconds between two writes of the run to the browser's storage (each writes
+/// every kept run).
+const RUN_KEEP_EVERY_MS: f64 = 1000.0;
 /// Weight of the previous steps-per-second figure in the shown rate (an exponential average,
 /// so one slow frame does not make the number jump).
 const RATE_SMOOTHING: f32 = 0.8;
@@ -179,6 +183,8 @@ struct Loop {
     resets_done: u64,
     /// A sampling under way, taken on a few characters a frame.
     sampler: Option<Sampler>,
+    /// When the run was last written to the browser's storage.
+    run_kept_ms: f64,
 }
 
 impl Loop {
@@ -195,6 +201,7 @@ impl Loop {
             recoveries: 0,
             resets_done: 0,
             sampler: None,
+            run_kept_ms: 0.0,
         }
     }
 
@@ -278,7 +285,13 @@ impl Loop {
         if self.stale() {
             return Ok(());
         }
+        let run = runs::Run::begin(js_sys::Date::now() as u64);
+        let chosen = runs::checked();
+        runs::show_list(&run, &chosen);
         with(|s| {
+            runs::keep(&s.run);
+            s.run = run;
+            s.overlays = runs::overlays(&chosen);
             s.history.clear();
             s.flows.clear();
             s.selected_digit = None;
@@ -440,7 +453,10 @@ impl Loop {
 
     /// Pauses at the run's step count, where its schedule ends, and says how it went.
     fn finish(&self) {
-        with(|s| s.status.running = false);
+        with(|s| {
+            s.status.running = false;
+            runs::keep(&s.run);
+        });
         api::show_running(false);
         let Some((loss, step)) = self.best.best() else {
             return;
@@ -477,7 +493,12 @@ impl Loop {
             if let Some(flow) = flow.filter(|f| s.flows.last().is_none_or(|l| l.step < f.step)) {
                 s.flows.push(flow);
             }
+            s.run.add(step, eval.loss);
         });
+        if now_ms() - self.run_kept_ms >= RUN_KEEP_EVERY_MS {
+            with(|s| runs::keep(&s.run));
+            self.run_kept_ms = now_ms();
+        }
         self.show_stats();
         self.draw_views().await?;
         self.keep_weights().await

@@ -9,7 +9,7 @@ impl Loop {
         let per_step = self.session.as_ref().map_or(1, |s| s.items_per_step()) as f32;
         let text_task = self.session.as_ref().is_some_and(|s| s.text().is_some());
         let elapsed = self.trained_ms;
-        let (text, history, flows) = with(|s| {
+        let (text, history, flows, overlays) = with(|s| {
             s.status.steps_per_s = rate;
             let st = &s.status;
             let mut t = format!("step {}", st.step);
@@ -29,11 +29,12 @@ impl Loop {
                 }
             }
             t += &format!(" · {:.0} s", elapsed / 1000.0);
-            (t, s.history.clone(), s.flows.clone())
+            (t, s.history.clone(), s.flows.clone(), s.overlays.clone())
         });
         dom::set_text("stats", &text);
         charts::draw(
             &history,
+            &overlays,
             dom::checked("log-scale"),
             dom::value("smoothing").parse().unwrap_or(0.8),
         );

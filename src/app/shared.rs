@@ -4,6 +4,7 @@
 
 use super::charts::Point;
 use super::dom;
+use super::runs::Run;
 use crate::train::{Flow, Task};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -58,6 +59,10 @@ pub(super) struct Shared {
     pub(super) cell_digits: Vec<usize>,
     /// Whether the feature maps show the pad's drawing rather than a test digit.
     pub(super) drawn: bool,
+    /// The current run, as run comparison keeps it.
+    pub(super) run: Run,
+    /// The validation curves of the earlier runs chosen for comparison.
+    pub(super) overlays: Vec<(String, Vec<(u64, f32)>)>,
 }
 
 thread_local! {

@@ -77,6 +77,26 @@ if (!(await drew(page, 'loss-chart'))) await fail('log scale: the loss chart is 
 await page.screenshot({ path: `${out}/done-log-scale.png` });
 await page.uncheck('#log-scale');
 
+// Run comparison: after a second run with another learning rate, the first is listed with the
+// setting that differs, and checking it draws its curve beside the new one.
+await page.fill('#lr', '0.03');
+await page.click('#reset');
+await page.waitForFunction(() => { const s = window.webgrad.state(); return s.step === 0 && s.val_loss != null; }, null, { timeout: 60000 })
+  .catch(() => fail('compare: no first evaluation of the second run'));
+await page.evaluate(() => window.webgrad.train());
+await page.waitForFunction(() => window.webgrad.state().step >= 100, null, { timeout: 120000, polling: 250 })
+  .catch(() => fail('compare: the second run did not train'));
+await page.evaluate(() => window.webgrad.pause());
+await page.click('#compare > summary');
+const listed = await page.locator('#runs li').first().textContent().catch(() => '');
+if (!/1500 steps, best validation [\d.]+; lr 0\.01$/.test(listed)) await fail(`compare: the finished run is listed as "${listed}"`);
+const alone = await page.evaluate(() => document.getElementById('loss-chart').toDataURL());
+await page.locator('#runs input').first().check();
+await page.waitForTimeout(500);
+if (await page.evaluate(() => document.getElementById('loss-chart').toDataURL()) === alone) await fail('compare: checking a run did not draw its curve');
+console.log(`compare: ${listed.trim()}`);
+await page.screenshot({ path: `${out}/compare.png` });
+
 // A lost GPU device: the page says so, makes a new one and trains on from the kept weights.
 await page.evaluate(() => window.webgrad.setTask('spiral'));
 await page.waitForFunction(() => { const s = window.webgrad.state(); return s.task === 'spiral' && s.step === 0 && s.val_loss != null; }, null, { timeout: 120000 })
