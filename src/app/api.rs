@@ -31,7 +31,9 @@ fn set_task(name: &str) -> Result<(), JsValue> {
         ))
     })?;
     super::select_task(task);
-    // A task chosen replaces whatever the link asked for.
+    // A task chosen replaces the user's own points and whatever the link asked for.
+    with(|s| s.own_points = None);
+    dom::set_hidden("points-builtin", true);
     dom::note_beside("task", None);
     // Until the new model's first evaluation, neither state() nor the page may show the old
     // model's figures: a script waiting for step 0 with a validation loss would read stale
@@ -155,6 +157,12 @@ pub fn wire_controls() {
         |buf| send(Command::Load(js_sys::Uint8Array::new(&buf).to_vec())),
     );
     on_file("text-file", |f| f.array_buffer(), use_text_file);
+    on_file("points-file", |f| f.array_buffer(), use_points_file);
+    on("points-builtin", "click", |_| {
+        with(|s| s.own_points = None);
+        dom::set_hidden("points-builtin", true);
+        send(Command::Reset);
+    });
     on("log-scale", "change", |_| send(Command::Redraw));
     on("smoothing", "input", |_| send(Command::Redraw));
     wire_pad();
@@ -196,6 +204,29 @@ fn use_text_file(buffer: JsValue) {
         Err(e) => super::show_error(Some(format!(
             "That file cannot be used as text: {}. Your text is unchanged.",
             e.reason()
+        ))),
+    }
+}
+
+/// Trains on a chosen CSV file of points when it holds good ones; otherwise says what is
+/// wrong with it, and the points are unchanged.
+fn use_points_file(buffer: JsValue) {
+    let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+    let checked = String::from_utf8(bytes)
+        .map_err(|_| "it is not a text file".to_string())
+        .and_then(|text| {
+            // Checked here, so that a bad file leaves the run alone; split again at Reset.
+            crate::data::points_from_csv(&text, 0.2, 0).map_err(|e| e.reason())?;
+            Ok(text)
+        });
+    match checked {
+        Ok(text) => {
+            with(|s| s.own_points = Some(text));
+            dom::set_hidden("points-builtin", false);
+            send(Command::Reset);
+        }
+        Err(why) => super::show_error(Some(format!(
+            "That file cannot be used as points: {why}. The points are unchanged."
         ))),
     }
 }
@@ -329,6 +360,11 @@ fn wire_views() {
             with(|s| s.chosen_cell = Some((t as usize, p as usize)));
             send(Command::Views);
         }
+    });
+    on("runs", "change", |_| {
+        let chosen = super::runs::checked();
+        with(|s| s.overlays = super::runs::overlays(&chosen));
+        send(Command::Redraw);
     });
     for id in [
         "show-train",

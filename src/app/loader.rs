@@ -1,8 +1,8 @@
 //! The data a run trains on: the 2-D sets made on the spot, the digits and Shakespeare fetched
 //! once from the site's data/ folder, or the user's own text.
 
-use super::{dom, Loop};
-use crate::data::{digits_from_gzip, points, Text};
+use super::{dom, with, Loop};
+use crate::data::{digits_from_gzip, points, points_from_csv, Text};
 use crate::train::{Task, TaskData};
 use wasm_bindgen::JsCast;
 
@@ -33,6 +33,11 @@ impl Loop {
         noise: f64,
         seed: u64,
     ) -> Result<TaskData, String> {
+        if let Some(csv) = with(|s| s.own_points.clone()).filter(|_| task.point_set().is_some()) {
+            return points_from_csv(&csv, 0.2, seed)
+                .map(|(data, _)| TaskData::Labelled(data))
+                .map_err(|e| format!("Your points cannot be used: {}", e.sentence()));
+        }
         if let Some(set) = task.point_set() {
             return points(set, 1000, noise, 0.2, seed)
                 .map(TaskData::Labelled)

@@ -305,6 +305,14 @@ impl Loop {
             };
         });
         show_error(None);
+        let own = task.point_set().is_some() && with(|s| s.own_points.is_some());
+        let note = if own {
+            let data = self.session.as_ref().and_then(|s| s.labelled());
+            let n = data.map_or(0, |d| d.train.len() + d.val.len());
+            Some(format!("Training on your {n} points, scaled into the plane (the noise setting does not apply to them)."))
+        } else {
+            note
+        };
         show_note(note);
         api::update_url();
         dom::set_text("sample-out", "");

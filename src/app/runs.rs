@@ -24,11 +24,13 @@ pub struct Run {
 impl Run {
     /// A new run of the controls' current settings.
     pub fn begin(id: u64) -> Run {
+        // Only the controls of this task (the others are hidden, and may differ unseen).
         let settings: Vec<(String, String)> = CONTROLS
             .iter()
+            .filter(|&&c| shown(c))
             .map(|&c| (c.to_string(), super::dom::value(c)))
             .collect();
-        let task = settings[0].1.clone();
+        let task = super::dom::value("task");
         Run {
             id,
             task,
@@ -61,6 +63,11 @@ impl Run {
             differ.join(", ")
         }
     }
+}
+
+/// Whether the control `id` is shown (not inside a hidden part of the page).
+fn shown(id: &str) -> bool {
+    by_id::<web_sys::Element>(id).is_some_and(|e| e.closest("[hidden]").ok().flatten().is_none())
 }
 
 fn storage() -> Option<web_sys::Storage> {

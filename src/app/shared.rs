@@ -61,6 +61,8 @@ pub(super) struct Shared {
     pub(super) drawn: bool,
     /// The current run, as run comparison keeps it.
     pub(super) run: Run,
+    /// The user's own 2-D points (a CSV file's text), used instead of the task's set.
+    pub(super) own_points: Option<String>,
     /// The validation curves of the earlier runs chosen for comparison.
     pub(super) overlays: Vec<(String, Vec<(u64, f32)>)>,
 }

@@ -1,10 +1,12 @@
 //! Datasets, seeded: synthetic 2-D sets, handwritten digits and text; and batching.
 
+mod csv;
 mod digits;
 mod ink;
 mod points;
 mod text;
 
+pub use csv::points_from_csv;
 pub use digits::{digits_from_gzip, DIGIT_SIDE};
 pub use ink::digit_from_ink;
 pub use points::{points, PointSet};

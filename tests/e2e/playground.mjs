@@ -6,7 +6,7 @@
 
 import { open, firstEvaluation, trainTask, drew } from './lib.mjs';
 import { badInput } from './bad_input.mjs';
-import { snapshot, viewsChanged, padPreparesDrawings, digitClicks, sampleBesideTraining, phone } from './views.mjs';
+import { snapshot, viewsChanged, padPreparesDrawings, digitClicks, sampleBesideTraining, phone, ownPoints } from './views.mjs';
 
 const [url, out] = process.argv.slice(2);
 const t = await open(out);
@@ -96,6 +96,7 @@ await page.waitForTimeout(500);
 if (await page.evaluate(() => document.getElementById('loss-chart').toDataURL()) === alone) await fail('compare: checking a run did not draw its curve');
 console.log(`compare: ${listed.trim()}`);
 await page.screenshot({ path: `${out}/compare.png` });
+await ownPoints(t, out);
 
 // A lost GPU device: the page says so, makes a new one and trains on from the kept weights.
 await page.evaluate(() => window.webgrad.setTask('spiral'));
