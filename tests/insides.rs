@@ -316,3 +316,64 @@ fn sampling_a_character_at_a_time_gives_the_whole_sample() {
         assert_eq!(pieces.chars().count(), 12);
     });
 }
+
+#[test]
+fn weight_histograms_count_every_weight_in_its_bin() {
+    run(async {
+        // The wide model's middle matrix (1024 × 1024) is counted in two chunks.
+        let mut wide = Config::defaults(Task::Spiral, None, None, 0).unwrap();
+        if let webgrad::train::ModelConfig::Mlp(m) = &mut wide.model {
+            (m.width, m.depth) = (1024, 2);
+        }
+        let default = Config::defaults(Task::Spiral, None, None, 0).unwrap();
+        for device in [Device::Cpu, common::gpu().await] {
+            for config in [&default, &wide] {
+                let session = common::spiral_session(&device, config);
+                let hists = session.weight_histograms().await.unwrap();
+                let names: Vec<&str> = hists.iter().map(|h| h.name.as_str()).collect();
+                assert!(
+                    names
+                        .iter()
+                        .all(|n| n.starts_with("layers.") && n.ends_with(".weight")),
+                    "{names:?}"
+                );
+                let weights = session.read_parameters(&names).await.unwrap();
+                for (h, w) in hists.iter().zip(&weights) {
+                    let n = w.values.len() as f32;
+                    let sigma = (w.values.iter().map(|v| v * v).sum::<f32>() / n).sqrt();
+                    assert!(
+                        (h.range - 4.0 * sigma).abs() <= 1e-3 * h.range,
+                        "{}: range {} for σ {sigma}",
+                        h.name,
+                        h.range
+                    );
+                    // By hand: bin k holds values in [edge k, edge k+1), the outer bins the tails.
+                    let mut want = vec![0u64; webgrad::train::BINS];
+                    for v in &w.values {
+                        let t = (v / h.range + 1.0) / 2.0 * webgrad::train::BINS as f32;
+                        want[(t.floor().max(0.0) as usize).min(webgrad::train::BINS - 1)] += 1;
+                    }
+                    // Values within rounding of an edge may fall either side of it.
+                    let moved: u64 = h
+                        .counts
+                        .iter()
+                        .zip(&want)
+                        .map(|(a, b)| a.abs_diff(*b))
+                        .sum();
+                    assert_eq!(
+                        h.counts.iter().sum::<u64>(),
+                        w.values.len() as u64,
+                        "{}",
+                        h.name
+                    );
+                    assert!(
+                        moved <= 2 + w.values.len() as u64 / 100_000,
+                        "{}: {:?} against {want:?}",
+                        h.name,
+                        h.counts
+                    );
+                }
+            }
+        }
+    });
+}

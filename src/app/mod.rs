@@ -9,6 +9,7 @@ mod charts;
 mod cnn_views;
 mod dom;
 mod flow_chart;
+mod histogram_view;
 mod inspect;
 mod loader;
 mod network;
@@ -509,6 +510,13 @@ impl Loop {
         }
         self.show_stats();
         self.draw_views().await?;
+        if let Some(session) = &self.session {
+            let hists = session
+                .weight_histograms()
+                .await
+                .map_err(|e| e.sentence())?;
+            histogram_view::draw(&hists);
+        }
         self.keep_weights().await
     }
 

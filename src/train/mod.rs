@@ -6,6 +6,7 @@ mod checkpoint;
 mod config;
 mod flow;
 mod footprint;
+mod histograms;
 mod insides;
 mod sample;
 mod smoothing;
@@ -16,6 +17,7 @@ pub use checkpoint::{assign_all, Checkpoint, CHECKPOINT_FORMAT, MAX_HEADER_BYTES
 pub use config::{Config, Family, ModelConfig};
 pub use flow::{Flow, LayerFlow};
 pub use footprint::{Footprint, Part};
+pub use histograms::{Histogram, BINS};
 pub use insides::Inside;
 pub use task::Task;
 

@@ -7,9 +7,9 @@ import { drew } from './lib.mjs';
 
 // The views of each task, beside the loss chart.
 export const VIEWS = {
-  spiral: ['network', 'boundary', 'flow-chart'],
-  digits: ['digit-grid', 'confusion', 'filters', 'feature-maps', 'flow-chart'],
-  text: ['attention', 'flow-chart'],
+  spiral: ['network', 'boundary', 'flow-chart', 'weights'],
+  digits: ['digit-grid', 'confusion', 'filters', 'feature-maps', 'flow-chart', 'weights'],
+  text: ['attention', 'flow-chart', 'weights'],
 };
 
 // Each view's pixels, to compare before and after training.
