@@ -216,11 +216,17 @@ fn use_points_file(buffer: JsValue) {
         .map_err(|_| "it is not a text file".to_string())
         .and_then(|text| {
             // Checked here, so that a bad file leaves the run alone; split again at Reset.
-            crate::data::points_from_csv(&text, 0.2, 0).map_err(|e| e.reason())?;
-            Ok(text)
+            let (data, _) = crate::data::points_from_csv(&text, 0.2, 0).map_err(|e| e.reason())?;
+            Ok((text, data.train.len()))
         });
     match checked {
-        Ok(text) => {
+        Ok((text, train)) => {
+            // A small file has fewer training points than the batch asks for.
+            if dom::value("batch").parse().is_ok_and(|b: usize| b > train) {
+                dom::set_value("batch", &train.to_string());
+                let why = format!("Lowered to the {train} training points of your file.");
+                dom::note_beside("batch", Some(&why));
+            }
             with(|s| s.own_points = Some(text));
             dom::set_hidden("points-builtin", false);
             send(Command::Reset);

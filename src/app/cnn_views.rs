@@ -31,6 +31,8 @@ pub fn draw_filters(weight: &Inside) {
 /// Each layer's feature maps ([1, channels, side, side]) for one digit, a row per layer; the
 /// caption says which digit.
 pub fn draw_maps(maps: &[Inside], which: &str) {
+    // Only conv layers have maps ([1, channels, side, side]); an MLP's layers are rows.
+    let maps: Vec<&Inside> = maps.iter().filter(|m| m.shape.len() == 4).collect();
     let Some((ctx, w, h)) = sharp("feature-maps") else {
         return;
     };

@@ -100,11 +100,12 @@ async fn draw_network(session: &Session, depth: usize) -> Result<(), String> {
 /// it instead (training goes on).
 async fn draw_attention(session: &Session) {
     let prompt = dom::value("prompt");
-    let prompt = if prompt.is_empty() {
-        "\n".to_string()
-    } else {
-        prompt
-    };
+    if prompt.is_empty() {
+        // Nothing to attend over: an empty map, and no sentence.
+        let _ = dom::sharp("attention");
+        dom::note_beside("prompt", None);
+        return;
+    }
     match session.attention(&prompt).await {
         Ok(layers) => {
             dom::note_beside("prompt", None);

@@ -286,11 +286,15 @@ impl Loop {
         if self.stale() {
             return Ok(());
         }
+        // The run that ends is kept before the list is drawn, so that it is in it; runs
+        // checked for another task are dropped with that task's list.
+        with(|s| runs::keep(&s.run));
         let run = runs::Run::begin(js_sys::Date::now() as u64);
+        runs::show_list(&run, &runs::checked());
         let chosen = runs::checked();
-        runs::show_list(&run, &chosen);
+        pad::clear_pad();
+        dom::set_text("pad-guess", pad::PAD_PROMPT);
         with(|s| {
-            runs::keep(&s.run);
             s.run = run;
             s.overlays = runs::overlays(&chosen);
             s.history.clear();

@@ -35,11 +35,14 @@ pub fn draw(insides: &[Inside], weights: &[Inside]) {
     // Weights under the neurons: layer c joins column c to column c + 1.
     for (c, weight) in weights.iter().enumerate().take(n - 1) {
         let (ins, outs) = (columns[c].maps.len(), columns[c + 1].maps.len());
-        let fan_in = weight.shape[1];
-        let max = weight.values.iter().fold(1e-6f32, |m, v| m.max(v.abs()));
+        let max = (0..outs)
+            .flat_map(|o| (0..ins).map(move |i| (o, i)))
+            .fold(1e-6f32, |m, (o, i)| {
+                m.max(line_weight(weight, o, i, c + 2 == n).abs())
+            });
         for o in 0..outs {
             for i in 0..ins {
-                let v = weight.values[o * fan_in + i] / max;
+                let v = line_weight(weight, o, i, c + 2 == n) / max;
                 ctx.set_stroke_style_str(&css_rgb(diverging(v.signum() * (0.35 + 0.65 * v.abs()))));
                 ctx.set_line_width(0.5 + 3.0 * v.abs() as f64);
                 ctx.begin_path();
@@ -71,6 +74,17 @@ pub fn draw(insides: &[Inside], weights: &[Inside]) {
             let y = y_of(col.maps.len(), col.maps.len()) + 10.0;
             let _ = ctx.fill_text(&format!("+{}", col.total - col.maps.len()), x_of(c), y);
         }
+    }
+}
+
+/// The weight drawn from neuron `i` to neuron `o`. The output node shows P(class 1), which
+/// rises with the difference of the two classes' logits: its lines show that difference.
+fn line_weight(weight: &Inside, o: usize, i: usize, into_output: bool) -> f32 {
+    let (outputs, fan_in) = (weight.shape[0], weight.shape[1]);
+    if into_output && outputs == 2 {
+        weight.values[fan_in + i] - weight.values[i]
+    } else {
+        weight.values[o * fan_in + i]
     }
 }
 

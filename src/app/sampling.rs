@@ -10,8 +10,15 @@ const SAMPLE_CHARS: usize = 300;
 const SAMPLE_BUDGET_MS: f64 = 8.0;
 
 impl Loop {
-    /// Starts a sampling from the controls' prompt, temperature and top-k.
+    /// Starts a sampling from the controls' prompt, temperature and top-k. What is wrong with
+    /// them is said beside the prompt; training goes on.
     pub(super) fn start_sampling(&mut self) -> Result<(), String> {
+        let started = self.begin_sampling();
+        dom::note_beside("prompt", started.as_ref().err().map(String::as_str));
+        Ok(())
+    }
+
+    fn begin_sampling(&mut self) -> Result<(), String> {
         let session = self.session.as_ref().ok_or("Start a run first.")?;
         let settings = SampleSettings {
             prompt: dom::value("prompt"),
@@ -24,8 +31,9 @@ impl Loop {
                 .map_err(|_| "Top-k is not a whole number.")?,
             seed: now_ms() as u64,
         };
-        text_views::start_sample(&settings.prompt);
+        let prompt = settings.prompt.clone();
         self.sampler = Some(session.sampler(settings).map_err(|e| e.sentence())?);
+        text_views::start_sample(&prompt);
         Ok(())
     }
 

@@ -23,6 +23,8 @@ fn bad(why: String) -> Error {
 pub fn points_from_csv(text: &str, val_fraction: f64, seed: u64) -> Result<(Labelled, f32)> {
     let mut x = Vec::new();
     let mut y = Vec::new();
+    // A byte-order mark, as some spreadsheets write, is no part of the first value.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -138,6 +140,17 @@ mod tests {
             let i = (p[0] / scale / 2.0).round() as usize;
             assert_eq!(*l as usize, i % 2);
         }
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_windows_line_ends_are_read_through() {
+        let text = format!("\u{feff}{}", grid(30).replace('\n', "\r\n"));
+        let (data, _) = points_from_csv(&text, 0.2, 1).unwrap();
+        assert_eq!(
+            data.train.len() + data.val.len(),
+            30,
+            "no line lost, the first included"
+        );
     }
 
     #[test]

@@ -100,18 +100,20 @@ impl Block {
     }
 
     /// The block, with dropout on its two outputs into the residual stream when `drop` says so;
-    /// its packed q, k and v are added to `seen`.
+    /// its packed q, k and v are added to `seen` when asked (they are kept until then).
     fn forward(
         &self,
         x: &Tensor,
         heads: usize,
         drop: &mut DropoutPass,
-        seen: &mut Vec<Tensor>,
+        seen: Option<&mut Vec<Tensor>>,
     ) -> Result<Tensor> {
         // q, k and v side by side, read in place by the attention.
         let qkv = self.qkv.forward(&self.ln1.forward(x)?)?;
         let x = drop.residual(&self.proj, &qkv.attention_packed(heads)?, x)?;
-        seen.push(qkv);
+        if let Some(seen) = seen {
+            seen.push(qkv);
+        }
         let h = self.fc.forward(&self.ln2.forward(&x)?)?.gelu()?;
         drop.residual(&self.fc_proj, &h, &x)
     }
@@ -206,7 +208,12 @@ impl Module for Gpt {
 impl Gpt {
     /// Token ids [batch, T] (u32, T <= context) -> logits [batch * T, vocab], with dropout
     /// drawn from `seed` when one is given; each block's packed q, k and v added to `seen`.
-    fn run(&self, tokens: &Tensor, seed: Option<u32>, seen: &mut Vec<Tensor>) -> Result<Tensor> {
+    fn run(
+        &self,
+        tokens: &Tensor,
+        seed: Option<u32>,
+        mut seen: Option<&mut Vec<Tensor>>,
+    ) -> Result<Tensor> {
         let (batch, t) = (tokens.shape()[0], tokens.shape()[1]);
         if t > self.config.context {
             return Err(Error::Invalid {
@@ -222,7 +229,7 @@ impl Gpt {
             .add(&self.pos_emb.forward(&positions)?)?;
         let mut x = drop.apply(embedded)?;
         for block in &self.blocks {
-            x = block.forward(&x, self.config.heads, &mut drop, seen)?;
+            x = block.forward(&x, self.config.heads, &mut drop, seen.as_deref_mut())?;
         }
         let x = self
             .ln_f
@@ -234,11 +241,11 @@ impl Gpt {
 
 impl Model for Gpt {
     fn forward(&self, tokens: &Tensor) -> Result<Tensor> {
-        self.run(tokens, None, &mut Vec::new())
+        self.run(tokens, None, None)
     }
 
     fn forward_train(&self, tokens: &Tensor, seed: u32) -> Result<Tensor> {
-        self.run(tokens, Some(seed), &mut Vec::new())
+        self.run(tokens, Some(seed), None)
     }
 
     /// Each layer's attention weights over one sequence of tokens [1, T]: [heads, T, T] as
@@ -252,7 +259,7 @@ impl Model for Gpt {
             });
         }
         let mut seen = Vec::new();
-        self.run(tokens, None, &mut seen)?;
+        self.run(tokens, None, Some(&mut seen))?;
         let mask = causal_mask(t, tokens.device())?;
         seen.iter()
             .enumerate()

@@ -51,8 +51,9 @@ fn counts_above_edges(w: &Tensor) -> Result<Tensor> {
 fn bins_from_above(total: u64, above: &[f32]) -> Vec<u64> {
     let above: Vec<u64> = above.iter().map(|&c| c.round() as u64).collect();
     let mut counts = Vec::with_capacity(BINS);
-    counts.push(total - above[0]);
-    counts.extend(above.windows(2).map(|w| w[0] - w[1]));
+    // Saturating: a matrix holding a non-finite value has NaN edges and no order to its counts.
+    counts.push(total.saturating_sub(above[0]));
+    counts.extend(above.windows(2).map(|w| w[0].saturating_sub(w[1])));
     counts.push(above[BINS - 2]);
     counts
 }

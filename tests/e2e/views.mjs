@@ -122,7 +122,8 @@ export async function phone(browser, url, out, fail) {
 }
 
 // Your own points: a bad CSV file gets its sentence and changes nothing; a good one (two blobs
-// far from the plane's scale) is trained on until the model separates them.
+// far from the plane's scale, fewer training points than the batch) is trained on until the
+// model separates them.
 export async function ownPoints({ page, state, fail }, out) {
   const file = (name, text) => ({ name, mimeType: 'text/csv', buffer: Buffer.from(text) });
   const before = await state();
@@ -131,18 +132,19 @@ export async function ownPoints({ page, state, fail }, out) {
     .catch(() => fail('points: no sentence for a bad CSV file'));
   if ((await state()).step !== before.step) await fail('points: a bad file changed the run');
   let rows = 'x,y,label\n';
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 50; i++) {
     const [l, a] = [i % 2, i * 2.399];
     rows += `${(l ? 30 : -30) + 12 * Math.cos(a)},${(l ? 20 : -20) + 12 * Math.sin(a)},${l}\n`;
   }
   await page.setInputFiles('#points-file', file('blobs.csv', rows));
-  await page.waitForFunction(() => { const s = window.webgrad.state(); return (s.note || '').startsWith('Training on your 200 points') && s.step === 0 && s.val_loss != null && !s.error; }, null, { timeout: 60000 })
+  await page.waitForFunction(() => { const s = window.webgrad.state(); return (s.note || '').startsWith('Training on your 50 points') && s.step === 0 && s.val_loss != null && !s.error; }, null, { timeout: 60000 })
     .catch(() => fail('points: a good CSV file did not start a run on its points'));
   await page.evaluate(() => window.webgrad.train());
   await page.waitForFunction(() => window.webgrad.state().val_acc >= 0.95, null, { timeout: 120000, polling: 250 })
     .catch(() => fail('points: the model did not learn the file\'s two blobs'));
   await page.evaluate(() => window.webgrad.pause());
-  console.log(`points: your 200 points learned to ${(100 * (await state()).val_acc).toFixed(0)}% at step ${(await state()).step}`);
+  if (await page.inputValue('#batch') !== '40') await fail('points: the batch was not lowered to the file\'s 40 training points');
+  console.log(`points: your 50 points (batch lowered to 40) learned to ${(100 * (await state()).val_acc).toFixed(0)}% at step ${(await state()).step}`);
   await page.screenshot({ path: `${out}/own-points.png` });
   await page.click('#points-builtin');
   await page.waitForFunction(() => { const s = window.webgrad.state(); return !s.note && s.step === 0 && s.val_loss != null; }, null, { timeout: 60000 })
