@@ -13,8 +13,11 @@ pub fn now() -> Duration {
     }
     #[cfg(target_arch = "wasm32")]
     {
-        let ms = web_sys::window()
-            .and_then(|w| w.performance())
+        use wasm_bindgen::JsCast;
+        // The page's clock or the training worker's, whichever runs this.
+        let ms = js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+            .ok()
+            .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
             .map_or(0.0, |p| p.now());
         Duration::from_secs_f64(ms / 1e3)
     }

@@ -8,6 +8,8 @@ POLICY = [
     "default-src 'none'",
     # Our own scripts, the inline starter by hash, and compiling our WebAssembly.
     "script-src 'self' 'wasm-unsafe-eval' {hashes}",
+    # The training worker's start script (web/worker.js), from the page's own origin.
+    "worker-src 'self'",
     # Style attributes are set at run time (not by our Rust: seen as style-src-attr violations
     # in the e2e test); inline styles cannot run code, so they are allowed, scripts are not.
     "style-src 'self' 'unsafe-inline'",

@@ -13,7 +13,8 @@ fn get(target: &JsValue, key: &str) -> Option<JsValue> {
 
 /// "nvidia hopper (NVIDIA H100 …)", or None where the browser says nothing.
 pub async fn describe() -> Option<String> {
-    let navigator = web_sys::window()?.navigator();
+    // The page's navigator or the worker's, whichever runs this.
+    let navigator = get(&js_sys::global(), "navigator")?;
     let gpu = get(&navigator, "gpu")?;
     let request: Function = get(&gpu, "requestAdapter")?.dyn_into().ok()?;
     let promise: Promise = request.call0(&gpu).ok()?.dyn_into().ok()?;

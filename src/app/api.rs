@@ -1,7 +1,10 @@
 //! `window.webgrad`, the scripting API for automation and tests, and the wiring of the page's
 //! buttons, keys, file input and drawing pad.
 
-use super::{dom, pad, send, settings, views, with, Command};
+use super::client::post;
+use super::form::{self, Form};
+use super::protocol::{Bytes, Request};
+use super::{dom, pad, settings, views, with};
 use crate::train::Task;
 use strum::VariantNames;
 use wasm_bindgen::prelude::*;
@@ -9,6 +12,7 @@ use wasm_bindgen::JsCast;
 
 fn set_running(on: bool) {
     with(|s| s.status.running = on);
+    post(Request::Run(on));
     show_running(on);
     if on {
         // Pressed once, the hint has done its job.
@@ -47,8 +51,8 @@ fn set_task(name: &str) -> Result<(), JsValue> {
     });
     dom::set_text("stats", "");
     super::show_note(Some(format!("Preparing the {task} task…")));
-    send(Command::Redraw);
-    send(Command::Reset);
+    with(|s| s.dirty = true);
+    super::reset();
     Ok(())
 }
 
@@ -98,9 +102,9 @@ pub fn install() {
     );
     action(&api, "train", || set_running(true));
     action(&api, "pause", || set_running(false));
-    action(&api, "step", || send(Command::Step));
-    action(&api, "reset", || send(Command::Reset));
-    action(&api, "loseDevice", || send(Command::LoseDevice));
+    action(&api, "step", || post(Request::Step));
+    action(&api, "reset", super::reset);
+    action(&api, "loseDevice", || post(Request::LoseDevice));
     getter(&api, "bench", super::bench::state);
     if let Some(w) = web_sys::window() {
         let _ = js_sys::Reflect::set(&w, &JsValue::from_str("webgrad"), &api);
@@ -128,14 +132,14 @@ pub fn wire_controls() {
     on("train", "click", |_| {
         set_running(!with(|s| s.status.running))
     });
-    on("step", "click", |_| send(Command::Step));
-    on("reset", "click", |_| send(Command::Reset));
+    on("step", "click", |_| post(Request::Step));
+    on("reset", "click", |_| super::reset());
     on("task", "change", |_| {
         let _ = set_task(&dom::value("task"));
     });
     // A size fills the GPT's controls with its preset; auto waits for Reset to measure.
     on("gpt-size", "change", |_| {
-        if let Some(preset) = settings::selected_preset() {
+        if let Some(preset) = settings::selected_preset(&Form::from_page()) {
             settings::show_preset(preset);
         }
     });
@@ -143,28 +147,31 @@ pub fn wire_controls() {
         on(id, "change", |_| {
             dom::note_beside(id, None);
             // Check now (a sentence beside anything invalid); the run changes on Reset.
-            if settings::read(settings::selected_task(), 1, usize::MAX).is_some() {
+            let mut form = Form::from_page();
+            let valid = settings::read(&mut form, settings::selected_task(), 1, usize::MAX);
+            form::show_marks(&form.marks);
+            if valid.is_some() {
                 update_url();
                 super::clear_error_if(super::SETTINGS_INVALID);
             }
         });
     }
-    on("sample", "click", |_| send(Command::Sample));
-    on("save", "click", |_| send(Command::Save));
+    on("sample", "click", |_| super::sample());
+    on("save", "click", |_| post(Request::Save));
     on_file(
         "load",
         |f| f.array_buffer(),
-        |buf| send(Command::Load(js_sys::Uint8Array::new(&buf).to_vec())),
+        |buf| post(Request::Load(Bytes(js_sys::Uint8Array::new(&buf).to_vec()))),
     );
     on_file("text-file", |f| f.array_buffer(), use_text_file);
     on_file("points-file", |f| f.array_buffer(), use_points_file);
     on("points-builtin", "click", |_| {
         with(|s| s.own_points = None);
         dom::set_hidden("points-builtin", true);
-        send(Command::Reset);
+        super::reset();
     });
-    on("log-scale", "change", |_| send(Command::Redraw));
-    on("smoothing", "input", |_| send(Command::Redraw));
+    on("log-scale", "change", |_| with(|s| s.dirty = true));
+    on("smoothing", "input", |_| with(|s| s.dirty = true));
     wire_pad();
     wire_views();
     let keys = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(|e: web_sys::KeyboardEvent| {
@@ -199,7 +206,7 @@ fn use_text_file(buffer: JsValue) {
             if let Some(area) = dom::by_id::<web_sys::HtmlTextAreaElement>("user-text") {
                 area.set_value(&text);
             }
-            send(Command::Reset);
+            super::reset();
         }
         Err(e) => super::show_error(Some(format!(
             "That file cannot be used as text: {}. Your text is unchanged.",
@@ -229,7 +236,7 @@ fn use_points_file(buffer: JsValue) {
             }
             with(|s| s.own_points = Some(text));
             dom::set_hidden("points-builtin", false);
-            send(Command::Reset);
+            super::reset();
         }
         Err(why) => super::show_error(Some(format!(
             "That file cannot be used as points: {why}. The points are unchanged."
@@ -270,8 +277,11 @@ fn wire_pad() {
         pad::clear_pad();
         dom::set_text("pad-guess", pad::PAD_PROMPT);
         // The feature maps go back to the chosen test digit.
-        with(|s| s.drawn = false);
-        send(Command::Views);
+        with(|s| {
+            s.drawn = false;
+            s.pad_maps.clear();
+        });
+        post(Request::Pad(None));
     });
     // The last point of the stroke being drawn, in the pad's pixels.
     let last = std::rc::Rc::new(std::cell::Cell::new(None::<(f64, f64)>));
@@ -294,7 +304,7 @@ fn wire_pad() {
         let l = last.clone();
         on("pad", end, move |_| {
             if l.take().is_some() {
-                send(Command::Pad);
+                super::pad_changed();
             }
         });
     }
@@ -304,7 +314,7 @@ fn wire_pad() {
         };
         pad::stroke(from, to);
         last.set(Some(to));
-        send(Command::Pad);
+        super::pad_changed();
     });
 }
 
@@ -347,11 +357,14 @@ fn wire_views() {
                     s.selected_digit = Some(digit);
                     s.drawn = false;
                 });
-                send(Command::Views);
+                super::choose();
             }
         });
     };
-    choose_digit(|slot| (slot < 36).then_some(slot), "digit-grid");
+    choose_digit(
+        |slot| (slot < views::GRID_DIGITS).then_some(slot),
+        "digit-grid",
+    );
     choose_digit(
         |slot| with(|s| s.cell_digits.get(slot).copied()),
         "mistake-grid",
@@ -364,23 +377,21 @@ fn wire_views() {
         let (p, t) = ((x - x0) / views::MATRIX_CELL, (y - y0) / views::MATRIX_CELL);
         if (0.0..10.0).contains(&p) && (0.0..10.0).contains(&t) {
             with(|s| s.chosen_cell = Some((t as usize, p as usize)));
-            send(Command::Views);
+            super::choose();
         }
     });
     on("runs", "change", |_| {
         let chosen = super::runs::checked();
-        with(|s| s.overlays = super::runs::overlays(&chosen));
-        send(Command::Redraw);
+        with(|s| {
+            s.overlays = super::runs::overlays(&chosen);
+            s.dirty = true;
+        });
     });
-    for id in [
-        "show-train",
-        "show-test",
-        "attn-layer",
-        "attn-head",
-        "prompt",
-    ] {
-        on(id, "change", |_| send(Command::Views));
+    // These options redraw what the page has; a new prompt is read by the model again.
+    for id in ["show-train", "show-test", "attn-layer", "attn-head"] {
+        on(id, "change", |_| super::redraw::views());
     }
+    on("prompt", "change", |_| super::choose());
 }
 
 /// Offers `bytes` as a file download.

@@ -56,7 +56,7 @@ pub fn show(digit: &[f32], probs: &[f32]) {
     let Some((ctx, w, h)) = sharp("pad-probs") else {
         return;
     };
-    let best = super::outputs::argmax(probs) as usize;
+    let best = super::views::argmax(probs) as usize;
     let slot = w / probs.len() as f64;
     ctx.set_font("10px sans-serif");
     ctx.set_text_align("center");

@@ -1,7 +1,8 @@
 //! The settings controls: filled from a task's defaults or the URL, read back into a Config
 //! with a sentence beside every invalid control, and mirrored into the URL.
 
-use super::dom::{mark, note_beside, set_value, value};
+use super::dom::{note_beside, set_value, value};
+use super::form::Form;
 use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig, Preset};
 use crate::train::{Config, ModelConfig, Task};
 use std::str::FromStr;
@@ -31,41 +32,51 @@ pub const CONTROLS: [&str; 18] = [
 
 /// Shows a task's defaults in the controls.
 pub fn show_defaults(config: &Config) {
-    set_value("task", config.task.as_ref());
+    for (id, v) in defaults(config) {
+        set_value(id, &v);
+    }
+}
+
+/// A config as the controls show it: (control, value) pairs.
+pub fn defaults(config: &Config) -> Vec<(&'static str, String)> {
+    let mut shown = vec![("task", config.task.to_string())];
     match &config.model {
-        ModelConfig::Mlp(m) => {
-            set_value("depth", &m.depth.to_string());
-            set_value("width", &m.width.to_string());
-            set_value("activation", m.activation.as_ref());
-        }
+        ModelConfig::Mlp(m) => shown.extend([
+            ("depth", m.depth.to_string()),
+            ("width", m.width.to_string()),
+            ("activation", m.activation.to_string()),
+        ]),
         ModelConfig::Cnn(c) => {
             let ch: Vec<String> = c.channels.iter().map(|c| c.to_string()).collect();
-            set_value("channels", &ch.join(","));
-            set_value("hidden", &c.hidden.to_string());
+            shown.extend([("channels", ch.join(",")), ("hidden", c.hidden.to_string())]);
         }
-        ModelConfig::Gpt(g) => {
-            set_value("layers", &g.layers.to_string());
-            set_value("heads", &g.heads.to_string());
-            set_value("gpt-width", &g.width.to_string());
-            set_value("context", &g.context.to_string());
-            set_value("dropout", &g.dropout.to_string());
-        }
+        ModelConfig::Gpt(g) => shown.extend([
+            ("layers", g.layers.to_string()),
+            ("heads", g.heads.to_string()),
+            ("gpt-width", g.width.to_string()),
+            ("context", g.context.to_string()),
+            ("dropout", g.dropout.to_string()),
+        ]),
     }
-    set_value("optimizer", config.optimizer.rule.kind().as_ref());
-    set_value("lr", &config.optimizer.lr.to_string());
-    set_value("schedule", config.optimizer.schedule.kind().as_ref());
-    set_value("batch", &config.batch.to_string());
-    set_value("noise", &config.noise.to_string());
+    shown.extend([
+        ("optimizer", config.optimizer.rule.kind().to_string()),
+        ("lr", config.optimizer.lr.to_string()),
+        ("schedule", config.optimizer.schedule.kind().to_string()),
+        ("batch", config.batch.to_string()),
+        ("noise", config.noise.to_string()),
+    ]);
+    shown
 }
 
 /// Parses a control as T, marking it when it does not parse or `ok` rejects it. A whole
 /// number written as a decimal ("5.0", "1e3") is taken as that whole number.
 fn field<T: std::str::FromStr + Copy + Default>(
+    form: &mut Form,
     id: &str,
     ok: impl Fn(T) -> Option<&'static str>,
     problems: &mut usize,
 ) -> T {
-    let text = value(id);
+    let text = form.value(id);
     let parsed = text.trim().parse::<T>().ok().or_else(|| {
         let n = text.trim().parse::<f64>().ok()?;
         let whole = n.fract() == 0.0 && (0.0..WHOLE_EXACT).contains(&n);
@@ -75,7 +86,7 @@ fn field<T: std::str::FromStr + Copy + Default>(
         Some(v) => (v, ok(v)),
         None => (T::default(), Some(why_unparsed(&text, &ok))),
     };
-    mark(id, problem);
+    form.mark(id, problem);
     *problems += problem.is_some() as usize;
     v
 }
@@ -98,9 +109,9 @@ fn why_unparsed<T: Default>(text: &str, ok: impl Fn(T) -> Option<&'static str>) 
 
 /// A select control read as the setting it names, marked when it names none (a hand-edited
 /// URL): then `fallback`, counted as a problem.
-fn choice<T: FromStr>(id: &str, fallback: T, problems: &mut usize) -> T {
-    let parsed = value(id).parse::<T>().ok();
-    mark(
+fn choice<T: FromStr>(form: &mut Form, id: &str, fallback: T, problems: &mut usize) -> T {
+    let parsed = form.value(id).parse::<T>().ok();
+    form.mark(
         id,
         parsed
             .is_none()
@@ -111,16 +122,24 @@ fn choice<T: FromStr>(id: &str, fallback: T, problems: &mut usize) -> T {
 }
 
 /// The GPT size the size control names; None for auto (measured on Reset).
-pub fn selected_preset() -> Option<Preset> {
-    value("gpt-size").parse().ok()
+pub fn selected_preset(form: &Form) -> Option<Preset> {
+    form.value("gpt-size").parse().ok()
 }
 
 /// Shows a GPT preset's sizes and recipe in the controls, and names it in the size control.
 pub fn show_preset(preset: Preset) {
-    if let Ok(config) = Config::defaults(Task::Text, None, Some(preset), 1) {
-        show_defaults(&config);
+    for (id, v) in preset_values(preset) {
+        set_value(id, &v);
     }
-    set_value("gpt-size", preset.as_ref());
+}
+
+/// A GPT preset as the controls show it, the size control naming it.
+pub fn preset_values(preset: Preset) -> Vec<(&'static str, String)> {
+    let mut shown = Config::defaults(Task::Text, None, Some(preset), 1)
+        .map(|c| defaults(&c))
+        .unwrap_or_default();
+    shown.push(("gpt-size", preset.to_string()));
+    shown
 }
 
 /// The task the task control shows (it lists only tasks, so the fallback is never seen).
@@ -134,14 +153,15 @@ fn at_least_one(v: usize) -> Option<&'static str> {
 
 /// Reads the controls into a Config for `task`, starting from its defaults. Returns None (with
 /// sentences beside the controls) when something is invalid; `examples` bounds the batch.
-pub fn read(task: Task, vocab: usize, examples: usize) -> Option<Config> {
-    let preset = selected_preset().filter(|_| task == Task::Text);
+pub fn read(form: &mut Form, task: Task, vocab: usize, examples: usize) -> Option<Config> {
+    let preset = selected_preset(form).filter(|_| task == Task::Text);
     let mut config = Config::defaults(task, None, preset, vocab).ok()?;
     let mut problems = 0;
     let p = &mut problems;
-    config.model = read_model(config.model, p);
-    read_optimizer(&mut config, p);
+    config.model = read_model(form, config.model, p);
+    read_optimizer(form, &mut config, p);
     config.batch = field(
+        form,
         "batch",
         |b: usize| {
             at_least_one(b)
@@ -149,8 +169,9 @@ pub fn read(task: Task, vocab: usize, examples: usize) -> Option<Config> {
         },
         p,
     );
-    config.seed = field("seed", |_: u64| None, p);
+    config.seed = field(form, "seed", |_: u64| None, p);
     config.noise = field(
+        form,
         "noise",
         |n: f64| (!(0.0..=1.0).contains(&n)).then_some("Between 0 and 1."),
         p,
@@ -159,42 +180,46 @@ pub fn read(task: Task, vocab: usize, examples: usize) -> Option<Config> {
 }
 
 /// The model's controls read over the task's default model, counting problems in `p`.
-fn read_model(model: ModelConfig, p: &mut usize) -> ModelConfig {
+fn read_model(form: &mut Form, model: ModelConfig, p: &mut usize) -> ModelConfig {
     match model {
         ModelConfig::Mlp(m) => ModelConfig::Mlp(MlpConfig {
             depth: field(
+                form,
                 "depth",
                 |v: usize| (v > 8).then_some("At most 8 layers."),
                 p,
             ),
             width: field(
+                form,
                 "width",
                 |v: usize| at_least_one(v).or((v > 1024).then_some("At most 1024.")),
                 p,
             ),
-            activation: choice("activation", Activation::Relu, p),
+            activation: choice(form, "activation", Activation::Relu, p),
             ..m
         }),
         ModelConfig::Cnn(c) => {
-            let channels: Vec<usize> = value("channels")
+            let channels: Vec<usize> = form
+                .value("channels")
                 .split(',')
                 .filter_map(|s| s.trim().parse().ok())
                 .collect();
             let bad = channels.is_empty() || channels.contains(&0) || channels.len() > 4;
-            mark(
+            form.mark(
                 "channels",
                 bad.then_some("Give 1 to 4 positive channel counts, like 8,16."),
             );
             *p += bad as usize;
             ModelConfig::Cnn(CnnConfig {
                 channels,
-                hidden: field("hidden", at_least_one, p),
+                hidden: field(form, "hidden", at_least_one, p),
                 ..c
             })
         }
         ModelConfig::Gpt(g) => {
-            let width = field("gpt-width", at_least_one, p);
+            let width = field(form, "gpt-width", at_least_one, p);
             let heads = field(
+                form,
                 "heads",
                 |h: usize| {
                     at_least_one(h)
@@ -203,11 +228,17 @@ fn read_model(model: ModelConfig, p: &mut usize) -> ModelConfig {
                 p,
             );
             ModelConfig::Gpt(GptConfig {
-                layers: field("layers", at_least_one, p),
+                layers: field(form, "layers", at_least_one, p),
                 heads,
                 width,
-                context: field("context", |c: usize| (c < 2).then_some("At least 2."), p),
+                context: field(
+                    form,
+                    "context",
+                    |c: usize| (c < 2).then_some("At least 2."),
+                    p,
+                ),
                 dropout: field(
+                    form,
                     "dropout",
                     |d: f32| (!(0.0..=0.9).contains(&d)).then_some("From 0 to 0.9."),
                     p,
@@ -221,17 +252,18 @@ fn read_model(model: ModelConfig, p: &mut usize) -> ModelConfig {
 /// The optimizer's controls read over the task's default optimizer. A rule or schedule the
 /// controls leave as the defaults have it keeps the defaults' own settings (a preset's beta2,
 /// its warm-up); another one takes its standard settings.
-fn read_optimizer(config: &mut Config, p: &mut usize) {
+fn read_optimizer(form: &mut Form, config: &mut Config, p: &mut usize) {
     let opt = &mut config.optimizer;
-    opt.use_rule(choice("optimizer", opt.rule.kind(), p));
+    opt.use_rule(choice(form, "optimizer", opt.rule.kind(), p));
     opt.lr = field(
+        form,
         "lr",
         |v: f32| {
             (!(v > 0.0 && v.is_finite())).then_some("The learning rate must be a positive number.")
         },
         p,
     );
-    let schedule = choice("schedule", opt.schedule.kind(), p);
+    let schedule = choice(form, "schedule", opt.schedule.kind(), p);
     if schedule != opt.schedule.kind() {
         opt.schedule = schedule.for_steps(config.steps);
     }

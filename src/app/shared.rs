@@ -1,11 +1,12 @@
-//! What the page's controls and its training loop share: the status `window.webgrad.state()`
-//! returns, the commands the controls send the loop, the chart's history, and the sentences
-//! shown in the page.
+//! What the page keeps of the run the worker trains: the status `window.webgrad.state()`
+//! returns, the chart's history, the latest views (redrawn when a view's option changes), the
+//! choices of what the views show, and the sentences shown in the page.
 
 use super::charts::Point;
 use super::dom;
+use super::protocol::{Choices, Points, Views};
 use super::runs::Run;
-use crate::train::{Flow, Task};
+use crate::train::{Flow, Inside, Task};
 use serde::Serialize;
 use std::cell::RefCell;
 
@@ -27,26 +28,24 @@ pub struct Status {
     pub kept_step: Option<u64>,
 }
 
-/// Work the UI asks of the training loop, which owns the session.
-pub(super) enum Command {
-    Reset,
-    Step,
-    Save,
-    Load(Vec<u8>),
-    Sample,
-    Pad,
-    Redraw,
-    /// Draws the views again (a digit or a cell was chosen, a view's option changed).
-    Views,
-    /// Destroys the GPU device, as a driver reset would (for tests).
-    LoseDevice,
-}
-
 #[derive(Default)]
 pub(super) struct Shared {
     pub(super) status: Status,
-    pub(super) commands: Vec<Command>,
     pub(super) history: Vec<Point>,
+    /// Milliseconds the run has trained, evaluations included.
+    pub(super) trained_ms: f64,
+    /// The run's steps between evaluations, and tokens (or examples) per step.
+    pub(super) eval_every: u64,
+    pub(super) items_per_step: usize,
+    /// The stats and charts need drawing at the next frame.
+    pub(super) dirty: bool,
+    /// When the run was last written to the browser's storage (ms since the epoch).
+    pub(super) run_kept_ms: f64,
+    /// The 2-D points of the run, and the latest views: a view's option redraws from them.
+    pub(super) points: Option<Points>,
+    pub(super) views: Option<Views>,
+    /// The pad's drawing through the model (its feature maps), while shown.
+    pub(super) pad_maps: Vec<Inside>,
     /// Resets asked for so far: work of a session older than the latest request is stale.
     pub(super) resets_asked: u64,
     /// The gradient flow at each evaluation of the run.
@@ -57,6 +56,10 @@ pub(super) struct Shared {
     pub(super) chosen_cell: Option<(usize, usize)>,
     /// The digits shown for that cell, in order, to map a click to a digit.
     pub(super) cell_digits: Vec<usize>,
+    /// The drawing pad has ink the worker has not read yet.
+    pub(super) pad_waiting: bool,
+    /// A drawing was sent and its reading has not come back.
+    pub(super) pad_busy: bool,
     /// Whether the feature maps show the pad's drawing rather than a test digit.
     pub(super) drawn: bool,
     /// The current run, as run comparison keeps it.
@@ -75,17 +78,14 @@ pub(super) fn with<T>(f: impl FnOnce(&mut Shared) -> T) -> T {
     SHARED.with(|s| f(&mut s.borrow_mut()))
 }
 
-pub(super) fn send(c: Command) {
-    with(|s| {
-        // One pending classification of the pad is enough, however fast the pointer moves.
-        if matches!(c, Command::Pad) && s.commands.iter().any(|q| matches!(q, Command::Pad)) {
-            return;
-        }
-        if matches!(c, Command::Reset) {
-            s.resets_asked += 1;
-        }
-        s.commands.push(c)
-    });
+/// What the views show, as the page's choices stand.
+pub(super) fn choices() -> Choices {
+    with(|s| Choices {
+        digit: s.selected_digit,
+        cell: s.chosen_cell,
+        prompt: dom::value("prompt"),
+        drawn: s.drawn,
+    })
 }
 
 /// Shows an error sentence (or clears it) in the page and in `state()`.

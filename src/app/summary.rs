@@ -1,36 +1,30 @@
 //! The model summary: each layer's parameters, their shapes and counts, and the total.
 
 use super::dom::document;
-use crate::train::Session;
 
-/// Fills the summary table from the session's parameters, grouped by layer.
-pub fn show(session: &Session) {
+/// Fills the summary table: a row per layer (its parameters' shapes and count), then the total.
+pub fn show(rows: &[(String, Vec<String>, usize)], total: usize) {
     let Some(table) = document().get_element_by_id("model-summary") else {
         return;
     };
     table.set_inner_html("");
-    let mut rows: Vec<(String, Vec<String>, usize)> = Vec::new();
-    for (name, p) in session.parameters() {
-        let (layer, kind) = name.rsplit_once('.').unwrap_or((name.as_str(), ""));
-        let shape = format!("{kind} {}", dims(p.shape()));
-        match rows.last_mut().filter(|r| r.0 == layer) {
-            Some(row) => {
-                row.1.push(shape);
-                row.2 += p.numel();
-            }
-            None => rows.push((layer.to_string(), vec![shape], p.numel())),
-        }
-    }
     add_row(
         &table,
         "th",
         ["layer", "parameters", "count"].map(String::from),
     );
     for (layer, shapes, count) in rows {
-        add_row(&table, "td", [layer, shapes.join(", "), grouped(count)]);
+        add_row(
+            &table,
+            "td",
+            [layer.clone(), shapes.join(", "), grouped(*count)],
+        );
     }
-    let total = grouped(session.parameter_count());
-    add_row(&table, "th", ["total".into(), String::new(), total]);
+    add_row(
+        &table,
+        "th",
+        ["total".into(), String::new(), grouped(total)],
+    );
 }
 
 fn add_row(table: &web_sys::Element, cell: &str, texts: [String; 3]) {
@@ -48,15 +42,6 @@ fn add_row(table: &web_sys::Element, cell: &str, texts: [String; 3]) {
         }
     }
     let _ = table.append_child(&tr);
-}
-
-/// [32, 2] as "32 × 2".
-fn dims(shape: &[usize]) -> String {
-    shape
-        .iter()
-        .map(|d| d.to_string())
-        .collect::<Vec<_>>()
-        .join(" × ")
 }
 
 /// 1234567 as "1,234,567".

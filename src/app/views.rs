@@ -2,7 +2,8 @@
 //! with their predictions, the confusion matrix and the digits of a chosen cell.
 
 use super::dom::{put_image, set_text, sharp};
-use crate::data::{Labelled, Split, DIGIT_SIDE};
+use super::protocol::{Points, Tile};
+use crate::data::DIGIT_SIDE;
 
 /// The boundary grid: GRID × GRID points over [-EXTENT, EXTENT]², drawn smoothed.
 pub const GRID: usize = 96;
@@ -23,7 +24,7 @@ pub fn grid_points(n: usize) -> Vec<f32> {
 
 /// Draws the heatmap of P(class 1) on the grid, then the points chosen: the training split's
 /// small, the test split's larger.
-pub fn draw_boundary(probs: &[f32], data: &Labelled, show: (bool, bool)) {
+pub fn draw_boundary(probs: &[f32], points: &Points, show: (bool, bool)) {
     let Some((ctx, w, h)) = sharp("boundary") else {
         return;
     };
@@ -41,9 +42,8 @@ pub fn draw_boundary(probs: &[f32], data: &Labelled, show: (bool, bool)) {
     ctx.set_image_smoothing_enabled(true);
     put_image(&ctx, &mut rgba, GRID as u32, GRID as u32, 0.0, 0.0, (w, h));
     let to_px = |v: f32, size: f64| ((v + EXTENT) / (2.0 * EXTENT)) as f64 * size;
-    let dots = |split: &Split, radius: f64| {
-        for i in 0..split.len() {
-            let (x, y) = (split.x[2 * i], split.x[2 * i + 1]);
+    let dots = |split: &[(f32, f32, u32)], radius: f64| {
+        for &(x, y, label) in split {
             ctx.begin_path();
             let _ = ctx.arc(
                 to_px(x, w),
@@ -52,63 +52,54 @@ pub fn draw_boundary(probs: &[f32], data: &Labelled, show: (bool, bool)) {
                 0.0,
                 std::f64::consts::TAU,
             );
-            ctx.set_fill_style_str(if split.y[i] == 1 {
-                "#1f4fb5"
-            } else {
-                "#c0551b"
-            });
+            ctx.set_fill_style_str(if label == 1 { "#1f4fb5" } else { "#c0551b" });
             ctx.fill();
             ctx.set_stroke_style_str("#ffffff");
             ctx.stroke();
         }
     };
     if show.0 {
-        dots(&data.train, 2.0);
+        dots(&points.train, 2.0);
     }
     if show.1 {
-        dots(&data.val, 3.0);
+        dots(&points.test, 3.0);
     }
 }
 
+/// Test digits shown in the grid (three rows).
+pub const GRID_DIGITS: usize = 36;
 /// Digits per row of the digit grids, and the side of a digit there.
 pub const PER_ROW: usize = 12;
 pub const CELL: f64 = 28.0;
 /// The height of a grid row: a digit and its label.
 pub const ROW: f64 = CELL + 18.0;
 
-/// Draws test digits `which` on the grid `id` with their predicted labels: green when right,
-/// red and struck through when wrong (so that colour is not the only difference); the
-/// `selected` one framed.
-pub fn draw_digits(
-    id: &str,
-    data: &Labelled,
-    predicted: &[u32],
-    which: &[usize],
-    selected: Option<usize>,
-) {
+/// Draws test digits on the grid `id` with their predicted labels: green when right, red and
+/// struck through when wrong (so that colour is not the only difference); the `selected` one
+/// framed.
+pub fn draw_digits(id: &str, tiles: &[Tile], selected: Option<usize>) {
     let Some((ctx, _, _)) = sharp(id) else {
         return;
     };
     ctx.set_image_smoothing_enabled(false);
     ctx.set_font("13px sans-serif");
-    for (slot, &i) in which.iter().enumerate() {
+    for (slot, tile) in tiles.iter().enumerate() {
         let (px, py) = (
             (slot % PER_ROW) as f64 * CELL,
             (slot / PER_ROW) as f64 * ROW,
         );
-        let mut rgba =
-            digit_rgba(&data.val.x[i * DIGIT_SIDE * DIGIT_SIDE..][..DIGIT_SIDE * DIGIT_SIDE]);
+        let mut rgba = digit_rgba(&tile.pixels);
         let side = DIGIT_SIDE as u32;
         put_image(&ctx, &mut rgba, side, side, px, py, (CELL, CELL));
-        if selected == Some(i) {
+        if selected == Some(tile.index) {
             ctx.set_stroke_style_str("#2f6fde");
             ctx.set_line_width(2.0);
             ctx.stroke_rect(px + 1.0, py + 1.0, CELL - 2.0, CELL - 2.0);
         }
-        let right = predicted[i] == data.val.y[i];
+        let right = tile.predicted == tile.truth;
         ctx.set_fill_style_str(if right { "#1e8449" } else { "#b3261e" });
         let (x, y) = (px + 10.0, py + CELL + 14.0);
-        let _ = ctx.fill_text(&predicted[i].to_string(), x, y);
+        let _ = ctx.fill_text(&tile.predicted.to_string(), x, y);
         if !right {
             ctx.fill_rect(x - 3.0, y - 5.0, 13.0, 1.5);
         }
@@ -132,19 +123,18 @@ pub const MATRIX_CELL: f64 = 20.0;
 
 /// The confusion matrix of all test predictions, rows true class and columns predicted, each
 /// cell with its count; each row's accuracy on its right; the chosen cell framed.
-pub fn draw_confusion(data: &Labelled, predicted: &[u32], chosen: Option<(usize, usize)>) {
+pub fn draw_confusion(counts: &[usize], k: usize, chosen: Option<(usize, usize)>) {
     let Some((ctx, _, _)) = sharp("confusion") else {
         return;
     };
-    let k = data.classes;
-    let counts = confusion(data, predicted);
     let right: usize = (0..k).map(|i| counts[i * k + i]).sum();
+    let total: usize = counts.iter().sum();
     set_text(
         "digit-accuracy",
         &format!(
             "Test accuracy {:.1}% ({right} of {} right). Rows are the true digit, columns the model's guess: right guesses lie on the diagonal. Click a cell to see its digits.",
-            100.0 * right as f64 / predicted.len().max(1) as f64,
-            predicted.len()
+            100.0 * right as f64 / total.max(1) as f64,
+            total
         ),
     );
     let (x0, y0, cell) = (MATRIX_AT.0, MATRIX_AT.1, MATRIX_CELL);
@@ -191,27 +181,9 @@ pub fn draw_confusion(data: &Labelled, predicted: &[u32], chosen: Option<(usize,
     let _ = ctx.fill_text("right", x0 + k as f64 * cell + 4.0, y0 - 6.0);
 }
 
-/// counts[true × classes + predicted].
-fn confusion(data: &Labelled, predicted: &[u32]) -> Vec<usize> {
-    let k = data.classes;
-    let mut counts = vec![0usize; k * k];
-    for (t, p) in data.val.y.iter().zip(predicted) {
-        counts[*t as usize * k + (*p as usize).min(k - 1)] += 1;
-    }
-    counts
-}
-
-/// The test digits of true class `t` that the model read as `p`, at most `most` of them, and
-/// how many there are.
-pub fn cell_digits(
-    data: &Labelled,
-    predicted: &[u32],
-    (t, p): (usize, usize),
-    most: usize,
-) -> (Vec<usize>, usize) {
-    let all: Vec<usize> = (0..predicted.len())
-        .filter(|&i| data.val.y[i] as usize == t && predicted[i] as usize == p)
-        .collect();
-    let n = all.len();
-    (all.into_iter().take(most).collect(), n)
+/// The index of the largest value: the class a model picks.
+pub fn argmax(p: &[f32]) -> u32 {
+    p.iter()
+        .enumerate()
+        .fold(0, |b, (i, v)| if *v > p[b] { i } else { b }) as u32
 }

@@ -8,7 +8,7 @@ use crate::autograd::Gradients;
 use crate::{no_grad, Device, Error, Result, Tensor};
 
 /// One layer's figures at a watched step.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LayerFlow {
     /// The layer's name: its parameters' names without ".weight" or ".bias".
     pub layer: String,
@@ -19,7 +19,7 @@ pub struct LayerFlow {
 }
 
 /// The gradient flow of a watched step.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Flow {
     pub step: u64,
     pub layers: Vec<LayerFlow>,

@@ -15,7 +15,7 @@ const SPREAD: f32 = 4.0;
 const CHUNK: usize = 1 << 19;
 
 /// One matrix's histogram: counts of values in BINS equal bins over [-range, range].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Histogram {
     pub name: String,
     pub range: f32,

@@ -5,7 +5,7 @@ use super::{Learner, Session};
 use crate::{no_grad, Error, Result, Tensor};
 
 /// A named tensor read back: its shape and values.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Inside {
     pub name: String,
     pub shape: Vec<usize>,

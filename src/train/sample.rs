@@ -7,7 +7,7 @@ use crate::{no_grad, Error, Result, Tensor};
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 
 /// Settings of one sampling.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SampleSettings {
     pub prompt: String,
     pub tokens: usize,
@@ -41,7 +41,7 @@ fn pick(logits: &[f32], temperature: f32, top_k: usize, rng: &mut SmallRng) -> u
 
 /// A sampled character and the probability the model gave it (before temperature and top-k:
 /// how sure the model itself was).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sampled {
     pub text: String,
     pub probability: f32,

@@ -7,9 +7,9 @@ import { mkdirSync } from 'node:fs';
 const ARGS = ['--no-sandbox', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader',
   '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
-// Opens a page in a new headless Chromium; with `noWebGpu`, the page sees no navigator.gpu, as
-// in a browser without WebGPU. Console errors, page errors and CSP violations are collected in
-// `problems`: a run with any of them fails.
+// Opens a page in a new headless Chromium; with `noWebGpu`, neither the page nor its training
+// worker sees navigator.gpu, as in a browser without WebGPU. Console errors, page errors and
+// CSP violations are collected in `problems`: a run with any of them fails.
 export async function open(out, { noWebGpu = false } = {}) {
   mkdirSync(out, { recursive: true });
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ARGS });
@@ -19,7 +19,15 @@ export async function open(out, { noWebGpu = false } = {}) {
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   await page.addInitScript(() => document.addEventListener('securitypolicyviolation',
     (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`)));
-  if (noWebGpu) await page.addInitScript(() => { delete Navigator.prototype.gpu; });
+  if (noWebGpu) {
+    await page.addInitScript(() => { delete Navigator.prototype.gpu; });
+    // The training worker has a navigator of its own: its start script loses the GPU too.
+    await page.route('**/worker.js', async (route) => {
+      const response = await route.fetch();
+      const body = `delete WorkerNavigator.prototype.gpu;\n${await response.text()}`;
+      await route.fulfill({ response, body });
+    });
+  }
   const state = () => page.evaluate(() => window.webgrad.state());
   const fail = async (why) => {
     await page.screenshot({ path: `${out}/failure.png` }).catch(() => {});
@@ -67,4 +75,35 @@ export async function trainTask({ page, state, fail }, task, timeout, atStart = 
   const s = await state();
   console.log(`${task}: validation loss ${first.toFixed(3)} -> ${s.val_loss.toFixed(3)} at step ${s.step} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return { first, reached: s };
+}
+
+// The longest wait between two animation frames of the page over `ms` milliseconds, and the
+// steps trained meanwhile.
+export async function frameGaps({ page, state }, ms) {
+  const before = (await state()).step;
+  const longest = await page.evaluate((ms) => new Promise((done) => {
+    let last = performance.now(); let longest = 0; const end = last + ms;
+    const frame = (now) => {
+      longest = Math.max(longest, now - last); last = now;
+      if (now < end) requestAnimationFrame(frame); else done(longest);
+    };
+    requestAnimationFrame(frame);
+  }), ms);
+  return { longest, steps: (await state()).step - before };
+}
+
+// Training must not depend on the page's frames (a background tab gets none): with frames
+// stopped, the steps still go on. Frames come back afterwards.
+export async function trainsWithoutFrames({ page, state, fail }, label) {
+  await page.evaluate(() => {
+    window.realFrame = window.requestAnimationFrame;
+    window.requestAnimationFrame = () => 0;
+    window.webgrad.train();
+  });
+  const before = (await state()).step;
+  await page.waitForTimeout(3000);
+  const after = (await state()).step;
+  await page.evaluate(() => { window.requestAnimationFrame = window.realFrame; window.webgrad.pause(); });
+  if (after <= before) await fail(`${label}: no step was trained in 3 s without animation frames (step ${before} -> ${after})`);
+  console.log(`${label}: ${after - before} steps in 3 s without animation frames`);
 }

@@ -4,7 +4,7 @@
 // run to its step count, a lost GPU device, bad input, narrow screens and bench mode.
 // Usage: node playground.mjs URL OUTPUT_DIR
 
-import { open, firstEvaluation, trainTask, drew } from './lib.mjs';
+import { open, firstEvaluation, trainTask, drew, trainsWithoutFrames } from './lib.mjs';
 import { badInput } from './bad_input.mjs';
 import { snapshot, viewsChanged, padPreparesDrawings, digitClicks, sampleBesideTraining, phone, ownPoints } from './views.mjs';
 
@@ -51,7 +51,10 @@ for (const { task, canvases, timeout } of tasks) {
     await page.click('#pad-clear');
     if (await page.textContent('#pad-guess') !== 'Draw a digit.') await fail('digits: Clear left the old guess');
   }
-  if (task === 'text') await sampleBesideTraining(t);
+  if (task === 'text') {
+    await sampleBesideTraining(t);
+    await trainsWithoutFrames(t, 'text on the GPU');
+  }
   await page.setInputFiles('#load', { name: 'broken.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from('this is not a checkpoint') });
   await page.waitForFunction(() => { const e = document.getElementById('error'); return !e.hidden && e.textContent.includes('cannot be loaded: This is not a safetensors file'); }, null, { timeout: 30000 })
     .catch(() => fail(`${task}: no error sentence for a broken checkpoint`));

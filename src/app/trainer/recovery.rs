@@ -2,7 +2,8 @@
 //! tab): the loop keeps a checkpoint on the CPU side as it evaluates, and when the device is
 //! lost it says so, makes a new device and resumes the run from that checkpoint.
 
-use super::{dom, now_ms, show_error, show_note, with, Loop};
+use super::{now_ms, scope, Trainer};
+use crate::app::protocol::Report;
 use crate::train::BestKeeper;
 use crate::Device;
 
@@ -21,7 +22,7 @@ pub(super) struct Kept {
     at_ms: f64,
 }
 
-impl Loop {
+impl Trainer {
     /// After an evaluation: keeps the session's checkpoint when the last one kept is old. Only
     /// a GPU can be lost; the CPU backend keeps nothing.
     pub(super) async fn keep_weights(&mut self) -> Result<(), String> {
@@ -47,7 +48,7 @@ impl Loop {
             step,
             at_ms: now_ms(),
         });
-        with(|s| s.status.kept_step = Some(step));
+        self.report(Report::Kept(step));
     }
 
     /// Why the GPU device was lost, once it is.
@@ -73,9 +74,8 @@ impl Loop {
             self.session = None;
             return Err(format!("The GPU device was lost again ({why}), the {MOST_RECOVERIES}th time in this run. Reload the page to train again."));
         }
-        let (device, adapter) = super::open_device().await;
-        dom::set_text("adapter", &adapter);
-        with(|s| s.status.adapter = adapter);
+        let (device, adapter) = scope::open_device().await;
+        self.report(Report::Device(adapter));
         self.device = device;
         self.rate = None;
         let taken_over = match self.device {
@@ -92,32 +92,28 @@ impl Loop {
         let (session, step) = match resumed {
             Ok(resumed) => resumed,
             Err(e) => {
-                super::send(super::Command::Reset);
-                show_note(Some(format!("The GPU device was lost ({why}). {taken_over}; the run starts again, since its weights could not be restored: {e}")));
+                self.report(Report::Note(Some(format!("The GPU device was lost ({why}). {taken_over}; the run starts again, since its weights could not be restored: {e}"))));
+                self.report(Report::Restart);
                 return Ok(());
             }
         };
         self.session = Some(session);
         self.forget_after(step);
-        show_error(None);
-        show_note(Some(format!("The GPU device was lost ({why}). {taken_over}, from step {step}, the last weights kept; the steps after it are trained again.")));
+        self.report(Report::ClearError);
+        self.report(Report::Note(Some(format!("The GPU device was lost ({why}). {taken_over}, from step {step}, the last weights kept; the steps after it are trained again."))));
         self.evaluate(None).await
     }
 
     /// Drops the figures of steps after `step`: the curve, the last training loss and the best
     /// validation loss are those of the run as it now stands.
     fn forget_after(&mut self, step: u64) {
+        // The evaluation that follows adds the point of `step` itself.
+        self.evals.retain(|&(s, _)| s < step);
         let mut best = BestKeeper::new(None);
-        with(|s| {
-            // The evaluation that follows adds the point of `step` itself.
-            s.history.retain(|p| p.step < step);
-            for p in &s.history {
-                if let Some(val) = p.val {
-                    best.observe(val, p.step);
-                }
-            }
-            s.status.train_loss = s.history.iter().rev().find_map(|p| p.train);
-        });
+        for &(s, val) in &self.evals {
+            best.observe(val, s);
+        }
         self.best = best;
+        self.report(Report::Rewound(step));
     }
 }

@@ -1,7 +1,8 @@
 //! Sizing the GPT to the user's GPU: on Reset with the size on auto, time a few steps of each
 //! preset from the smallest up and keep the largest that trains at a visible pace.
 
-use super::{now_ms, settings, Loop};
+use super::{now_ms, settings, Trainer};
+use crate::app::protocol::Report;
 use crate::nn::Preset;
 use crate::train::{Config, ModelConfig, Task};
 
@@ -69,9 +70,10 @@ impl Sizing {
     }
 }
 
-impl Loop {
-    /// Times the presets from the smallest up, leaves the largest that keeps a visible pace in
-    /// the controls, and returns a sentence saying which and why.
+impl Trainer {
+    /// Times the presets from the smallest up, puts the largest that keeps a visible pace in
+    /// the plan's settings (and the page's controls), and returns a sentence saying which and
+    /// why.
     pub(super) async fn autosize(&mut self) -> Result<String, String> {
         let mut kept: Option<(Preset, f32)> = None;
         let mut next = None;
@@ -83,7 +85,7 @@ impl Loop {
                     break;
                 }
             }
-            settings::show_preset(preset);
+            self.use_preset(preset);
             self.build_session(Task::Text).await?;
             let rate = self.steps_per_second().await?;
             if kept.is_some() && rate < VISIBLE_PACE {
@@ -96,12 +98,19 @@ impl Loop {
             }
         }
         let kept = kept.ok_or("There is no GPT size to try.")?;
-        settings::show_preset(kept.0);
+        self.use_preset(kept.0);
+        self.report(Report::Preset(kept.0));
         let on = match self.device {
             crate::Device::Gpu(_) => "this GPU",
             crate::Device::Cpu => "the CPU backend",
         };
         Ok(Sizing { on, kept, next }.sentence())
+    }
+
+    fn use_preset(&mut self, preset: Preset) {
+        if let Some(plan) = self.plan.as_mut() {
+            plan.form.set_all(settings::preset_values(preset));
+        }
     }
 
     /// The session's training rate as the page's loop sees it: two untimed steps (they build

@@ -1,0 +1,235 @@
+//! The worker's reports shown in the page: the stats line, the charts' figures, the views and
+//! the sentences. Reports of a run the page has replaced are dropped, so that an old task's
+//! figures never appear beside a new task's controls.
+
+use super::charts::{self, Point};
+use super::protocol::{Built, Envelope, Evaluated, PadView, Progress, Report};
+use super::shared::{show_error, show_note, with, Status};
+use super::{api, dom, flow_chart, form, histogram_view, pad, redraw, runs, settings, views};
+use super::{summary, text_views};
+use crate::train::Task;
+
+/// Least milliseconds between two writes of the run to the browser's storage (each writes
+/// every kept run).
+const RUN_KEEP_EVERY_MS: f64 = 1000.0;
+
+/// The run of reports about the worker itself rather than a run (its device, its start).
+const WORKER_RUN: u64 = 0;
+
+pub fn apply(envelope: Envelope) {
+    let current = with(|s| s.resets_asked);
+    if envelope.run != current && envelope.run != WORKER_RUN {
+        return;
+    }
+    match envelope.report {
+        Report::Device(adapter) => {
+            dom::set_text("adapter", &adapter);
+            with(|s| s.status.adapter = adapter);
+        }
+        Report::Marks(marks) => form::show_marks(&marks),
+        Report::Preset(preset) => settings::show_preset(preset),
+        Report::Built(built) => show_built(built),
+        Report::Progress(progress) => show_progress(progress),
+        Report::Evaluated(evaluated) => show_evaluated(evaluated),
+        Report::Views(views) => {
+            with(|s| s.views = Some(views));
+            redraw::views();
+        }
+        Report::Histograms(hists) => histogram_view::draw(&hists),
+        Report::SampleStarted(prompt) => text_views::start_sample(&prompt),
+        Report::Sampled(made) => text_views::add_sampled(&made),
+        Report::PromptNote(note) => dom::note_beside("prompt", note.as_deref()),
+        Report::Pad(view) => show_pad(view),
+        Report::Saved { bytes, name } => {
+            if let Err(e) = api::download(&bytes.0, &name) {
+                show_error(Some(e));
+            }
+        }
+        Report::Finished(note) => {
+            paused();
+            with(|s| runs::keep(&s.run));
+            if note.is_some() {
+                show_note(note);
+            }
+        }
+        Report::Failed(why) => {
+            paused();
+            with(|s| s.pad_busy = false);
+            show_error(Some(why));
+        }
+        Report::Note(note) => show_note(note),
+        Report::ClearError => show_error(None),
+        Report::Kept(step) => with(|s| s.status.kept_step = Some(step)),
+        Report::Rewound(step) => with(|s| {
+            s.history.retain(|p| p.step < step);
+            s.status.train_loss = s.history.iter().rev().find_map(|p| p.train);
+            s.dirty = true;
+        }),
+        Report::Restart => super::reset(),
+    }
+}
+
+/// The worker paused training on its own (the run's end, an error).
+fn paused() {
+    with(|s| s.status.running = false);
+    api::show_running(false);
+}
+
+/// A new session: the run that ended is kept, the figures start afresh.
+fn show_built(built: Built) {
+    // The run that ends is kept before the list is drawn, so that it is in it; runs checked
+    // for another task are dropped with that task's list.
+    with(|s| runs::keep(&s.run));
+    let run = runs::Run::begin(js_sys::Date::now() as u64);
+    runs::show_list(&run, &runs::checked());
+    let chosen = runs::checked();
+    pad::clear_pad();
+    dom::set_text("pad-guess", pad::PAD_PROMPT);
+    with(|s| {
+        s.run = run;
+        s.overlays = runs::overlays(&chosen);
+        s.history.clear();
+        s.flows.clear();
+        s.selected_digit = None;
+        s.chosen_cell = None;
+        s.cell_digits.clear();
+        s.drawn = false;
+        s.views = None;
+        s.pad_maps.clear();
+        s.points = built.points;
+        s.eval_every = built.eval_every;
+        s.items_per_step = built.items_per_step;
+        s.trained_ms = 0.0;
+        s.dirty = true;
+        s.status = Status {
+            task: built.task,
+            adapter: s.status.adapter.clone(),
+            running: s.status.running,
+            ..Default::default()
+        };
+    });
+    show_error(None);
+    show_note(built.note);
+    api::update_url();
+    dom::set_text("sample-out", "");
+    summary::show(&built.summary, built.parameters);
+    if let Some((layers, heads)) = built.attention {
+        text_views::offer_choices(layers, heads);
+    }
+}
+
+fn show_progress(p: Progress) {
+    with(|s| {
+        s.status.step = p.step;
+        s.status.steps_per_s = p.steps_per_s;
+        s.trained_ms = p.trained_ms;
+        s.dirty = true;
+        if p.evaluated {
+            return;
+        }
+        s.status.train_loss = p.train_loss;
+        // A training point every fifth of an evaluation interval or so: enough for the
+        // smoothed curve, few enough to redraw every frame.
+        let every = s.eval_every.max(1);
+        if s.history
+            .last()
+            .is_none_or(|q| q.step + every / 5 <= p.step)
+        {
+            s.history.push(Point {
+                step: p.step,
+                train: p.train_loss,
+                val: None,
+                acc: None,
+            });
+        }
+    });
+}
+
+fn show_evaluated(e: Evaluated) {
+    let keep_run = with(|s| {
+        s.status.step = e.step;
+        s.status.train_loss = e.train_loss.or(s.status.train_loss);
+        s.status.val_loss = Some(e.val_loss);
+        s.status.val_acc = e.val_acc;
+        s.history.push(Point {
+            step: e.step,
+            train: e.train_loss,
+            val: Some(e.val_loss),
+            acc: e.val_acc,
+        });
+        if let Some(flow) = e
+            .flow
+            .filter(|f| s.flows.last().is_none_or(|l| l.step < f.step))
+        {
+            s.flows.push(flow);
+        }
+        s.run.add(e.step, e.val_loss);
+        s.dirty = true;
+        let now = js_sys::Date::now();
+        let due = now - s.run_kept_ms >= RUN_KEEP_EVERY_MS;
+        if due {
+            s.run_kept_ms = now;
+        }
+        due
+    });
+    if keep_run {
+        with(|s| runs::keep(&s.run));
+    }
+}
+
+/// The pad's drawing as the model read it, unless the pad was cleared meanwhile; a drawing
+/// made while the model read is sent now.
+fn show_pad(view: PadView) {
+    let again = with(|s| {
+        s.pad_busy = false;
+        std::mem::take(&mut s.pad_waiting)
+    });
+    if again {
+        super::pad_changed();
+    }
+    if pad::pad_digit().is_none() || view.probs.is_empty() {
+        return;
+    }
+    let best = views::argmax(&view.probs);
+    let sure = 100.0 * view.probs[best as usize];
+    dom::set_text(
+        "pad-guess",
+        &format!("I think it is a {best} ({sure:.0}% sure)."),
+    );
+    pad::show(&view.digit, &view.probs);
+    with(|s| s.pad_maps = view.maps);
+    redraw::maps();
+}
+
+/// The stats line and the charts, from the figures reported so far.
+pub fn show_stats() {
+    let (text, history, flows, overlays) = with(|s| {
+        let st = &s.status;
+        let mut t = format!("step {}", st.step);
+        if let Some(l) = st.train_loss {
+            t += &format!(" · train loss {l:.3}");
+        }
+        if let Some(l) = st.val_loss {
+            t += &format!(" · val loss {l:.3}");
+        }
+        if let Some(a) = st.val_acc {
+            t += &format!(" · val acc {:.1}%", 100.0 * a);
+        }
+        if let Some(r) = st.steps_per_s {
+            t += &format!(" · {r:.1} steps/s");
+            if st.task == Task::Text {
+                t += &format!(" · {:.0} tokens/s", r * s.items_per_step as f32);
+            }
+        }
+        t += &format!(" · {:.0} s", s.trained_ms / 1000.0);
+        (t, s.history.clone(), s.flows.clone(), s.overlays.clone())
+    });
+    dom::set_text("stats", &text);
+    charts::draw(
+        &history,
+        &overlays,
+        dom::checked("log-scale"),
+        dom::value("smoothing").parse().unwrap_or(0.8),
+    );
+    flow_chart::draw(&flows);
+}

@@ -1,0 +1,495 @@
+//! The training side of the playground, run in a dedicated Web Worker: it owns the GPU device,
+//! the session and the loop, does what the page's requests ask and reports back. Training
+//! never waits on the page's frames, so a slow step cannot freeze the page, and a background
+//! tab (whose frames stop) keeps training.
+
+mod inbox;
+mod inspect;
+mod loader;
+mod recovery;
+mod sampling;
+mod scope;
+mod sizing;
+
+use super::protocol::{Built, Choices, Evaluated, Plan, Points, Progress, Report, Request};
+use super::settings;
+use super::shared::SETTINGS_INVALID;
+use crate::data::{Split, Text};
+use crate::train::{BestKeeper, ModelConfig, Sampler, Session, Task, TaskData};
+use crate::Device;
+use scope::now_ms;
+
+/// Milliseconds of recording in one chunk of steps, and the most steps in one: between chunks
+/// the worker reads the loss back and takes the page's requests.
+const CHUNK_BUDGET_MS: f64 = 20.0;
+const MAX_STEPS_PER_CHUNK: u64 = 50;
+/// Seconds of training one chunk takes on, at the measured rate: steps are recorded far faster
+/// than a slow GPU runs them, so without this a chunk could queue seconds of work, and Pause,
+/// Sample and the views would wait that long.
+const CHUNK_WORK_S: f32 = 0.25;
+/// Steps between evaluations in the page: digits runs are the shortest (600 steps by default),
+/// so they evaluate a little more often to keep enough points on the validation curve.
+const DIGITS_EVAL_EVERY: u64 = 20;
+const EVAL_EVERY: u64 = 25;
+/// Characters a text evaluation predicts in the page: a sixteenth of the CLI's, so that the
+/// frequent evaluations stay quick (their noise, about 0.02 nats, is fine for a curve).
+const PAGE_EVAL_CHARS: usize = 1 << 13;
+/// Weight of the previous steps-per-second figure in the reported rate (an exponential
+/// average, so one slow chunk does not make the number jump).
+const RATE_SMOOTHING: f32 = 0.8;
+/// Milliseconds the worker sleeps while there is nothing to do, at most: it wakes at once for
+/// a request, and at least this often to notice a device lost while paused.
+const IDLE_MS: i32 = 250;
+
+/// The worker's entry point, called by web/worker.js once the module is loaded.
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn worker_main() {
+    console_error_panic_hook::set_once();
+    inbox::listen();
+    wasm_bindgen_futures::spawn_local(async {
+        let (device, adapter) = scope::open_device().await;
+        inbox::post(0, Report::Device(adapter));
+        Trainer::new(device).run().await;
+    });
+}
+
+/// The training loop: owns the device, the session and the data.
+struct Trainer {
+    device: Device,
+    session: Option<Session>,
+    digits: Option<crate::data::Labelled>,
+    shakespeare: Option<Text>,
+    /// The run of the session (the page's count of Resets when it asked for it), and how it
+    /// was asked for.
+    run: u64,
+    plan: Option<Plan>,
+    running: bool,
+    /// Steps per second, smoothed.
+    rate: Option<f32>,
+    /// Milliseconds spent training in this run.
+    trained_ms: f64,
+    /// The lowest validation loss of this run and its step; every evaluation's loss.
+    best: BestKeeper,
+    evals: Vec<(u64, f32)>,
+    /// A recent checkpoint on the CPU side, to resume from if the GPU device is lost.
+    kept: Option<recovery::Kept>,
+    /// Devices lost in this run.
+    recoveries: u32,
+    /// A sampling under way, taken on a few characters at a time.
+    sampler: Option<Sampler>,
+    choices: Choices,
+    /// The pad's drawing, while the views show it.
+    pad: Option<Vec<f32>>,
+}
+
+impl Trainer {
+    fn new(device: Device) -> Trainer {
+        Trainer {
+            device,
+            session: None,
+            digits: None,
+            shakespeare: None,
+            run: 0,
+            plan: None,
+            running: false,
+            rate: None,
+            trained_ms: 0.0,
+            best: BestKeeper::new(None),
+            evals: Vec::new(),
+            kept: None,
+            recoveries: 0,
+            sampler: None,
+            choices: Choices::default(),
+            pad: None,
+        }
+    }
+
+    async fn run(mut self) {
+        loop {
+            let busy = self.running || self.sampler.is_some();
+            if busy {
+                // Lets the page's requests in even when no GPU readback yields (the CPU).
+                scope::yield_to_events().await;
+            } else {
+                inbox::wait(IDLE_MS).await;
+            }
+            if self.device_lost().is_some() {
+                // Lost while nothing was asked of it (a paused run).
+                self.settle(Ok(())).await;
+            }
+            for r in inbox::take() {
+                let result = self.request(r).await;
+                self.settle(result).await;
+            }
+            if self.sampler.is_some() {
+                let result = self.sample_some().await;
+                self.settle(result).await;
+            }
+            if self.running {
+                let steps = self.steps_per_chunk();
+                let result = self.train_for(CHUNK_BUDGET_MS, steps, false).await;
+                self.settle(result).await;
+            }
+        }
+    }
+
+    fn report(&self, report: Report) {
+        inbox::post(self.run, report);
+    }
+
+    async fn request(&mut self, r: Request) -> Result<(), String> {
+        match r {
+            Request::Reset(plan) => self.reset(plan).await,
+            Request::Run(on) => {
+                self.running = on;
+                Ok(())
+            }
+            Request::Step => self.train_for(0.0, 1, true).await,
+            Request::Save => self.save().await,
+            Request::Load(bytes) => self.load(&bytes.0).await,
+            Request::Sample(settings) => {
+                self.start_sampling(settings);
+                Ok(())
+            }
+            Request::Pad(digit) => {
+                // A drawing is read alone; once cleared, the views show a test digit again.
+                let cleared = digit.is_none();
+                self.choices.drawn = !cleared;
+                self.pad = digit;
+                if cleared {
+                    self.draw_views().await
+                } else {
+                    self.classify_pad().await
+                }
+            }
+            Request::Choose(choices) => {
+                self.choices = choices;
+                self.redraw_views().await
+            }
+            Request::LoseDevice => {
+                self.lose_device();
+                Ok(())
+            }
+        }
+    }
+
+    /// After a piece of work: a lost device is replaced and the run resumed (training goes on
+    /// if it was on); any other error pauses training and is reported.
+    async fn settle(&mut self, result: Result<(), String>) {
+        let on_gpu = matches!(self.device, Device::Gpu(_));
+        if result.is_err() && on_gpu && self.device_lost().is_none() {
+            // A failed readback can come before the device's loss is announced.
+            scope::sleep(20).await;
+        }
+        let result = match self.device_lost() {
+            Some(why) => self.recover(why).await,
+            None => result,
+        };
+        if let Err(e) = result {
+            self.sampler = None;
+            self.running = false;
+            self.report(Report::Failed(e));
+        }
+    }
+
+    /// True when a Reset was asked for after the one that made this session (a task switched
+    /// while a step or an evaluation was under way): the session's figures must not be
+    /// reported, and training waits for that Reset.
+    fn stale(&self) -> bool {
+        inbox::latest_run() != self.run
+    }
+
+    /// A new session from the plan, the GPT sized to this GPU first when its size is auto; on
+    /// invalid settings nothing changes.
+    async fn reset(&mut self, plan: Plan) -> Result<(), String> {
+        self.run = plan.run;
+        let task = plan.task;
+        let auto = task == Task::Text && settings::selected_preset(&plan.form).is_none();
+        self.choices = plan.choices.clone();
+        self.plan = Some(plan);
+        let note = if auto {
+            Some(self.autosize().await?)
+        } else {
+            None
+        };
+        self.build_session(task).await?;
+        if self.stale() {
+            return Ok(());
+        }
+        self.sampler = None;
+        self.pad = None;
+        let Some(session) = &self.session else {
+            return Ok(());
+        };
+        let own = self.plan.as_ref().is_some_and(|p| p.own_points.is_some());
+        let note = match session.labelled() {
+            Some(d) if own && task.point_set().is_some() => Some(format!(
+                "Training on your {} points, scaled into the plane (the noise setting does not apply to them).",
+                d.train.len() + d.val.len()
+            )),
+            _ => note,
+        };
+        self.report(Report::Built(built(session, note)));
+        self.evaluate(None).await
+    }
+
+    /// Steps for the next chunk: about CHUNK_WORK_S of work at the measured rate (one step
+    /// until there is a rate).
+    fn steps_per_chunk(&self) -> u64 {
+        let steps = self.rate.map_or(1.0, |r| (r * CHUNK_WORK_S).ceil());
+        (steps as u64).clamp(1, MAX_STEPS_PER_CHUNK)
+    }
+
+    /// The settings as the plan has them, checked against the data (the marks go to the page).
+    fn read_settings(
+        &mut self,
+        task: Task,
+        vocab: usize,
+        examples: usize,
+    ) -> Option<crate::train::Config> {
+        let form = &mut self.plan.as_mut()?.form;
+        form.marks.clear();
+        let config = settings::read(form, task, vocab, examples);
+        let marks = std::mem::take(&mut form.marks);
+        self.report(Report::Marks(marks));
+        config
+    }
+
+    /// Replaces the session with a new one of `task` from the plan, its figures zeroed.
+    async fn build_session(&mut self, task: Task) -> Result<(), String> {
+        let form = self
+            .plan
+            .as_ref()
+            .map(|p| p.form.clone())
+            .unwrap_or_default();
+        // The data's size bounds the batch the settings may ask for, so data comes first: from
+        // a noise the settings check next (an invalid one is marked there, not used here).
+        let noise = form
+            .value("noise")
+            .parse()
+            .ok()
+            .filter(|n| (0.0..=1.0).contains(n))
+            .unwrap_or(0.05);
+        let seed = form.value("seed").parse().unwrap_or(0);
+        let data = self.data(task, noise, seed).await?;
+        let (vocab, examples) = match &data {
+            TaskData::Text(t) => (t.vocab.len(), t.train.len()),
+            TaskData::Labelled(d) => (0, d.train.len()),
+        };
+        let Some(mut config) = self.read_settings(task, vocab, examples) else {
+            return Err(SETTINGS_INVALID.into());
+        };
+        config.eval_every = if task == Task::Digits {
+            DIGITS_EVAL_EVERY
+        } else {
+            EVAL_EVERY
+        };
+        config.eval_chars = PAGE_EVAL_CHARS;
+        let data = if task.point_set().is_some() {
+            self.data(task, config.noise, config.seed).await?
+        } else {
+            data
+        };
+        let session = Session::new(config, data, &self.device).map_err(|e| e.sentence())?;
+        // The old model's buffers return to the pool; free them, since the new model's sizes
+        // may differ (trying many sizes would otherwise keep them all).
+        self.session = Some(session);
+        if let Device::Gpu(gpu) = &self.device {
+            gpu.flush();
+            gpu.release_free_buffers();
+        }
+        self.rate = None;
+        self.trained_ms = 0.0;
+        self.best = BestKeeper::new(None);
+        self.evals.clear();
+        self.kept = None;
+        self.recoveries = 0;
+        Ok(())
+    }
+
+    /// Trains until `budget_ms` have passed or `max_steps` were taken, then reads the loss
+    /// back once, and evaluates when an evaluation is due, or at the end when `then_evaluate`
+    /// (the Step button).
+    async fn train_for(
+        &mut self,
+        budget_ms: f64,
+        max_steps: u64,
+        then_evaluate: bool,
+    ) -> Result<(), String> {
+        if self.stale() {
+            return Ok(());
+        }
+        let Some(session) = self.session.as_mut() else {
+            return Ok(());
+        };
+        let start = now_ms();
+        let first = session.step;
+        let (every, end) = (session.config.eval_every, session.config.steps);
+        loop {
+            // The step an evaluation follows keeps its gradient norms for the flow chart.
+            if (session.step + 1) % every == 0 || then_evaluate || session.step + 1 == end {
+                session.watch_next_step();
+            }
+            session.train_step().map_err(|e| e.sentence())?;
+            if session.step - first >= max_steps
+                || now_ms() - start >= budget_ms
+                || session.step % every == 0
+                || session.step == end
+            {
+                break;
+            }
+        }
+        let finished = first < end && session.step == end;
+        let train = session.check().await.map_err(|e| e.sentence())?;
+        if self.stale() {
+            return Ok(());
+        }
+        let Some(session) = self.session.as_ref() else {
+            return Ok(());
+        };
+        let (step, taken) = (session.step, session.step - first);
+        let due = step % every == 0 || then_evaluate || finished;
+        if due {
+            self.evaluate(Some(train)).await?;
+            if finished {
+                self.finish();
+            }
+        }
+        // Time and rate count the evaluations too: they are the run's wall time.
+        let took = now_ms() - start;
+        self.trained_ms += took;
+        let rate = taken as f32 / (took as f32 / 1000.0).max(1e-3);
+        let keep = RATE_SMOOTHING;
+        self.rate = Some(self.rate.map_or(rate, |r| keep * r + (1.0 - keep) * rate));
+        self.report(Report::Progress(Progress {
+            step,
+            train_loss: Some(train),
+            steps_per_s: self.rate,
+            trained_ms: self.trained_ms,
+            evaluated: due,
+        }));
+        Ok(())
+    }
+
+    /// Pauses at the run's step count, where its schedule ends, and says how it went.
+    fn finish(&mut self) {
+        self.running = false;
+        let steps = self.session.as_ref().map_or(0, |s| s.step);
+        let note = self.best.best().map(|(loss, step)| format!(
+            "Done: {steps} steps, the run's length. The best validation loss was {loss:.3}, at step {step}. Train goes on at the schedule's last learning rate."
+        ));
+        self.report(Report::Finished(note));
+    }
+
+    /// Validation figures, a point on the charts and fresh views.
+    async fn evaluate(&mut self, train: Option<f32>) -> Result<(), String> {
+        let Some(session) = self.session.as_mut() else {
+            return Ok(());
+        };
+        let eval = session.evaluate().await.map_err(|e| e.sentence())?;
+        let flow = session.flow().await.map_err(|e| e.sentence())?;
+        let step = session.step;
+        if self.stale() {
+            return Ok(());
+        }
+        self.best.observe(eval.loss, step);
+        self.evals.push((step, eval.loss));
+        self.report(Report::Evaluated(Evaluated {
+            step,
+            train_loss: train,
+            val_loss: eval.loss,
+            val_acc: eval.accuracy,
+            flow,
+        }));
+        self.draw_views().await?;
+        if let Some(session) = &self.session {
+            let hists = session
+                .weight_histograms()
+                .await
+                .map_err(|e| e.sentence())?;
+            self.report(Report::Histograms(hists));
+        }
+        self.keep_weights().await
+    }
+
+    async fn save(&self) -> Result<(), String> {
+        let session = self
+            .session
+            .as_ref()
+            .ok_or("There is nothing to save yet.")?;
+        let bytes = session.save().await.map_err(|e| e.sentence())?;
+        let name = format!(
+            "webgrad-{}-step{}.safetensors",
+            session.config.task, session.step
+        );
+        self.report(Report::Saved {
+            bytes: super::protocol::Bytes(bytes),
+            name,
+        });
+        Ok(())
+    }
+
+    async fn load(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let session = self
+            .session
+            .as_mut()
+            .ok_or("Start a run first, then load a checkpoint into it.")?;
+        session
+            .load(bytes)
+            .map_err(|e| format!("That file cannot be loaded: {}", e.sentence()))?;
+        // The file is a checkpoint on the CPU side already: resume from it if the GPU is lost.
+        let step = session.step;
+        self.keep(bytes.to_vec(), step);
+        self.report(Report::ClearError);
+        self.evaluate(None).await
+    }
+}
+
+/// A new session as the page shows it.
+fn built(session: &Session, note: Option<String>) -> Built {
+    let attention = match &session.config.model {
+        ModelConfig::Gpt(g) => Some((g.layers, g.heads)),
+        _ => None,
+    };
+    let points = session
+        .labelled()
+        .filter(|d| d.classes == 2)
+        .map(|d| Points {
+            train: plane_points(&d.train),
+            test: plane_points(&d.val),
+        });
+    Built {
+        task: session.config.task,
+        summary: summary_rows(session),
+        parameters: session.parameter_count(),
+        attention,
+        points,
+        eval_every: session.config.eval_every,
+        items_per_step: session.items_per_step(),
+        note,
+    }
+}
+
+fn plane_points(split: &Split) -> Vec<(f32, f32, u32)> {
+    (0..split.len())
+        .map(|i| (split.x[2 * i], split.x[2 * i + 1], split.y[i]))
+        .collect()
+}
+
+/// The model summary's rows: each layer with its parameters' shapes and their count.
+fn summary_rows(session: &Session) -> Vec<(String, Vec<String>, usize)> {
+    let mut rows: Vec<(String, Vec<String>, usize)> = Vec::new();
+    for (name, p) in session.parameters() {
+        let (layer, kind) = name.rsplit_once('.').unwrap_or((name.as_str(), ""));
+        let dims: Vec<String> = p.shape().iter().map(|d| d.to_string()).collect();
+        let shape = format!("{kind} {}", dims.join(" × "));
+        match rows.last_mut().filter(|r| r.0 == layer) {
+            Some(row) => {
+                row.1.push(shape);
+                row.2 += p.numel();
+            }
+            None => rows.push((layer.to_string(), vec![shape], p.numel())),
+        }
+    }
+    rows
+}

@@ -1,0 +1,80 @@
+//! What the worker has instead of a window: its clock, timers, fetch and the GPU.
+
+use crate::app::adapter;
+use crate::{Device, Gpu};
+use js_sys::Promise;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{MessageChannel, WorkerGlobalScope};
+
+fn scope() -> WorkerGlobalScope {
+    js_sys::global().unchecked_into()
+}
+
+pub fn now_ms() -> f64 {
+    scope().performance().map_or(0.0, |p| p.now())
+}
+
+pub async fn sleep(ms: i32) {
+    let promise = Promise::new(&mut |resolve, _| {
+        let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+    });
+    let _ = JsFuture::from(promise).await;
+}
+
+thread_local! {
+    static CHANNEL: Option<MessageChannel> = MessageChannel::new().ok();
+}
+
+/// Lets the events queued meanwhile (the page's requests) run, then goes on: a message to
+/// itself, which browsers do not delay as they delay nested timers (to 4 ms).
+pub async fn yield_to_events() {
+    let promise = Promise::new(&mut |resolve, _| {
+        CHANNEL.with(|c| match c {
+            Some(c) => {
+                c.port1().set_onmessage(Some(&resolve));
+                let _ = c.port2().post_message(&wasm_bindgen::JsValue::NULL);
+            }
+            None => {
+                let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+            }
+        })
+    });
+    let _ = JsFuture::from(promise).await;
+}
+
+/// Fetches one of the site's files.
+pub async fn fetch(path: &str) -> Result<Vec<u8>, String> {
+    let response: web_sys::Response = JsFuture::from(scope().fetch_with_str(path))
+        .await
+        .map_err(crate::app::dom::js_error)?
+        .unchecked_into();
+    if !response.ok() {
+        return Err(format!(
+            "could not load {path} (HTTP {})",
+            response.status()
+        ));
+    }
+    let buffer = JsFuture::from(response.array_buffer().map_err(crate::app::dom::js_error)?)
+        .await
+        .map_err(crate::app::dom::js_error)?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
+/// The GPU when the browser offers one, else the CPU backend; with a sentence saying which.
+pub async fn open_device() -> (Device, String) {
+    match Gpu::new().await {
+        Ok(gpu) => {
+            let name = match adapter::describe().await {
+                Some(described) => described,
+                None => gpu.adapter_name(),
+            };
+            (Device::Gpu(gpu), format!("GPU adapter: {name}"))
+        }
+        Err(_) => (
+            Device::Cpu,
+            "This browser offers no WebGPU adapter, so training runs on the CPU (slower)."
+                .to_string(),
+        ),
+    }
+}
