@@ -31,11 +31,11 @@ trunk build --release >/dev/null
 cargo build --release --locked --quiet
 rm -rf ".dev/$name" && cp -r dist ".dev/$name"
 cp target/release/webgrad ".dev/webgrad-$name"
-# The bench page and the playground page: the built index.html with a driver script.
-# The bench page, the playground page and the text task's two-minute run (tools/browser/): the
-# built index.html with a driver script.
-cp "$shared/browser-gpu/inject_bench.js" "$shared/browser-gpu/inject_play.js" tools/browser/inject_text.js ".dev/$name/"
-for page in bench play text; do
+# The bench page, the playground page, the text task's two-minute run and the frame count while
+# training (tools/browser/): the built index.html with a driver script.
+cp "$shared/browser-gpu/inject_bench.js" "$shared/browser-gpu/inject_play.js" tools/browser/inject_text.js \
+  tools/browser/inject_frames.js ".dev/$name/"
+for page in bench play text frames; do
   sed "s#</body>#<script src=\"inject_$page.js\"></script></body>#" dist/index.html > ".dev/$name/$page.html"
 done
 # TensorFlow.js 4.22, the anchor run beside the page (../shared/browser-gpu/tfjs.html).

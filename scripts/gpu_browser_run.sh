@@ -3,8 +3,9 @@
 # warm machine, then runs, on the same GPU in one go, the native benchmark, PyTorch's reference
 # and the page's bench mode in Chromium (WebGPU on Vulkan). Everything lands in $OUT.
 # Usage: [PARTS=...] [PROFILE=WORKLOADS] bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
-# PARTS, a comma list of bench, play, text, tfjs and torch (default: all but text), picks what
-# runs; text is the playground's text task for two minutes as a user runs it (docs/TRAINING.md).
+# PARTS, a comma list of bench, play, frames, text, tfjs and torch (default: all but frames and
+# text), picks what runs; text is the playground's text task for two minutes as a user runs it
+# (docs/TRAINING.md), frames the page's frames while it trains each task.
 set -uo pipefail
 parts=",${PARTS:-bench,play,tfjs,torch},"
 want() { [[ $parts == *",$1,"* ]]; }
@@ -45,6 +46,14 @@ fi
 if want play; then
   echo "== playground $last" >&2
   bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "play.html" "$out/play-$last.txt" 120 "${vulkan[@]}"
+fi
+# The page's frames while it trains each task, in every site given (a frozen page shows as a long
+# wait between frames).
+if want frames; then
+  for s in "${sites[@]}"; do
+    echo "== frames while training, $s" >&2
+    bash .dev/browser-gpu/run_chromium.sh ".dev/$s" "frames.html" "$out/frames-$s.txt" 150 "${vulkan[@]}"
+  done
 fi
 if want text; then
   echo "== text task, two minutes, $last" >&2
