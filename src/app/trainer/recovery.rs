@@ -101,7 +101,7 @@ impl Trainer {
         self.forget_after(step);
         self.report(Report::ClearError);
         self.report(Report::Note(Some(format!("The GPU device was lost ({why}). {taken_over}, from step {step}, the last weights kept; the steps after it are trained again."))));
-        self.evaluate(None).await
+        self.evaluate(None, true).await
     }
 
     /// Drops the figures of steps after `step`: the curve, the last training loss and the best
