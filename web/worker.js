@@ -12,6 +12,6 @@ self.onmessage = async (first) => {
     module.worker_main();
     for (const e of early) self.onmessage(e);
   } catch (e) {
-    self.postMessage({ run: 0, report: { Failed: `The training worker could not start: ${e}` } });
+    self.postMessage({ run: 0, ask: 0, report: { Failed: `The training worker could not start: ${e}` } });
   }
 };

@@ -11,8 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 fn set_running(on: bool) {
-    with(|s| s.status.running = on);
-    post(Request::Run(on));
+    super::set_running(on);
     show_running(on);
     if on {
         // Pressed once, the hint has done its job.
@@ -391,7 +390,7 @@ fn wire_views() {
     for id in ["show-train", "show-test", "attn-layer", "attn-head"] {
         on(id, "change", |_| super::redraw::views());
     }
-    on("prompt", "change", |_| super::choose());
+    on("prompt", "input", |_| super::choose());
 }
 
 /// Offers `bytes` as a file download.

@@ -37,14 +37,20 @@ pub fn start() -> Result<(), String> {
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|e: MessageEvent| {
         match serde_wasm_bindgen::from_value::<Envelope>(e.data()) {
             Ok(envelope) => present::apply(envelope),
-            Err(why) => show_error(Some(format!(
-                "The training worker said something the page cannot read: {why}"
-            ))),
+            Err(why) => {
+                // What it said is lost, so the page cannot know what the run is doing: pause it.
+                super::set_running(false);
+                present::paused();
+                show_error(Some(format!(
+                    "The training worker said something the page cannot read: {why}"
+                )));
+            }
         }
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
     let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(|_| {
+        present::paused();
         show_error(Some(
             "The training worker stopped with an error (the browser's console says which). Reload the page to train again.".into(),
         ))

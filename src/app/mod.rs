@@ -30,7 +30,7 @@ mod views;
 use crate::train::{Config, SampleSettings, Task};
 use crate::Gpu;
 use form::Form;
-use protocol::{Choices, Plan, Request};
+use protocol::{Plan, Request};
 use shared::{clear_error_if, show_error, show_note, with, SETTINGS_INVALID};
 use wasm_bindgen::prelude::*;
 
@@ -111,8 +111,14 @@ pub(crate) fn select_task(task: Task) {
 
 /// Asks the worker for a new run from the controls (Reset, a task switched, own data chosen).
 pub(crate) fn reset() {
+    // The new run shows its first test digit, no cell and no drawing, on both sides.
     let run = with(|s| {
         s.resets_asked += 1;
+        s.selected_digit = None;
+        s.chosen_cell = None;
+        s.cell_digits.clear();
+        s.drawn = false;
+        s.pad_maps.clear();
         s.resets_asked
     });
     let plan = Plan {
@@ -121,11 +127,7 @@ pub(crate) fn reset() {
         form: Form::from_page(),
         own_points: with(|s| s.own_points.clone()),
         user_text: dom::value("user-text"),
-        // A new run shows its first test digit, no cell, no drawing.
-        choices: Choices {
-            prompt: dom::value("prompt"),
-            ..Choices::default()
-        },
+        choices: shared::choices(),
     };
     client::post(Request::Reset(plan));
 }
@@ -152,20 +154,23 @@ pub(crate) fn sample() {
     }
 }
 
-/// The pad's ink changed: the worker reads it (one drawing at a time; the latest ink follows
-/// when that reading comes back).
+/// The pad's ink changed: the worker reads it (of the drawings that reach it between two
+/// chunks of steps, only the latest).
 pub(crate) fn pad_changed() {
-    if with(|s| std::mem::replace(&mut s.pad_busy, true)) {
-        with(|s| s.pad_waiting = true);
-        return;
+    if let Some(digit) = pad::pad_digit() {
+        with(|s| s.drawn = true);
+        client::post(Request::Pad(Some(digit)));
     }
-    match pad::pad_digit() {
-        Some(digit) => {
-            with(|s| s.drawn = true);
-            client::post(Request::Pad(Some(digit)));
-        }
-        None => with(|s| s.pad_busy = false),
-    }
+}
+
+/// Trains (true) or pauses, as the person (or a script) asked.
+pub(crate) fn set_running(on: bool) {
+    let ask = with(|s| {
+        s.status.running = on;
+        s.run_asks += 1;
+        s.run_asks
+    });
+    client::post(Request::Run { on, ask });
 }
 
 /// Asks the worker for the views of the page's current choices.

@@ -17,7 +17,13 @@ const RUN_KEEP_EVERY_MS: f64 = 1000.0;
 const WORKER_RUN: u64 = 0;
 
 pub fn apply(envelope: Envelope) {
-    let current = with(|s| s.resets_asked);
+    let (current, asks) = with(|s| (s.resets_asked, s.run_asks));
+    // The worker paused on its own: whatever run it was about, it stopped training, unless a
+    // Train the worker had not taken yet restarts it. (A worker that failed to start took none.)
+    let stopped = matches!(envelope.report, Report::Finished(_) | Report::Failed(_));
+    if stopped && (envelope.ask == asks || envelope.run == WORKER_RUN) {
+        paused();
+    }
     if envelope.run != current && envelope.run != WORKER_RUN {
         return;
     }
@@ -46,17 +52,12 @@ pub fn apply(envelope: Envelope) {
             }
         }
         Report::Finished(note) => {
-            paused();
             with(|s| runs::keep(&s.run));
             if note.is_some() {
                 show_note(note);
             }
         }
-        Report::Failed(why) => {
-            paused();
-            with(|s| s.pad_busy = false);
-            show_error(Some(why));
-        }
+        Report::Failed(why) => show_error(Some(why)),
         Report::Note(note) => show_note(note),
         Report::ClearError => show_error(None),
         Report::Kept(step) => with(|s| s.status.kept_step = Some(step)),
@@ -69,8 +70,8 @@ pub fn apply(envelope: Envelope) {
     }
 }
 
-/// The worker paused training on its own (the run's end, an error).
-fn paused() {
+/// Training stopped without the page asking (the run's end, an error, the worker gone).
+pub fn paused() {
     with(|s| s.status.running = false);
     api::show_running(false);
 }
@@ -90,12 +91,7 @@ fn show_built(built: Built) {
         s.overlays = runs::overlays(&chosen);
         s.history.clear();
         s.flows.clear();
-        s.selected_digit = None;
-        s.chosen_cell = None;
-        s.cell_digits.clear();
-        s.drawn = false;
         s.views = None;
-        s.pad_maps.clear();
         s.points = built.points;
         s.eval_every = built.eval_every;
         s.items_per_step = built.items_per_step;
@@ -177,16 +173,8 @@ fn show_evaluated(e: Evaluated) {
     }
 }
 
-/// The pad's drawing as the model read it, unless the pad was cleared meanwhile; a drawing
-/// made while the model read is sent now.
+/// The pad's drawing as the model read it, unless the pad was cleared meanwhile.
 fn show_pad(view: PadView) {
-    let again = with(|s| {
-        s.pad_busy = false;
-        std::mem::take(&mut s.pad_waiting)
-    });
-    if again {
-        super::pad_changed();
-    }
     if pad::pad_digit().is_none() || view.probs.is_empty() {
         return;
     }

@@ -13,8 +13,11 @@ pub enum Request {
     /// A new run from the settings: the worker loads the data, checks the settings against
     /// it and builds the session.
     Reset(Plan),
-    /// Training on (true) or paused.
-    Run(bool),
+    /// Training on (true) or paused; `ask` counts the page's Run requests.
+    Run {
+        on: bool,
+        ask: u64,
+    },
     /// One step, then an evaluation.
     Step,
     Save,
@@ -26,6 +29,9 @@ pub enum Request {
     Choose(Choices),
     /// Destroys the GPU device, as a driver reset would (for tests).
     LoseDevice,
+    /// A message the worker could not read as a request (never sent by the page): it pauses
+    /// training and says why.
+    Unreadable(String),
 }
 
 /// What a run is made of.
@@ -55,10 +61,11 @@ pub struct Choices {
     pub drawn: bool,
 }
 
-/// A report of the worker, with the run it belongs to.
+/// A report of the worker, with the run it belongs to and the latest Run request it took.
 #[derive(Serialize, Deserialize, Debug)]
 pub struct Envelope {
     pub run: u64,
+    pub ask: u64,
     pub report: Report,
 }
 

@@ -56,10 +56,9 @@ pub(super) struct Shared {
     pub(super) chosen_cell: Option<(usize, usize)>,
     /// The digits shown for that cell, in order, to map a click to a digit.
     pub(super) cell_digits: Vec<usize>,
-    /// The drawing pad has ink the worker has not read yet.
-    pub(super) pad_waiting: bool,
-    /// A drawing was sent and its reading has not come back.
-    pub(super) pad_busy: bool,
+    /// Train and Pause requests sent so far: the worker's own pauses count only when it had
+    /// taken the latest.
+    pub(super) run_asks: u64,
     /// Whether the feature maps show the pad's drawing rather than a test digit.
     pub(super) drawn: bool,
     /// The current run, as run comparison keeps it.

@@ -3,6 +3,8 @@
 
 mod batch;
 mod bind_groups;
+#[cfg(target_arch = "wasm32")]
+pub(crate) mod nudge;
 mod params;
 mod pipelines;
 mod pool;
@@ -340,16 +342,21 @@ impl Gpu {
     }
 
     /// The answer of a callback the GPU calls when its work is done: natively the device is
-    /// polled until then (nothing else drives it); in the browser the device polls itself.
+    /// polled until then (nothing else drives it); in the browser the device polls itself, and
+    /// is nudged to look sooner (`nudge`).
     pub(crate) async fn answer<T>(
         &self,
         receiver: futures_channel::oneshot::Receiver<T>,
     ) -> Result<T> {
         #[cfg(not(target_arch = "wasm32"))]
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| self.readback_failed(e))?;
-        let answer = receiver.await;
+        let answer = {
+            self.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| self.readback_failed(e))?;
+            receiver.await
+        };
+        #[cfg(target_arch = "wasm32")]
+        let answer = nudge::answer(&self.queue, receiver).await;
         answer.map_err(|_| self.readback_failed("the GPU dropped the request"))
     }
 

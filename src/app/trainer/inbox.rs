@@ -14,6 +14,8 @@ struct Inbox {
     requests: VecDeque<Request>,
     /// The run of the latest Reset received: work for an older run is stale.
     latest_run: u64,
+    /// The latest Run request taken by the loop (reports carry it).
+    ask: u64,
     /// Resolves the wait under way, if any.
     wake: Option<Function>,
 }
@@ -26,26 +28,23 @@ fn scope() -> DedicatedWorkerGlobalScope {
     js_sys::global().unchecked_into()
 }
 
-/// Queues the page's requests as they arrive. One that cannot be read is reported, not lost
-/// silently (it would be a mismatch between the page's and the worker's code).
+/// Queues the page's requests as they arrive. One that cannot be read is queued as such, not
+/// lost silently (it would be a mismatch between the page's and the worker's code).
 pub fn listen() {
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|e: MessageEvent| {
-        match serde_wasm_bindgen::from_value::<Request>(e.data()) {
-            Ok(request) => INBOX.with(|i| {
-                let mut inbox = i.borrow_mut();
-                if let Request::Reset(plan) = &request {
-                    inbox.latest_run = plan.run;
-                }
-                inbox.requests.push_back(request);
-                if let Some(wake) = inbox.wake.take() {
-                    let _ = wake.call0(&JsValue::NULL);
-                }
-            }),
-            Err(e) => post(
-                latest_run(),
-                Report::Failed(format!("The training worker could not read a request: {e}")),
-            ),
-        }
+        let request = serde_wasm_bindgen::from_value::<Request>(e.data()).unwrap_or_else(|e| {
+            Request::Unreadable(format!("The training worker could not read a request: {e}"))
+        });
+        INBOX.with(|i| {
+            let mut inbox = i.borrow_mut();
+            if let Request::Reset(plan) = &request {
+                inbox.latest_run = plan.run;
+            }
+            inbox.requests.push_back(request);
+            if let Some(wake) = inbox.wake.take() {
+                let _ = wake.call0(&JsValue::NULL);
+            }
+        });
     });
     scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
@@ -69,6 +68,11 @@ pub fn take() -> Vec<Request> {
     requests
 }
 
+/// Notes the latest Run request the loop took.
+pub fn took_ask(ask: u64) {
+    INBOX.with(|i| i.borrow_mut().ask = ask);
+}
+
 /// Waits until a request arrives, or `most_ms` have passed.
 pub async fn wait(most_ms: i32) {
     if INBOX.with(|i| !i.borrow().requests.is_empty()) {
@@ -84,7 +88,8 @@ pub async fn wait(most_ms: i32) {
 
 /// Posts a report of run `run` to the page.
 pub fn post(run: u64, report: Report) {
-    let envelope = Envelope { run, report };
+    let ask = INBOX.with(|i| i.borrow().ask);
+    let envelope = Envelope { run, ask, report };
     match serde_wasm_bindgen::to_value(&envelope) {
         Ok(message) => {
             let _ = scope().post_message(&message);

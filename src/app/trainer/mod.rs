@@ -150,7 +150,8 @@ impl Trainer {
     async fn request(&mut self, r: Request) -> Result<(), String> {
         match r {
             Request::Reset(plan) => self.reset(plan).await,
-            Request::Run(on) => {
+            Request::Run { on, ask } => {
+                inbox::took_ask(ask);
                 self.running = on;
                 // Paused, the views show the model as it stopped.
                 let moved = self.session.as_ref().map(|s| s.step) != self.inspected_step;
@@ -185,6 +186,7 @@ impl Trainer {
                 self.lose_device();
                 Ok(())
             }
+            Request::Unreadable(why) => Err(why),
         }
     }
 
@@ -369,7 +371,7 @@ impl Trainer {
         if due {
             let inspect = then_evaluate || finished || inspect_due;
             self.evaluate(Some(train), inspect).await?;
-            if finished {
+            if finished && !self.stale() {
                 self.finish();
             }
         }

@@ -5,7 +5,7 @@ use crate::{Device, Gpu};
 use js_sys::Promise;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{MessageChannel, WorkerGlobalScope};
+use web_sys::WorkerGlobalScope;
 
 fn scope() -> WorkerGlobalScope {
     js_sys::global().unchecked_into()
@@ -22,26 +22,8 @@ pub async fn sleep(ms: i32) {
     let _ = JsFuture::from(promise).await;
 }
 
-thread_local! {
-    static CHANNEL: Option<MessageChannel> = MessageChannel::new().ok();
-}
-
-/// Lets the events queued meanwhile (the page's requests) run, then goes on: a message to
-/// itself, which browsers do not delay as they delay nested timers (to 4 ms).
-pub async fn yield_to_events() {
-    let promise = Promise::new(&mut |resolve, _| {
-        CHANNEL.with(|c| match c {
-            Some(c) => {
-                c.port1().set_onmessage(Some(&resolve));
-                let _ = c.port2().post_message(&wasm_bindgen::JsValue::NULL);
-            }
-            None => {
-                let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
-            }
-        })
-    });
-    let _ = JsFuture::from(promise).await;
-}
+/// Lets the events queued meanwhile (the page's requests) run, then goes on.
+pub use crate::gpu::nudge::yield_now as yield_to_events;
 
 /// Fetches one of the site's files.
 pub async fn fetch(path: &str) -> Result<Vec<u8>, String> {
