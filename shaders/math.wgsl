@@ -12,6 +12,8 @@ fn tanh_safe(x: f32) -> f32 {
     return sign(x) * (1.0 - e) / (1.0 + e);
 }
 
+const LN_2: f32 = 0.6931471805599453; // ln 2, for exp2 and log2's gradients
+
 const GELU_K: f32 = 0.7978845608028654; // sqrt(2 / pi)
 
 // GELU, tanh form (PyTorch's approximate='tanh').

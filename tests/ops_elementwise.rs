@@ -18,9 +18,12 @@ fn unary_ops_match_cpu_and_finite_differences() {
     run(async {
         let shape = [7, 77];
         type F = fn(&Tensor) -> webgrad::Result<Tensor>;
-        let ops: [(&str, F); 8] = [
+        let ops: [(&str, F); 11] = [
             ("neg", |x| x.neg()),
             ("exp", |x| x.exp()),
+            ("exp2", |x| x.exp2()),
+            ("sin", |x| x.sin()),
+            ("cos", |x| x.cos()),
             ("relu", |x| x.relu()),
             ("gelu", |x| x.gelu()),
             ("tanh", |x| x.tanh()),
@@ -31,8 +34,10 @@ fn unary_ops_match_cpu_and_finite_differences() {
         for (name, f) in ops {
             check_op(name, &[input(&shape, 1)], 1e-4, |_, t| f(&t[0])).await;
         }
-        let ops: [(&str, F); 3] = [
+        let ops: [(&str, F); 5] = [
             ("log", |x| x.log()),
+            ("log2", |x| x.log2()),
+            ("reciprocal", |x| x.reciprocal()),
             ("sqrt", |x| x.sqrt()),
             ("powf", |x| x.powf(2.5)),
         ];

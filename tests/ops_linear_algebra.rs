@@ -259,6 +259,47 @@ fn movement_ops_match_cpu() {
             t[0].transpose(0, 1)?.slice(1, 3, 33)
         })
         .await;
+        check_op("strided slice", &[x()], 1e-6, |_, t| {
+            t[0].slice_step(2, 1, 3, 2)
+        })
+        .await;
+        check_op("strided slice, first axis", &[x()], 1e-6, |_, t| {
+            t[0].slice_step(0, 0, 2, 2)
+        })
+        .await;
+        check_op(
+            "strided slice of permute",
+            &[input(&[40, 9], 5)],
+            1e-6,
+            |_, t| t[0].transpose(0, 1)?.slice_step(1, 1, 13, 3),
+        )
+        .await;
+        check_op("pad", &[x()], 1e-6, |_, t| t[0].pad(1, (2, 3), 0.0)).await;
+        check_op("pad with a value, last axis", &[x()], 1e-6, |_, t| {
+            t[0].pad(-1, (0, 4), -1.5)?.exp()
+        })
+        .await;
+    });
+}
+
+#[test]
+fn strided_slices_and_pads_take_exactly_the_elements_asked_for() {
+    run(async {
+        let gpu = common::gpu().await;
+        let x = Tensor::from_vec((0..10).map(|v| v as f32).collect(), &[2, 5], &gpu).unwrap();
+        let s = x.slice_step(1, 1, 2, 3).unwrap();
+        assert_eq!(s.shape(), &[2, 2]);
+        assert_eq!(s.to_vec().await.unwrap(), vec![1.0, 4.0, 6.0, 9.0]);
+        let p = x.slice(1, 0, 2).unwrap().pad(1, (1, 2), 7.0).unwrap();
+        assert_eq!(p.shape(), &[2, 5]);
+        let want = [7.0, 0.0, 1.0, 7.0, 7.0, 7.0, 5.0, 6.0, 7.0, 7.0];
+        assert_eq!(p.to_vec().await.unwrap(), want);
+        // A step of 0, and elements past the end, are refused with the reason.
+        let zero = x.slice_step(1, 0, 2, 0).unwrap_err().to_string();
+        assert!(zero.contains("step must be at least 1"), "{zero}");
+        let past = x.slice_step(1, 1, 3, 2).unwrap_err().to_string();
+        assert!(past.contains("outside axis 1 of size 5"), "{past}");
+        assert!(x.pad(2, (1, 1), 0.0).is_err());
     });
 }
 

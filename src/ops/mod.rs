@@ -11,6 +11,7 @@ mod layernorm;
 mod matmul;
 mod matmul_regs;
 mod movement;
+mod pad;
 mod pool;
 mod reduce;
 mod shape;

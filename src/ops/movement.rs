@@ -1,5 +1,6 @@
-//! Movement: reshape (no copy), permute/transpose, slice, concat and expand. Everything that
-//! moves data is one strided-copy kernel with different strides and offsets.
+//! Movement: reshape (no copy), permute/transpose, slice (strided too), concat and expand; pad
+//! in `pad.rs`. Everything that moves data is one strided-copy kernel with different strides
+//! and offsets.
 
 use super::gpu_of;
 use super::shape::{
@@ -11,13 +12,13 @@ use crate::gpu::{Binding, Kernel};
 use crate::tensor::{gpu_output, numel, DType, Device, Host, Storage, Tensor};
 
 /// One strided copy of the index space `shape` from `src` into `dst`.
-struct Copy<'a> {
-    src: &'a Tensor,
-    src_off: usize,
-    src_strides: Vec<usize>,
-    shape: Vec<usize>,
-    dst_off: usize,
-    dst_strides: Vec<usize>,
+pub(super) struct Copy<'a> {
+    pub(super) src: &'a Tensor,
+    pub(super) src_off: usize,
+    pub(super) src_strides: Vec<usize>,
+    pub(super) shape: Vec<usize>,
+    pub(super) dst_off: usize,
+    pub(super) dst_strides: Vec<usize>,
 }
 
 crate::kernel_params! {
@@ -40,13 +41,23 @@ crate::kernel_params! {
 
 /// Runs the copies into a new f32 buffer of `len` elements that starts filled with zeros.
 fn copy_into(device: &Device, len: usize, copies: &[Copy]) -> Result<Storage> {
+    copy_over(device, len, 0.0, copies)
+}
+
+/// Runs the copies into a new f32 buffer of `len` elements that starts filled with `fill`.
+pub(super) fn copy_over(
+    device: &Device,
+    len: usize,
+    fill: f32,
+    copies: &[Copy],
+) -> Result<Storage> {
     for c in copies {
         c.src.expect_dtype("copy", DType::F32)?;
         check_rank("copy", &c.shape)?;
     }
     match gpu_of(device) {
         None => {
-            let mut out = vec![0.0; len];
+            let mut out = vec![fill as f64; len];
             for c in copies {
                 let v = c.src.host_f64("copy")?;
                 let from = strided_offsets(&c.shape, &c.src_strides);
@@ -61,13 +72,13 @@ fn copy_into(device: &Device, len: usize, copies: &[Copy]) -> Result<Storage> {
             let out = gpu_output(gpu, len)?;
             let covered: usize = copies.iter().map(|c| numel(&c.shape)).sum();
             if covered < len {
-                let fill = Kernel::new("fill", include_str!("../../shaders/fill.wgsl"), "main");
+                let kernel = Kernel::new("fill", include_str!("../../shaders/fill.wgsl"), "main");
                 let params = FillParams {
                     n: len as u32,
-                    value: 0.0,
+                    value: fill,
                 };
                 let bindings = [Binding::write(out.handle())];
-                gpu.dispatch(&fill, &params, &bindings, gpu.groups_elementwise(len))?;
+                gpu.dispatch(&kernel, &params, &bindings, gpu.groups_elementwise(len))?;
             }
             let kernel = Kernel::new("copy", include_str!("../../shaders/copy.wgsl"), "copy");
             for c in copies {
@@ -128,16 +139,24 @@ fn inverse_permutation(perm: &[usize]) -> Vec<usize> {
     inv
 }
 
-/// dx of a slice: the gradient placed back into zeros of the input's shape.
-fn slice_backward(shape: &[usize], axis: usize, start: usize, g: &Tensor) -> Result<Tensor> {
+/// dx of a slice taking every `step`th element: the gradient placed back into zeros of the
+/// input's shape.
+fn slice_backward(
+    shape: &[usize],
+    axis: usize,
+    (start, step): (usize, usize),
+    g: &Tensor,
+) -> Result<Tensor> {
     let st = strides(shape);
+    let mut dst_strides = st.clone();
+    dst_strides[axis] *= step;
     let copy = Copy {
         src: g,
         src_off: 0,
         src_strides: strides(g.shape()),
         shape: g.shape().to_vec(),
         dst_off: start * st[axis],
-        dst_strides: st,
+        dst_strides,
     };
     let storage = copy_into(g.device(), numel(shape), &[copy])?;
     Ok(Tensor::from_storage(
@@ -182,6 +201,7 @@ struct Slice {
     x: Tensor,
     axis: usize,
     start: usize,
+    step: usize,
 }
 
 impl Backward for Slice {
@@ -192,7 +212,7 @@ impl Backward for Slice {
         Ok(vec![slice_backward(
             self.x.shape(),
             self.axis,
-            self.start,
+            (self.start, self.step),
             g,
         )?])
     }
@@ -292,29 +312,43 @@ impl Tensor {
 
     /// Elements start..start+len along `axis`.
     pub fn slice(&self, axis: isize, start: usize, len: usize) -> Result<Tensor> {
+        self.slice_step(axis, start, len, 1)
+    }
+
+    /// `len` elements along `axis` from `start`, every `step`th: `x[start::step]` in Python,
+    /// cut to `len`.
+    pub fn slice_step(&self, axis: isize, start: usize, len: usize, step: usize) -> Result<Tensor> {
         let a = super::shape::axis_index("slice", axis, self.rank())?;
-        if start + len > self.shape()[a] {
-            return Err(Error::Invalid {
-                op: "slice",
-                why: format!(
-                    "{start}..{} is outside axis {a} of size {}",
-                    start + len,
-                    self.shape()[a]
-                ),
-            });
+        let size = self.shape()[a];
+        let invalid = |why: String| Error::Invalid { op: "slice", why };
+        if step == 0 {
+            return Err(invalid("the step must be at least 1".into()));
+        }
+        let end = if len == 0 {
+            start
+        } else {
+            start + (len - 1) * step + 1
+        };
+        if start > size || end > size {
+            return Err(invalid(format!(
+                "{len} elements from {start} every {step} reach {end}, outside axis {a} of size {size}"
+            )));
         }
         let mut shape = self.shape().to_vec();
         shape[a] = len;
         let st = strides(self.shape());
+        let mut src_strides = st.clone();
+        src_strides[a] *= step;
         gather(
             self,
             start * st[a],
-            st,
+            src_strides,
             &shape,
             Slice {
                 x: self.clone(),
                 axis: a,
                 start,
+                step,
             },
         )
     }

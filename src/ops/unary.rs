@@ -18,6 +18,11 @@ pub enum Unary {
     Gelu,
     Tanh,
     Sigmoid,
+    Reciprocal,
+    Exp2,
+    Log2,
+    Sin,
+    Cos,
     Scale(f32),
     AddScalar(f32),
     Pow(f32),
@@ -97,6 +102,36 @@ impl Unary {
                 wgsl_grad: "g * y * (1.0 - y)",
                 cpu: |x, _| sigmoid(x),
                 cpu_grad: |_, y, g, _| g * y * (1.0 - y),
+            },
+            Reciprocal => Row {
+                wgsl: "1.0 / x",
+                wgsl_grad: "-g * y * y",
+                cpu: |x, _| 1.0 / x,
+                cpu_grad: |_, y, g, _| -g * y * y,
+            },
+            Exp2 => Row {
+                wgsl: "exp2(x)",
+                wgsl_grad: "g * y * LN_2",
+                cpu: |x, _| x.exp2(),
+                cpu_grad: |_, y, g, _| g * y * std::f64::consts::LN_2,
+            },
+            Log2 => Row {
+                wgsl: "log2(x)",
+                wgsl_grad: "g / (x * LN_2)",
+                cpu: |x, _| x.log2(),
+                cpu_grad: |x, _, g, _| g / (x * std::f64::consts::LN_2),
+            },
+            Sin => Row {
+                wgsl: "sin(x)",
+                wgsl_grad: "g * cos(x)",
+                cpu: |x, _| x.sin(),
+                cpu_grad: |x, _, g, _| g * x.cos(),
+            },
+            Cos => Row {
+                wgsl: "cos(x)",
+                wgsl_grad: "-g * sin(x)",
+                cpu: |x, _| x.cos(),
+                cpu_grad: |x, _, g, _| -g * x.sin(),
             },
             Scale(_) => Row {
                 wgsl: "x * c",
@@ -243,6 +278,23 @@ impl Tensor {
     }
     pub fn sigmoid(&self) -> Result<Tensor> {
         unary(self, Unary::Sigmoid)
+    }
+    /// 1 / x.
+    pub fn reciprocal(&self) -> Result<Tensor> {
+        unary(self, Unary::Reciprocal)
+    }
+    /// 2 to the power x.
+    pub fn exp2(&self) -> Result<Tensor> {
+        unary(self, Unary::Exp2)
+    }
+    pub fn log2(&self) -> Result<Tensor> {
+        unary(self, Unary::Log2)
+    }
+    pub fn sin(&self) -> Result<Tensor> {
+        unary(self, Unary::Sin)
+    }
+    pub fn cos(&self) -> Result<Tensor> {
+        unary(self, Unary::Cos)
     }
     /// Multiplies every element by `c`.
     pub fn scale(&self, c: f32) -> Result<Tensor> {

@@ -124,7 +124,7 @@ pub fn fast_paths() -> Vec<OpCase> {
 /// ops, the movement ops and a short embedding.
 pub fn others() -> Vec<OpCase> {
     type F = fn(&Tensor) -> Result<Tensor>;
-    let unary: [(&str, F); 14] = [
+    let unary: [(&str, F); 19] = [
         ("neg", |t| t.neg()),
         ("exp", |t| t.exp()),
         ("relu", |t| t.relu()),
@@ -136,6 +136,11 @@ pub fn others() -> Vec<OpCase> {
         }),
         ("sqrt", |t| t.add_scalar(2.0)?.sqrt()),
         ("powf", |t| t.powf(3.0)),
+        ("sin, cos, exp2", |t| t.sin()?.add(&t.cos()?)?.exp2()),
+        ("reciprocal", |t| t.add_scalar(2.0)?.reciprocal()),
+        ("log2", |t| t.add_scalar(2.0)?.log2()),
+        ("strided slice", |t| t.slice_step(1, 2, 10, 4)),
+        ("pad", |t| t.pad(0, (2, 1), -1.5)?.pad(1, (0, 3), 0.0)),
         ("softmax", |t| t.softmax()),
         ("log_softmax", |t| t.log_softmax()),
         ("max", |t| t.max(0, false)),
