@@ -88,6 +88,124 @@ fn layernorm_matches_cpu() {
 }
 
 #[test]
+fn rmsnorm_matches_cpu() {
+    run(async {
+        // One row of 70 columns per workgroup lane pair (two per thread, the second ragged),
+        // a few rows and many.
+        for (rows, seed) in [(&[3, 13][..], 1), (&[7, 293][..], 4)] {
+            let x = input(&[rows, &[70]].concat(), seed);
+            check_op("rmsnorm", &[x, input(&[70], 2)], 1e-4, |_, t| {
+                t[0].rmsnorm(&t[1], 1e-5)
+            })
+            .await;
+        }
+    });
+}
+
+/// torch.nn.RMSNorm in float64 on the inputs `rmsnorm_matches_pytorch` builds
+/// (tools/rmsnorm_golden.py, PyTorch 2.11.0): the output, dx and dweight of sum(y * c).
+const RMS_Y: [f64; 24] = [
+    0.086925459,
+    0.35577925,
+    0.668748314,
+    0.969576941,
+    1.19527462,
+    1.28797476,
+    1.20678269,
+    0.937465821,
+    0.275731773,
+    -0.0373264602,
+    -0.443519978,
+    -0.868295369,
+    -1.22073628,
+    -1.4099341,
+    -1.36268155,
+    -1.0393651,
+    -0.123148921,
+    0.112903593,
+    0.43507547,
+    0.796111681,
+    1.13257517,
+    1.37573482,
+    1.46433655,
+    1.35705969,
+];
+const RMS_DX: [f64; 24] = [
+    0.216504992,
+    0.0957732978,
+    -0.00663335012,
+    -0.0720378461,
+    -0.0876696465,
+    -0.0486065092,
+    0.0413655794,
+    0.170094951,
+    0.312450197,
+    0.269305603,
+    0.211116911,
+    0.14354677,
+    0.0713187338,
+    -0.00246883251,
+    -0.0767560943,
+    -0.152605562,
+    -0.137365805,
+    -0.0442688449,
+    0.0371592341,
+    0.0888818698,
+    0.0957884276,
+    0.0479173107,
+    -0.0579897061,
+    -0.217815957,
+];
+const RMS_DW: [f64; 8] = [
+    0.571539467,
+    0.499781525,
+    0.397633563,
+    0.269642426,
+    0.124386852,
+    -0.0266602952,
+    -0.170879462,
+    -0.296516266,
+];
+
+#[test]
+fn rmsnorm_matches_pytorch() {
+    run(async {
+        let gpu = common::gpu().await;
+        for (device, on) in [(webgrad::Device::Cpu, "the CPU"), (gpu, "the GPU")] {
+            let x: Vec<f64> = (0..24)
+                .map(|i| 2.0 * (0.37 * i as f64).sin() + 0.3)
+                .collect();
+            let w: Vec<f64> = (0..8).map(|j| 0.5 + 0.1 * j as f64).collect();
+            let c: Vec<f64> = (0..24).map(|i| (0.11 * i as f64).cos()).collect();
+            let x = Tensor::from_f64(x, &[3, 8], &device).unwrap().with_grad();
+            let w = Tensor::from_f64(w, &[8], &device).unwrap().with_grad();
+            let c = Tensor::from_f64(c, &[3, 8], &device).unwrap();
+            let y = x.rmsnorm(&w, 1e-5).unwrap();
+            let grads = y.mul(&c).unwrap().sum_all().unwrap().backward().unwrap();
+            let close = |name: &str, got: Vec<f64>, want: &[f64]| {
+                for (i, (g, w)) in got.iter().zip(want).enumerate() {
+                    assert!(
+                        (g - w).abs() < 2e-5,
+                        "{name}[{i}] on {on}: {g} against PyTorch's {w}"
+                    );
+                }
+            };
+            close("y", y.to_vec_f64().await.unwrap(), &RMS_Y);
+            close(
+                "dx",
+                grads.get(&x).unwrap().to_vec_f64().await.unwrap(),
+                &RMS_DX,
+            );
+            close(
+                "dw",
+                grads.get(&w).unwrap().to_vec_f64().await.unwrap(),
+                &RMS_DW,
+            );
+        }
+    });
+}
+
+#[test]
 fn causal_attention_matches_cpu() {
     run(async {
         // Heads of 8 with 37 positions, and 70 (more than a workgroup's rows and two blocks of

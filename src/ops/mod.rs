@@ -14,6 +14,7 @@ mod movement;
 mod pad;
 mod pool;
 mod reduce;
+mod rmsnorm;
 mod shape;
 mod softmax;
 mod unary;

@@ -50,6 +50,12 @@ pub fn layers() -> Vec<OpCase> {
         1e-4,
         Box::new(|_, t| t[0].layernorm(&t[1], &t[2], 1e-5)),
     ));
+    cases.push(case(
+        "rmsnorm",
+        vec![input(&[5, 70], 11), input(&[70], 12)],
+        1e-4,
+        Box::new(|_, t| t[0].rmsnorm(&t[1], 1e-5)),
+    ));
     let ins = (1..=3).map(|s| input(&[2, 37, 24], s)).collect();
     cases.push(case(
         "attention",
