@@ -42,6 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             heads: v[2] as usize,
             width: v[3] as usize,
             dropout: 0.0,
+            norm: Default::default(),
         });
         config.batch = v[4] as usize;
         config.optimizer.lr = v[5] as f32;

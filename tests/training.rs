@@ -341,6 +341,7 @@ fn gpt_dropout_is_seeded_alike_on_both_backends_and_off_in_evaluation() {
             heads: 2,
             width: 16,
             dropout: 0.3,
+            norm: Default::default(),
         };
         let gpu = common::gpu().await;
         let logits = |device: &Device, config: &GptConfig, seed: Option<u32>| {
@@ -367,6 +368,61 @@ fn gpt_dropout_is_seeded_alike_on_both_backends_and_off_in_evaluation() {
         };
         let plain = logits(&gpu, &without, None).to_vec_f64().await.unwrap();
         assert_eq!(eval, plain, "evaluation is the model without dropout");
+    });
+}
+
+#[test]
+fn gpt_with_rmsnorm_agrees_across_backends_and_learns() {
+    use common::{assert_close, indices};
+    use webgrad::data::Text;
+    use webgrad::nn::{Gpt, GptConfig, Init, Model, Module, Norm};
+    use webgrad::train::{Config, ModelConfig, Session, Task, TaskData};
+    run(async {
+        let gpu = common::gpu().await;
+        let config = GptConfig {
+            vocab: 13,
+            context: 8,
+            layers: 2,
+            heads: 2,
+            width: 16,
+            dropout: 0.0,
+            norm: Norm::Rmsnorm,
+        };
+        let gpt = |device: &Device| Gpt::new(&config, &mut Init::new(5, device)).unwrap();
+        // Each norm has a weight and no bias: 2 per block and the output's.
+        let names: Vec<String> = gpt(&gpu).parameters().into_iter().map(|p| p.0).collect();
+        assert!(
+            names.contains(&"blocks.1.ln2.weight".to_string()),
+            "{names:?}"
+        );
+        assert!(!names
+            .iter()
+            .any(|n| n.starts_with("ln_f.bias") || n.ends_with("ln1.bias")));
+        let tokens = |d: &Device| Tensor::from_u32(indices(16, 13, 1), &[2, 8], d).unwrap();
+        let logits = |d: &Device| gpt(d).forward(&tokens(d)).unwrap();
+        let on_gpu = logits(&gpu).to_vec_f64().await.unwrap();
+        let on_cpu = logits(&Device::Cpu).to_vec_f64().await.unwrap();
+        assert_close(
+            "RMSNorm GPT logits, GPU against CPU",
+            &on_gpu,
+            &on_cpu,
+            1e-4,
+        );
+
+        // The tiny preset with RMSNorm learns a short text.
+        let text = Text::new(&"to be or not to be, that is the question. ".repeat(40)).unwrap();
+        let mut setup = Config::defaults(Task::Text, None, None, text.vocab.len()).unwrap();
+        if let ModelConfig::Gpt(g) = &mut setup.model {
+            g.norm = Norm::Rmsnorm;
+        }
+        let mut s = Session::new(setup, TaskData::Text(text), &gpu).unwrap();
+        let first = s.evaluate().await.unwrap().loss;
+        for _ in 0..60 {
+            s.train_step().unwrap();
+        }
+        s.check().await.unwrap();
+        let after = s.evaluate().await.unwrap().loss;
+        assert!(after < first - 0.5, "validation loss {first} -> {after}");
     });
 }
 

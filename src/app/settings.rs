@@ -3,13 +3,13 @@
 
 use super::dom::{note_beside, set_value, value};
 use super::form::Form;
-use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig, Preset};
+use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig, Norm, Preset};
 use crate::train::{Config, ModelConfig, Task};
 use std::str::FromStr;
 use strum::VariantNames;
 
 /// The controls that make up the settings, in URL order.
-pub const CONTROLS: [&str; 18] = [
+pub const CONTROLS: [&str; 19] = [
     "task",
     "gpt-size",
     "depth",
@@ -23,6 +23,7 @@ pub const CONTROLS: [&str; 18] = [
     "gpt-width",
     "context",
     "dropout",
+    "norm",
     "optimizer",
     "lr",
     "schedule",
@@ -56,6 +57,7 @@ pub fn defaults(config: &Config) -> Vec<(&'static str, String)> {
             ("gpt-width", g.width.to_string()),
             ("context", g.context.to_string()),
             ("dropout", g.dropout.to_string()),
+            ("norm", g.norm.to_string()),
         ]),
     }
     shown.extend([
@@ -243,6 +245,7 @@ fn read_model(form: &mut Form, model: ModelConfig, p: &mut usize) -> ModelConfig
                     |d: f32| (!(0.0..=0.9).contains(&d)).then_some("From 0 to 0.9."),
                     p,
                 ),
+                norm: choice(form, "norm", Norm::Layernorm, p),
                 ..g
             })
         }

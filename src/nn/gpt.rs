@@ -1,7 +1,7 @@
-//! The character-level GPT: learned positions, pre-LayerNorm blocks of causal self-attention
-//! and a GELU MLP, and an output layer tied to the token embedding.
+//! The character-level GPT: learned positions, pre-norm blocks (LayerNorm or RMSNorm) of causal
+//! self-attention and a GELU MLP, and an output layer tied to the token embedding.
 
-use super::{prefixed, Embedding, Init, LayerNorm, Linear, Model, Module};
+use super::{prefixed, Embedding, Init, Linear, Model, Module, Norm, NormLayer};
 use crate::{Error, Result, Tensor};
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +17,9 @@ pub struct GptConfig {
     /// block's two outputs into the residual stream, as nanoGPT (0 in checkpoints from before).
     #[serde(default)]
     pub dropout: f32,
+    /// The blocks' and the output's normalisation (LayerNorm in checkpoints from before).
+    #[serde(default)]
+    pub norm: Norm,
 }
 
 crate::setting_enum! {
@@ -46,6 +49,7 @@ impl GptConfig {
             heads,
             width,
             dropout,
+            norm: Norm::Layernorm,
         }
     }
 
@@ -71,16 +75,16 @@ impl GptConfig {
 }
 
 struct Block {
-    ln1: LayerNorm,
+    ln1: NormLayer,
     qkv: Linear,
     proj: Linear,
-    ln2: LayerNorm,
+    ln2: NormLayer,
     fc: Linear,
     fc_proj: Linear,
 }
 
 impl Block {
-    fn new(init: &mut Init, c: usize, layers: usize) -> Result<Block> {
+    fn new(init: &mut Init, c: usize, layers: usize, norm: Norm) -> Result<Block> {
         let linear = |i: &mut Init, inputs, outputs, std: f64| -> Result<Linear> {
             Ok(Linear {
                 weight: i.normal(&[outputs, inputs], std)?,
@@ -90,10 +94,10 @@ impl Block {
         // GPT-2's scaled init for the projections that add into the residual stream.
         let residual_std = 0.02 / (2.0 * layers as f64).sqrt();
         Ok(Block {
-            ln1: LayerNorm::new(init, c)?,
+            ln1: NormLayer::new(norm, init, c)?,
             qkv: linear(init, c, 3 * c, 0.02)?,
             proj: linear(init, c, c, residual_std)?,
-            ln2: LayerNorm::new(init, c)?,
+            ln2: NormLayer::new(norm, init, c)?,
             fc: linear(init, c, 4 * c, 0.02)?,
             fc_proj: linear(init, 4 * c, c, residual_std)?,
         })
@@ -174,7 +178,7 @@ pub struct Gpt {
     tok_emb: Embedding,
     pos_emb: Embedding,
     blocks: Vec<Block>,
-    ln_f: LayerNorm,
+    ln_f: NormLayer,
 }
 
 impl Gpt {
@@ -186,9 +190,9 @@ impl Gpt {
             tok_emb: Embedding::new(init, config.vocab, c, 0.02)?,
             pos_emb: Embedding::new(init, config.context, c, 0.02)?,
             blocks: (0..config.layers)
-                .map(|_| Block::new(init, c, config.layers))
+                .map(|_| Block::new(init, c, config.layers, config.norm))
                 .collect::<Result<_>>()?,
-            ln_f: LayerNorm::new(init, c)?,
+            ln_f: NormLayer::new(config.norm, init, c)?,
         })
     }
 }

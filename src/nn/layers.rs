@@ -108,6 +108,55 @@ impl Module for LayerNorm {
     }
 }
 
+crate::setting_enum! {
+    /// The normalisation a GPT's blocks use: LayerNorm (with a bias, GPT-2's) or RMSNorm
+    /// (weight only, LLaMA's).
+    #[derive(Default)]
+    pub enum Norm {
+        #[default]
+        Layernorm,
+        Rmsnorm,
+    }
+}
+
+/// torch.nn.RMSNorm over the last axis (eps 1e-5).
+pub struct RmsNorm {
+    pub weight: Tensor,
+}
+
+/// A normalisation layer of either kind.
+pub enum NormLayer {
+    Layer(LayerNorm),
+    Rms(RmsNorm),
+}
+
+impl NormLayer {
+    pub fn new(kind: Norm, init: &mut Init, size: usize) -> Result<NormLayer> {
+        Ok(match kind {
+            Norm::Layernorm => NormLayer::Layer(LayerNorm::new(init, size)?),
+            Norm::Rmsnorm => NormLayer::Rms(RmsNorm {
+                weight: init.constant(&[size], 1.0)?,
+            }),
+        })
+    }
+
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        match self {
+            NormLayer::Layer(l) => l.forward(x),
+            NormLayer::Rms(r) => x.rmsnorm(&r.weight, 1e-5),
+        }
+    }
+}
+
+impl Module for NormLayer {
+    fn parameters(&self) -> Vec<(String, Tensor)> {
+        match self {
+            NormLayer::Layer(l) => l.parameters(),
+            NormLayer::Rms(r) => vec![("weight".into(), r.weight.clone())],
+        }
+    }
+}
+
 /// torch.nn.Embedding.
 pub struct Embedding {
     pub weight: Tensor,

@@ -10,7 +10,7 @@ mod mlp;
 pub use cnn::{Cnn, CnnConfig};
 pub use gpt::{Gpt, GptConfig, Preset};
 pub use init::{Init, CPU_MAX_BYTES};
-pub use layers::{Activation, Conv2d, Embedding, LayerNorm, Linear};
+pub use layers::{Activation, Conv2d, Embedding, LayerNorm, Linear, Norm, NormLayer};
 pub use mlp::{Mlp, MlpConfig};
 
 use crate::{Result, Tensor};

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use std::time::Instant;
 use strum::VariantNames;
 use webgrad::data::{digits_from_gzip, points, text_from_file, Text};
-use webgrad::nn::{Gpt, Init, Preset};
+use webgrad::nn::{Gpt, Init, Norm, Preset};
 use webgrad::optim::RuleKind;
 use webgrad::train::{
     assign_all, sample as generate, BestKeeper, Checkpoint, Config, Eval, Family, Footprint,
@@ -68,6 +68,9 @@ pub struct TrainArgs {
     /// The GPT's dropout probability in training (text only; default: the preset's).
     #[arg(long, value_name = "P")]
     dropout: Option<f32>,
+    /// The GPT's normalisation (text only; default: layernorm).
+    #[arg(long, value_parser = named::<Norm>())]
+    norm: Option<Norm>,
     /// Destroys the GPU device after step N, as a driver reset would: how the tests check what
     /// a lost device does to a run.
     #[arg(long, value_name = "N", hide = true)]
@@ -168,6 +171,15 @@ fn config(a: &TrainArgs, vocab: usize) -> Result<Config, String> {
             ));
         };
         gpt.dropout = p;
+    }
+    if let Some(norm) = a.norm {
+        let ModelConfig::Gpt(gpt) = &mut config.model else {
+            return Err(format!(
+                "--norm applies to the GPT; the {} task trains none",
+                a.task
+            ));
+        };
+        gpt.norm = norm;
     }
     Ok(config)
 }
