@@ -32,9 +32,9 @@ print(f"{'workload':<24}{'webgrad ms':>12}{'torch ms':>12}{'ratio':>8}  throughp
 for name, r in {**ours, **unchecked}.items():
     base = name.removesuffix("_unchecked")
     t = torch.get(base)
-    unit = next(k for k in r if k in ("tflops", "samples_per_s", "tokens_per_s"))
+    unit = next(k for k in r if k in ("tflops", "samples_per_s", "tokens_per_s", "gb_per_s", "allocs_per_s"))
     ratio = f"{r['ms'] / t['ms']:.2f}x" if t else "-"
     tp = f"{r[unit]:.3g} / {t[unit]:.3g} {unit}" if t else f"{r[unit]:.3g} {unit}"
-    counters = {k: r[k] for k in ("pipelined_ms", "record_ms", "record_us_per_dispatch", "dispatches_per_step", "bind_groups_created_per_step", "submits_per_step", "buffers_created_per_step", "gpu_bytes_live") if k in r}
+    counters = {k: r[k] for k in ("gpu_ms", "gpu_speedup", "pipelined_ms", "record_ms", "record_us_per_dispatch", "dispatches_per_step", "bind_groups_created_per_step", "submits_per_step", "buffers_created_per_step", "gpu_bytes_live") if k in r}
     print(f"{name:<24}{r['ms']:>12.3f}{(t['ms'] if t else float('nan')):>12.3f}{ratio:>8}  {tp}  {json.dumps(counters)}")
 PY

@@ -34,6 +34,10 @@ pub enum Device {
 }
 
 impl Device {
+    pub fn is_gpu(&self) -> bool {
+        matches!(self, Device::Gpu(_))
+    }
+
     /// Same device (the same GPU context, or both CPU).
     pub fn same(&self, other: &Device) -> bool {
         match (self, other) {

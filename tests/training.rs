@@ -485,3 +485,76 @@ fn the_cli_keeps_the_best_checkpoint_and_stops_when_patience_runs_out() {
     assert!(err.contains("stopping: no lower validation loss"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Routing times a small model on both backends and trains on the faster: with a fake clock
+/// that advances more per reading while one backend is timed, that backend looks slower, so
+/// the other must be chosen; the chosen session is built afresh (step 0) on its device. A
+/// model too large for the CPU to win is not timed, and a chosen backend is taken as chosen.
+#[test]
+fn routing_trains_on_the_backend_the_clock_says_is_faster() {
+    use std::cell::Cell;
+    use webgrad::train::routing::{route, Backend, Reason};
+    run(async {
+        let gpu = common::gpu().await;
+        let config = Config::defaults(Task::Spiral, None, None, 0).unwrap();
+        for (cpu_tick, gpu_tick, want_cpu) in [(20.0, 200.0, true), (200.0, 20.0, false)] {
+            let (tick, clock, cpu_builds) = (Cell::new(0.0), Cell::new(0.0), Cell::new(0));
+            let build = |d: &Device| {
+                let on_cpu = matches!(d, Device::Cpu);
+                cpu_builds.set(cpu_builds.get() + on_cpu as u32);
+                tick.set(if on_cpu { cpu_tick } else { gpu_tick });
+                Ok(spiral_session(d, &config))
+            };
+            let now = || {
+                clock.set(clock.get() + tick.get());
+                clock.get()
+            };
+            let (session, routed) = route(Backend::Auto, &gpu, build, now).await.unwrap();
+            assert_eq!(
+                routed.on_cpu(),
+                want_cpu,
+                "ticks cpu {cpu_tick}, gpu {gpu_tick}"
+            );
+            assert_eq!(matches!(session.device(), Device::Cpu), want_cpu);
+            assert_eq!(session.step, 0, "the chosen session is a fresh one");
+            let Reason::Timed { gpu: g, cpu: c } = routed.reason else {
+                panic!("a small model is timed, got {:?}", routed.reason);
+            };
+            // 8 groups of 5 steps in 160 ms, against 1 group in 200 ms.
+            let (fast, slow) = if want_cpu { (c, g) } else { (g, c) };
+            assert!(
+                (fast - 250.0).abs() < 1e-3 && (slow - 25.0).abs() < 1e-3,
+                "{fast} {slow}"
+            );
+            assert!(routed.sentence().unwrap().contains(if want_cpu {
+                "on the CPU:"
+            } else {
+                "on the GPU:"
+            }));
+        }
+
+        // Width 512: about 34 million multiply-adds a step, never timed on the CPU.
+        let mut wide = config.clone();
+        if let webgrad::train::ModelConfig::Mlp(m) = &mut wide.model {
+            m.width = 512;
+        }
+        let cpu_builds = Cell::new(0);
+        let build = |d: &Device| {
+            cpu_builds.set(cpu_builds.get() + matches!(d, Device::Cpu) as u32);
+            Ok(spiral_session(d, &wide))
+        };
+        let (_, routed) = route(Backend::Auto, &gpu, build, || 0.0).await.unwrap();
+        assert_eq!((routed.reason, cpu_builds.get()), (Reason::Large, 0));
+
+        let spiral = |d: &Device| Ok(spiral_session(d, &config));
+        for (choice, offered, want) in [
+            (Backend::Cpu, &gpu, (true, Reason::Chosen)),
+            (Backend::Gpu, &gpu, (false, Reason::Chosen)),
+            (Backend::Gpu, &Device::Cpu, (true, Reason::NoGpuForChoice)),
+            (Backend::Auto, &Device::Cpu, (true, Reason::NoGpu)),
+        ] {
+            let (s, r) = route(choice, offered, spiral, || 0.0).await.unwrap();
+            assert_eq!((matches!(s.device(), Device::Cpu), r.reason), want, "{choice}");
+        }
+    });
+}

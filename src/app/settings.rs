@@ -4,12 +4,13 @@
 use super::dom::{note_beside, set_value, value};
 use super::form::Form;
 use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig, Norm, Preset};
+use crate::train::routing::Backend;
 use crate::train::{Config, ModelConfig, Task};
 use std::str::FromStr;
 use strum::VariantNames;
 
 /// The controls that make up the settings, in URL order.
-pub const CONTROLS: [&str; 19] = [
+pub const CONTROLS: [&str; 20] = [
     "task",
     "gpt-size",
     "depth",
@@ -29,6 +30,7 @@ pub const CONTROLS: [&str; 19] = [
     "schedule",
     "batch",
     "seed",
+    "backend",
 ];
 
 /// Shows a task's defaults in the controls.
@@ -178,7 +180,13 @@ pub fn read(form: &mut Form, task: Task, vocab: usize, examples: usize) -> Optio
         |n: f64| (!(0.0..=1.0).contains(&n)).then_some("Between 0 and 1."),
         p,
     );
+    choice(form, "backend", Backend::Auto, p);
     (problems == 0).then_some(config)
+}
+
+/// The backend the backend control asks for (`read` marks a value it does not name).
+pub fn backend(form: &Form) -> Backend {
+    form.value("backend").parse().unwrap_or_default()
 }
 
 /// The model's controls read over the task's default model, counting problems in `p`.

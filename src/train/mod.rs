@@ -8,6 +8,7 @@ mod flow;
 mod footprint;
 mod histograms;
 mod insides;
+pub mod routing;
 mod sample;
 mod smoothing;
 mod task;

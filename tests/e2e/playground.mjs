@@ -19,6 +19,12 @@ if (!(await page.evaluate(() => !!document.querySelector('meta[http-equiv="Conte
 }
 await firstEvaluation(t);
 console.log(`first evaluation visible after ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(await state())}`);
+// The spiral's small MLP was timed on both backends, and the page says which trains and why.
+const routed = (await state()).note || '';
+if (!/^Training on the (CPU|GPU): faster for this (small )?model \(\d+ steps a second against \d+ on the (GPU|CPU)\)/.test(routed)) {
+  await fail(`spiral: no sentence saying which backend trains, got "${routed}"`);
+}
+console.log(`spiral: ${routed}`);
 
 const tasks = [
   { task: 'spiral', canvases: ['boundary', 'loss-chart'], timeout: 120 },
@@ -102,6 +108,8 @@ await page.screenshot({ path: `${out}/compare.png` });
 await ownPoints(t, out);
 
 // A lost GPU device: the page says so, makes a new one and trains on from the kept weights.
+// The spiral is put on the GPU by hand, since on auto the CPU backend may train it.
+await page.selectOption('#backend', 'gpu');
 await page.evaluate(() => window.webgrad.setTask('spiral'));
 await page.waitForFunction(() => { const s = window.webgrad.state(); return s.task === 'spiral' && s.step === 0 && s.val_loss != null; }, null, { timeout: 120000 })
   .catch(() => fail('device loss: no first evaluation'));

@@ -147,6 +147,6 @@ export async function ownPoints({ page, state, fail }, out) {
   console.log(`points: your 50 points (batch lowered to 40) learned to ${(100 * (await state()).val_acc).toFixed(0)}% at step ${(await state()).step}`);
   await page.screenshot({ path: `${out}/own-points.png` });
   await page.click('#points-builtin');
-  await page.waitForFunction(() => { const s = window.webgrad.state(); return !s.note && s.step === 0 && s.val_loss != null; }, null, { timeout: 60000 })
+  await page.waitForFunction(() => { const s = window.webgrad.state(); return !(s.note || '').startsWith('Training on your') && s.step === 0 && s.val_loss != null; }, null, { timeout: 60000 })
     .catch(() => fail('points: "Back to the built-in points" did not start a run on them'));
 }

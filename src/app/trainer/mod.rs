@@ -15,7 +15,7 @@ use super::protocol::{Built, Choices, Evaluated, Plan, Points, Progress, Report,
 use super::settings;
 use super::shared::SETTINGS_INVALID;
 use crate::data::{Split, Text};
-use crate::train::{BestKeeper, ModelConfig, Sampler, Session, Task, TaskData};
+use crate::train::{routing, BestKeeper, ModelConfig, Sampler, Session, Task, TaskData};
 use crate::Device;
 use scope::now_ms;
 
@@ -193,7 +193,8 @@ impl Trainer {
     /// After a piece of work: a lost device is replaced and the run resumed (training goes on
     /// if it was on); any other error pauses training and is reported.
     async fn settle(&mut self, result: Result<(), String>) {
-        let on_gpu = matches!(self.device, Device::Gpu(_));
+        let on_gpu = self.session.as_ref().map_or(&self.device, |s| s.device());
+        let on_gpu = matches!(on_gpu, Device::Gpu(_));
         if result.is_err() && on_gpu && self.device_lost().is_none() {
             // A failed readback can come before the device's loss is announced.
             scope::sleep(20).await;
@@ -224,12 +225,11 @@ impl Trainer {
         let auto = task == Task::Text && settings::selected_preset(&plan.form).is_none();
         self.choices = plan.choices.clone();
         self.plan = Some(plan);
-        let note = if auto {
-            Some(self.autosize().await?)
-        } else {
-            None
+        let sized = match auto {
+            true => Some(self.autosize().await?),
+            false => None,
         };
-        self.build_session(task).await?;
+        let routed = self.build_session(task).await?;
         if self.stale() {
             return Ok(());
         }
@@ -239,13 +239,15 @@ impl Trainer {
             return Ok(());
         };
         let own = self.plan.as_ref().is_some_and(|p| p.own_points.is_some());
-        let note = match session.labelled() {
+        let own_points = match session.labelled() {
             Some(d) if own && task.point_set().is_some() => Some(format!(
                 "Training on your {} points, scaled into the plane (the noise setting does not apply to them).",
                 d.train.len() + d.val.len()
             )),
-            _ => note,
+            _ => None,
         };
+        let notes: Vec<String> = [own_points, sized, routed].into_iter().flatten().collect();
+        let note = (!notes.is_empty()).then(|| notes.join(" "));
         self.report(Report::Built(built(session, note)));
         self.evaluate(None, true).await
     }
@@ -272,8 +274,10 @@ impl Trainer {
         config
     }
 
-    /// Replaces the session with a new one of `task` from the plan, its figures zeroed.
-    async fn build_session(&mut self, task: Task) -> Result<(), String> {
+    /// Replaces the session with a new one of `task` from the plan, its figures zeroed, on the
+    /// backend the plan asks for (on auto, a small model is timed on both); returns what the
+    /// page says of that choice, if anything.
+    async fn build_session(&mut self, task: Task) -> Result<Option<String>, String> {
         let form = self
             .plan
             .as_ref()
@@ -307,7 +311,11 @@ impl Trainer {
         } else {
             data
         };
-        let session = Session::new(config, data, &self.device).map_err(|e| e.sentence())?;
+        let build = |d: &Device| Session::new(config.clone(), data.clone(), d);
+        let backend = settings::backend(&form);
+        let (session, route) = routing::route(backend, &self.device, build, now_ms)
+            .await
+            .map_err(|e| e.sentence())?;
         // The old model's buffers return to the pool; free them, since the new model's sizes
         // may differ (trying many sizes would otherwise keep them all).
         self.session = Some(session);
@@ -321,7 +329,7 @@ impl Trainer {
         self.evals.clear();
         self.kept = None;
         self.recoveries = 0;
-        Ok(())
+        Ok(route.sentence())
     }
 
     /// Trains until `budget_ms` have passed or `max_steps` were taken, then reads the loss

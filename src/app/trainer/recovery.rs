@@ -26,7 +26,7 @@ impl Trainer {
     /// After an evaluation: keeps the session's checkpoint when the last one kept is old. Only
     /// a GPU can be lost; the CPU backend keeps nothing.
     pub(super) async fn keep_weights(&mut self) -> Result<(), String> {
-        let (Device::Gpu(_), Some(session)) = (&self.device, &self.session) else {
+        let Some(session) = self.session.as_ref().filter(|s| s.device().is_gpu()) else {
             return Ok(());
         };
         if self
@@ -77,6 +77,13 @@ impl Trainer {
         let (device, adapter) = scope::open_device().await;
         self.report(Report::Device(adapter));
         self.device = device;
+        if self.session.as_ref().is_some_and(|s| !s.device().is_gpu()) {
+            // The run trains on the CPU backend: it goes on as it was.
+            self.report(Report::Note(Some(format!(
+                "The GPU device was lost ({why}); this run trains on the CPU backend and goes on."
+            ))));
+            return Ok(());
+        }
         self.rate = None;
         let taken_over = match self.device {
             Device::Gpu(_) => "A new one took over",

@@ -55,7 +55,7 @@ pub async fn open_device() -> (Device, String) {
         }
         Err(_) => (
             Device::Cpu,
-            "This browser offers no WebGPU adapter, so training runs on the CPU (slower)."
+            "This browser offers no WebGPU adapter, so training runs on the CPU backend."
                 .to_string(),
         ),
     }

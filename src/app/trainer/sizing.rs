@@ -100,9 +100,9 @@ impl Trainer {
         let kept = kept.ok_or("There is no GPT size to try.")?;
         self.use_preset(kept.0);
         self.report(Report::Preset(kept.0));
-        let on = match self.device {
-            crate::Device::Gpu(_) => "this GPU",
-            crate::Device::Cpu => "the CPU backend",
+        let on = match self.session.as_ref().map(|s| s.device()) {
+            Some(crate::Device::Gpu(_)) => "this GPU",
+            _ => "the CPU backend",
         };
         Ok(Sizing { on, kept, next }.sentence())
     }

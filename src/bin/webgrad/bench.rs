@@ -3,7 +3,7 @@
 //! bounds checks and marks the names "_unchecked"; WEBGRAD_PROFILE=1 adds the GPU time per kernel
 //! under each workload's line.
 
-use webgrad::bench::{BenchOptions, WORKLOADS};
+use webgrad::bench::BenchOptions;
 use webgrad::Gpu;
 
 #[derive(clap::Args)]
@@ -11,7 +11,8 @@ pub struct BenchArgs {
     /// Fewer steps per workload (a smoke run).
     #[arg(long)]
     quick: bool,
-    /// Only these workloads, by name, comma-separated.
+    /// Only these workloads, by name or its start, comma-separated. GPT-2 124M (gpt2) and
+    /// the CPU backend's steps (cpu) run only when named.
     #[arg(long, value_name = "NAME,NAME", value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -24,13 +25,14 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
         .filter(|o| !o.is_empty())
         .collect();
     // A name that matches nothing would silently run nothing.
+    let names = webgrad::bench::names();
     if let Some(unknown) = only
         .iter()
-        .find(|o| !WORKLOADS.iter().any(|w| w.starts_with(o.as_str())))
+        .find(|o| !names.iter().any(|w| w.starts_with(o.as_str())))
     {
         return Err(format!(
             "--only {unknown:?} names no workload; the workloads are {}",
-            WORKLOADS.join(", ")
+            names.join(", ")
         ));
     }
     let options = BenchOptions {

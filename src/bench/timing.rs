@@ -1,0 +1,115 @@
+//! Timing a workload and printing its line: medians of steps waited for, the pipelined rate,
+//! the CPU time of recording, and the GPU counters of one step.
+
+use crate::{Counters, Gpu, Result};
+use std::rc::Rc;
+
+/// What one workload's timing measured.
+pub(super) struct Timing {
+    /// Median seconds of a step waited for to its end.
+    pub waited: f64,
+    /// Seconds per step when `reps` steps are recorded back to back with one wait at the end,
+    /// as the playground's loop runs them.
+    pipelined: f64,
+    /// Median CPU seconds spent recording one step (building the graph and its dispatches),
+    /// before its last submit and the wait.
+    recording: f64,
+    /// The counters of the last waited step.
+    counters: Counters,
+}
+
+/// Times `step` after 5 untimed runs: `reps` runs each waited for, then `reps` runs back to
+/// back.
+pub(super) async fn time(
+    gpu: &Rc<Gpu>,
+    reps: usize,
+    mut step: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
+    for _ in 0..5 {
+        step()?;
+        gpu.finished().await?;
+    }
+    let (mut waited, mut recording) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
+    let mut counters = Counters::default();
+    for _ in 0..reps {
+        let mark = gpu.counters();
+        let start = crate::clock::now();
+        step()?;
+        recording.push((crate::clock::now() - start).as_secs_f64());
+        gpu.finished().await?;
+        waited.push((crate::clock::now() - start).as_secs_f64());
+        counters = gpu.counters().since(&mark);
+    }
+    let start = crate::clock::now();
+    for _ in 0..reps {
+        step()?;
+    }
+    gpu.finished().await?;
+    let pipelined = (crate::clock::now() - start).as_secs_f64() / reps as f64;
+    Ok(Timing {
+        waited: median(waited),
+        pipelined,
+        recording: median(recording),
+        counters,
+    })
+}
+
+pub(super) fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// `name {"ms": …, "<unit>": …, "params": …, timings and counters…}`: torch_ref.py's fields
+/// (`ms` is a step waited for) and ours.
+pub(super) fn line(
+    name: &str,
+    t: &Timing,
+    throughput: (&str, f64),
+    params: Option<usize>,
+) -> String {
+    let c = &t.counters;
+    let mut v = serde_json::json!({"ms": significant(t.waited * 1e3), throughput.0: significant(throughput.1)});
+    if let Some(p) = params {
+        v["params"] = p.into();
+    }
+    v["pipelined_ms"] = significant(t.pipelined * 1e3).into();
+    v["record_ms"] = significant(t.recording * 1e3).into();
+    let per_dispatch = t.recording * 1e6 / c.dispatches.max(1) as f64;
+    v["record_us_per_dispatch"] = significant(per_dispatch).into();
+    v["dispatches_per_step"] = c.dispatches.into();
+    v["bind_groups_created_per_step"] = c.bind_groups_created.into();
+    v["submits_per_step"] = c.submits.into();
+    v["buffers_created_per_step"] = c.buffers_created.into();
+    v["gpu_bytes_live"] = c.bytes_live.into();
+    format!("{name} {v}")
+}
+
+/// `x` to four significant digits, so that 0.0027 TFLOPS on an emulated adapter does not print
+/// as 0.003 and 1234567 tokens/s carries no false precision.
+pub(super) fn significant(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(3 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
+}
+
+/// Uniform values in [-1, 1) from a seeded generator: inputs whose values do not matter.
+pub(super) fn random(n: usize, seed: u64) -> Vec<f32> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::significant;
+
+    #[test]
+    fn figures_keep_four_significant_digits() {
+        assert_eq!(significant(0.0027123), 0.002712);
+        assert_eq!(significant(182.4234), 182.4);
+        assert_eq!(significant(1234567.0), 1235000.0);
+        assert_eq!(significant(0.0), 0.0);
+    }
+}

@@ -1,0 +1,121 @@
+//! The compute workloads: a square matmul, and training steps of the benchmark's models on the
+//! GPU and on the CPU backend.
+
+use super::timing::{line, median, random, significant, time};
+use super::workload_optimizer;
+use crate::nn::Init;
+use crate::optim::Optimizer;
+use crate::train::{ModelConfig, Net};
+use crate::{Device, Gpu, Result, Tensor};
+use std::rc::Rc;
+
+pub(super) async fn matmul(gpu: &Rc<Gpu>, name: &str, n: usize, reps: usize) -> Result<String> {
+    let d = Device::Gpu(gpu.clone());
+    let a = Tensor::from_vec(random(n * n, 1), &[n, n], &d)?;
+    let b = Tensor::from_vec(random(n * n, 2), &[n, n], &d)?;
+    let t = time(gpu, reps.min(20), || a.matmul(&b).map(drop)).await?;
+    let tflops = 2.0 * (n as f64).powi(3) / t.waited / 1e12;
+    Ok(line(name, &t, ("tflops", tflops), None))
+}
+
+/// A model, its optimizer and one batch, ready to take training steps.
+struct Workload {
+    net: Net,
+    params: Vec<(String, Tensor)>,
+    optimizer: Optimizer,
+    x: Tensor,
+    y: Tensor,
+    /// Items per step and their unit, as torch_ref.py names it.
+    items: usize,
+    unit: &'static str,
+}
+
+impl Workload {
+    fn new((model, batch): &(ModelConfig, usize), d: &Device) -> Result<Workload> {
+        let batch = *batch;
+        let net = Net::new(model, &mut Init::new(0, d))?;
+        let params = net.parameters();
+        let optimizer = Optimizer::new(workload_optimizer(model), &params)?;
+        let (x, y, items, unit) = match model {
+            ModelConfig::Gpt(g) => {
+                let tokens: Vec<u32> = (0..batch * g.context)
+                    .map(|i| (i * 7919 % g.vocab) as u32)
+                    .collect();
+                let next = tokens.iter().map(|t| (t + 1) % g.vocab as u32).collect();
+                let x = Tensor::from_u32(tokens, &[batch, g.context], d)?;
+                let y = Tensor::from_u32(next, &[batch * g.context], d)?;
+                (x, y, batch * g.context, "tokens_per_s")
+            }
+            _ => {
+                let x = Tensor::from_vec(random(batch * 784, 3), &[batch, 784], d)?;
+                let labels = (0..batch).map(|i| (i % 10) as u32).collect();
+                let y = Tensor::from_u32(labels, &[batch], d)?;
+                (x, y, batch, "samples_per_s")
+            }
+        };
+        Ok(Workload {
+            net,
+            params,
+            optimizer,
+            x,
+            y,
+            items,
+            unit,
+        })
+    }
+
+    /// One training step: forward, cross-entropy, backward, optimizer update (AdamW for the
+    /// GPTs, Adam otherwise, as torch_ref.py).
+    fn step(&mut self) -> Result<()> {
+        let loss = self.net.forward(&self.x)?.cross_entropy(&self.y)?;
+        let grads = loss.backward()?;
+        self.optimizer.step(&self.params, &grads)
+    }
+
+    fn parameter_count(&self) -> usize {
+        self.params.iter().map(|(_, p)| p.numel()).sum()
+    }
+}
+
+/// A training workload on the GPU; returns its line and its median step in milliseconds.
+pub(super) async fn train(
+    gpu: &Rc<Gpu>,
+    name: &str,
+    model: &(ModelConfig, usize),
+    reps: usize,
+) -> Result<(String, f64)> {
+    let mut w = Workload::new(model, &Device::Gpu(gpu.clone()))?;
+    let t = time(gpu, reps, || w.step()).await?;
+    let throughput = (w.unit, w.items as f64 / t.waited);
+    let line = line(name, &t, throughput, Some(w.parameter_count()));
+    Ok((line, t.waited * 1e3))
+}
+
+/// The same workload on the CPU backend: the median of `reps` steps after one untimed step,
+/// with the GPU's median step (`gpu_ms`, when it was timed) and how many times faster it was.
+pub(super) fn train_cpu(
+    name: &str,
+    model: &(ModelConfig, usize),
+    reps: usize,
+    gpu_ms: Option<f64>,
+) -> Result<String> {
+    let mut w = Workload::new(model, &Device::Cpu)?;
+    w.step()?;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let start = crate::clock::now();
+        w.step()?;
+        times.push((crate::clock::now() - start).as_secs_f64());
+    }
+    let s = median(times);
+    let mut v = serde_json::json!({
+        "ms": significant(s * 1e3),
+        w.unit: significant(w.items as f64 / s),
+        "params": w.parameter_count(),
+    });
+    if let Some(gpu_ms) = gpu_ms {
+        v["gpu_ms"] = significant(gpu_ms).into();
+        v["gpu_speedup"] = significant(s * 1e3 / gpu_ms).into();
+    }
+    Ok(format!("{name} {v}"))
+}
