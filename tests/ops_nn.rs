@@ -67,6 +67,15 @@ fn embedding_gathers_and_scatter_adds() {
             t[0].embedding(&Tensor::from_u32(idx.clone(), &[701], d)?)
         })
         .await;
+        // Rows wider than a workgroup's 1,024 columns a pass, and indices over two tiles.
+        let idx = indices(300, 3, 12);
+        check_op(
+            "embedding of wide rows",
+            &[input(&[3, 1100], 11)],
+            1e-4,
+            |d, t| t[0].embedding(&Tensor::from_u32(idx.clone(), &[300], d)?),
+        )
+        .await;
     });
 }
 

@@ -554,7 +554,11 @@ fn routing_trains_on_the_backend_the_clock_says_is_faster() {
             (Backend::Auto, &Device::Cpu, (true, Reason::NoGpu)),
         ] {
             let (s, r) = route(choice, offered, spiral, || 0.0).await.unwrap();
-            assert_eq!((matches!(s.device(), Device::Cpu), r.reason), want, "{choice}");
+            assert_eq!(
+                (matches!(s.device(), Device::Cpu), r.reason),
+                want,
+                "{choice}"
+            );
         }
     });
 }

@@ -83,7 +83,8 @@ fn embedding_backward(weight: &Tensor, indices: &Tensor, g: &Tensor) -> Result<V
                 chunks: chunks as u32,
             };
             let len = chunks * vocab * dim;
-            let groups = gpu.groups_elementwise(len);
+            // One workgroup per row of the table and chunk.
+            let groups = gpu.groups_1d(chunks * vocab, 1);
             let parts = launch1(gpu, &kernel, &params, &[indices, g], len, groups)?;
             if chunks > 1 {
                 let parts = Tensor::from_storage(

@@ -84,6 +84,7 @@ pub fn fast_paths() -> Vec<OpCase> {
     let mut residual = linear.clone();
     residual.push(input(&[2, 20, 9], 7));
     let idx = indices(701, 11, 8);
+    let wide = indices(300, 3, 12);
     vec![
         case(
             "linear",
@@ -122,6 +123,13 @@ pub fn fast_paths() -> Vec<OpCase> {
             vec![input(&[11, 6], 9)],
             1e-4,
             Box::new(move |d, t| t[0].embedding(&Tensor::from_u32(idx.clone(), &[701], d)?)),
+        ),
+        // Rows wider than a workgroup's 1,024 columns a pass, and indices over two tiles.
+        case(
+            "embedding of wide rows",
+            vec![input(&[3, 1100], 11)],
+            1e-4,
+            Box::new(move |d, t| t[0].embedding(&Tensor::from_u32(wide.clone(), &[300], d)?)),
         ),
     ]
 }
