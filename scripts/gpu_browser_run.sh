@@ -3,9 +3,10 @@
 # warm machine, then runs, on the same GPU in one go, the native benchmark, PyTorch's reference
 # and the page's bench mode in Chromium (WebGPU on Vulkan). Everything lands in $OUT.
 # Usage: [PARTS=...] [PROFILE=WORKLOADS] bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
-# PARTS, a comma list of bench, play, frames, text, tfjs and torch (default: all but frames and
-# text), picks what runs; text is the playground's text task for two minutes as a user runs it
-# (docs/TRAINING.md), frames the page's frames while it trains each task.
+# PARTS, a comma list of bench, play, frames, backends, text, tfjs and torch (default: all but
+# frames, backends and text), picks what runs; text is the playground's text task for two minutes
+# as a user runs it (docs/TRAINING.md), frames the page's frames while it trains each task,
+# backends the spiral with the Backend control on auto, GPU and CPU.
 set -uo pipefail
 parts=",${PARTS:-bench,play,tfjs,torch},"
 want() { [[ $parts == *",$1,"* ]]; }
@@ -54,6 +55,11 @@ if want frames; then
     echo "== frames while training, $s" >&2
     bash .dev/browser-gpu/run_chromium.sh ".dev/$s" "frames.html" "$out/frames-$s.txt" 150 "${vulkan[@]}"
   done
+fi
+# The spiral with the Backend control on auto, GPU and CPU, in the last site given.
+if want backends; then
+  echo "== spiral on each backend, $last" >&2
+  bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "backends.html" "$out/backends-$last.txt" 90 "${vulkan[@]}"
 fi
 if want text; then
   echo "== text task, two minutes, $last" >&2
