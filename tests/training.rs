@@ -563,3 +563,56 @@ fn routing_trains_on_the_backend_the_clock_says_is_faster() {
         }
     });
 }
+
+/// A checkpoint that PyTorch wrote (tools/train_torch.py under torchrun: two processes with DDP
+/// on gloo, 100 steps on from a webgrad checkpoint of step 100; tests/golden/torch_ddp.json is
+/// the tool's last line) loads here: its weights give the tool's loss on the tool's probe
+/// windows, and a session goes on from its step with its optimizer state and keeps learning.
+#[test]
+fn a_checkpoint_pytorch_trained_with_ddp_loads_and_trains_on() {
+    use webgrad::data::Text;
+    use webgrad::nn::Init;
+    use webgrad::train::{assign_all, Checkpoint, ModelConfig, Net};
+    let root = env!("CARGO_MANIFEST_DIR");
+    let bytes = std::fs::read(format!("{root}/tests/golden/torch_ddp.safetensors")).unwrap();
+    let said = std::fs::read_to_string(format!("{root}/tests/golden/torch_ddp.json")).unwrap();
+    let said: serde_json::Value = serde_json::from_str(&said).unwrap();
+    let text = std::fs::read(format!("{root}/web/data/shakespeare.txt.gz")).unwrap();
+    let text = Text::from_gzip(&text).unwrap();
+    run(async {
+        let device = common::gpu().await;
+        let ck = Checkpoint::parse(&bytes).unwrap();
+        assert_eq!(ck.step, said["step"].as_u64().unwrap());
+        let ModelConfig::Gpt(g) = &ck.config.model else {
+            panic!("a GPT checkpoint, got {:?}", ck.config.model);
+        };
+        let net = Net::new(&ck.config.model, &mut Init::new(0, &device)).unwrap();
+        let params = net.parameters();
+        assign_all(&params, &ck.values_for(&params).unwrap()).unwrap();
+
+        // The tool's probe: the validation split's first windows, side by side.
+        let (n, c) = (said["probe_windows"].as_u64().unwrap() as usize, g.context);
+        let x = text.val[..n * c].to_vec();
+        let y: Vec<u32> = (0..n)
+            .flat_map(|i| text.val[i * c + 1..(i + 1) * c + 1].to_vec())
+            .collect();
+        let x = Tensor::from_u32(x, &[n, c], &device).unwrap();
+        let y = Tensor::from_u32(y, &[n * c], &device).unwrap();
+        let loss = net.forward(&x).unwrap().cross_entropy(&y).unwrap();
+        let loss = loss.to_vec().await.unwrap()[0] as f64;
+        let want = said["probe_loss"].as_f64().unwrap();
+        assert!((loss - want).abs() < 1e-4, "loss {loss}, PyTorch's {want}");
+
+        let mut session = Session::new(ck.config.clone(), TaskData::Text(text), &device).unwrap();
+        session.load(&bytes).unwrap();
+        assert_eq!(session.step, 200);
+        for _ in 0..10 {
+            session.train_step().unwrap();
+        }
+        let train = session.check().await.unwrap();
+        let val = session.evaluate().await.unwrap().loss;
+        // Chance is ln 84 = 4.43 nats; the webgrad checkpoint PyTorch started from was at 2.50.
+        assert_eq!(session.step, 210);
+        assert!(train < 2.6 && val < 2.5, "train {train}, validation {val}");
+    });
+}
