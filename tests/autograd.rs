@@ -23,6 +23,56 @@ fn a_tensor_used_twice_gets_the_sum_of_its_gradients() {
     });
 }
 
+/// A product with a frozen weight (LoRA's base, a layer not being fine-tuned) gives the input
+/// the same gradient as with a trained one, gives the weight and its bias none, and skips
+/// their products: two dispatches fewer (the weight's product and the bias's column sum).
+#[test]
+fn a_frozen_weight_gets_no_gradient_and_costs_no_product() {
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(g) = &gpu else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        let make = |shape: &[usize], seed| {
+            let n = shape.iter().product();
+            let v = uniform(n, -1.0, 1.0, seed)
+                .iter()
+                .map(|&v| v as f32)
+                .collect();
+            Tensor::from_vec(v, shape, &gpu).unwrap()
+        };
+        let x = make(&[5, 7], 1).with_grad();
+        let (w, b) = (make(&[3, 7], 2), make(&[3], 3));
+        let mut input_grads = Vec::new();
+        let mut dispatches = Vec::new();
+        for trained in [true, false] {
+            let (w, b) = match trained {
+                true => (w.detach().with_grad(), b.detach().with_grad()),
+                false => (w.detach(), b.detach()),
+            };
+            let y = x.linear(&w, Some(&b)).unwrap();
+            let loss = y.mul(&y).unwrap().sum_all().unwrap();
+            let mark = g.counters();
+            let grads = loss.backward().unwrap();
+            g.finished().await.unwrap();
+            dispatches.push(g.counters().since(&mark).dispatches);
+            assert_eq!(
+                grads.get(&w).is_some(),
+                trained,
+                "weight trained: {trained}"
+            );
+            assert_eq!(grads.get(&b).is_some(), trained, "bias trained: {trained}");
+            input_grads.push(grads.get(&x).unwrap().to_vec().await.unwrap());
+        }
+        assert_eq!(input_grads[0], input_grads[1]);
+        assert_eq!(
+            dispatches[0],
+            dispatches[1] + 2,
+            "dispatches {dispatches:?}"
+        );
+    });
+}
+
 #[test]
 fn a_diamond_graph_sums_each_path_once() {
     run(async {

@@ -83,12 +83,12 @@ fn check(name: &str, budget: u64) {
 
 #[test]
 fn mlp_step_dispatches() {
-    check("mlp_mnist_b128", 19);
+    check("mlp_mnist_b128", 18);
 }
 
 #[test]
 fn cnn_step_dispatches() {
-    check("cnn_mnist_b128", 42);
+    check("cnn_mnist_b128", 40);
 }
 
 #[test]

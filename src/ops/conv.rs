@@ -163,30 +163,41 @@ struct Conv2dOp {
 }
 
 impl Backward for Conv2dOp {
+    /// Only the inputs that need a gradient: the first layer's images need none, and their
+    /// gradient (a product and a col2im) is not computed.
     fn inputs(&self) -> Vec<&Tensor> {
         [&self.x, &self.weight]
             .into_iter()
             .chain(&self.bias)
+            .filter(|t| t.requires_grad())
             .collect()
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
-        let (x, w, has_bias) = (&self.x, &self.weight, self.bias.is_some());
-        conv2d_backward(x, w, has_bias, self.stride, self.padding, g)
+        let bias_grad = self.bias.as_ref().is_some_and(|b| b.requires_grad());
+        conv2d_backward(
+            &self.x,
+            &self.weight,
+            bias_grad,
+            self.stride,
+            self.padding,
+            g,
+        )
     }
 }
 
-/// Gradients of the input, the weight and (when there is one) the bias.
+/// Gradients of the input, the weight and the bias (when `bias_grad`): those needing one, in
+/// that order.
 fn conv2d_backward(
     x: &Tensor,
     w: &Tensor,
-    has_bias: bool,
+    bias_grad: bool,
     stride: usize,
     pad: usize,
     g: &Tensor,
 ) -> Result<Vec<Tensor>> {
     let c = sizes(x, w, stride, pad)?;
     let name = "conv2d backward";
-    let (dx, dw) = match gpu_of(x.device()) {
+    let (dx, dw): (Option<Storage>, Tensor) = match gpu_of(x.device()) {
         None => {
             let (xv, wv, gv) = (x.host_f64(name)?, w.host_f64(name)?, g.host_f64(name)?);
             let (mut dx, mut dw) = (vec![0.0; x.numel()], vec![0.0; w.numel()]);
@@ -200,7 +211,7 @@ fn conv2d_backward(
                 x.device(),
                 Storage::Host(Host::F(dw)),
             );
-            (Storage::Host(Host::F(dx)), dw)
+            (Some(Storage::Host(Host::F(dx))), dw)
         }
         Some(gpu) => {
             // With col = im2col(x): dW = Σ_n g_n · col_nᵀ and dcol = Wᵀ · g, folded back by col2im.
@@ -208,22 +219,33 @@ fn conv2d_backward(
             let col = im2col(gpu, x, &c)?;
             let g3 = g.reshape(&[c.n, c.co, positions])?;
             let dw = matmul_raw(&g3, &col, false, true)?.sum(0, false)?;
-            let dcol = matmul_raw(&w.reshape(&[c.co, taps])?, &g3, true, false)?;
-            let kernel = Kernel::new("col2im", include_str!("../../shaders/col2im.wgsl"), "main");
-            let dx = launch1(
-                gpu,
-                &kernel,
-                &c.params(),
-                &[&dcol],
-                x.numel(),
-                gpu.groups_elementwise(x.numel()),
-            )?;
+            let dx = match x.requires_grad() {
+                true => {
+                    let dcol = matmul_raw(&w.reshape(&[c.co, taps])?, &g3, true, false)?;
+                    let kernel =
+                        Kernel::new("col2im", include_str!("../../shaders/col2im.wgsl"), "main");
+                    let n = x.numel();
+                    let groups = gpu.groups_elementwise(n);
+                    Some(launch1(gpu, &kernel, &c.params(), &[&dcol], n, groups)?)
+                }
+                false => None,
+            };
             (dx, dw.reshape(w.shape())?)
         }
     };
-    let dx = Tensor::from_storage(x.shape().to_vec(), DType::F32, x.device(), dx);
-    let mut grads = vec![dx, dw];
-    if has_bias {
+    let mut grads = Vec::with_capacity(3);
+    if let Some(dx) = dx.filter(|_| x.requires_grad()) {
+        grads.push(Tensor::from_storage(
+            x.shape().to_vec(),
+            DType::F32,
+            x.device(),
+            dx,
+        ));
+    }
+    if w.requires_grad() {
+        grads.push(dw);
+    }
+    if bias_grad {
         grads.push(g.sum_to_shape(&[1, c.co, 1, 1])?.reshape(&[c.co])?);
     }
     Ok(grads)

@@ -338,11 +338,14 @@ struct MatMulOp {
 }
 
 impl Backward for MatMulOp {
+    /// Only the inputs that need a gradient: a frozen weight (LoRA's base, a layer not being
+    /// fine-tuned) or the data fed to the first layer costs no product in backward.
     fn inputs(&self) -> Vec<&Tensor> {
         [&self.a, &self.b]
             .into_iter()
             .chain(&self.bias)
             .chain(&self.residual)
+            .filter(|t| t.requires_grad())
             .collect()
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
@@ -352,7 +355,7 @@ impl Backward for MatMulOp {
 }
 
 /// Gradients of op(a) · op(b) (+ bias) (+ residual) with respect to a, b, the bias and the
-/// residual, those present.
+/// residual: those present and needing one, in that order.
 fn matmul_backward(
     a: &Tensor,
     b: &Tensor,
@@ -360,22 +363,27 @@ fn matmul_backward(
     (bias, residual): (Option<&Tensor>, Option<&Tensor>),
     g: &Tensor,
 ) -> Result<Vec<Tensor>> {
-    let da = if ta {
-        matmul_raw(b, g, tb, true)?
-    } else {
-        matmul_raw(g, b, false, !tb)?
-    };
-    let db = match (ta, tb) {
-        (false, true) => matmul_split_k(g, a)?,
-        (false, false) => matmul_split_k(a, g)?,
-        (true, true) => matmul_raw(g, a, true, true)?,
-        (true, false) => matmul_raw(a, g, false, false)?,
-    };
-    let mut grads = vec![da.sum_to_shape(a.shape())?, db.sum_to_shape(b.shape())?];
-    if let Some(bias) = bias {
+    let mut grads = Vec::with_capacity(4);
+    if a.requires_grad() {
+        let da = match ta {
+            true => matmul_raw(b, g, tb, true)?,
+            false => matmul_raw(g, b, false, !tb)?,
+        };
+        grads.push(da.sum_to_shape(a.shape())?);
+    }
+    if b.requires_grad() {
+        let db = match (ta, tb) {
+            (false, true) => matmul_split_k(g, a)?,
+            (false, false) => matmul_split_k(a, g)?,
+            (true, true) => matmul_raw(g, a, true, true)?,
+            (true, false) => matmul_raw(a, g, false, false)?,
+        };
+        grads.push(db.sum_to_shape(b.shape())?);
+    }
+    if let Some(bias) = bias.filter(|t| t.requires_grad()) {
         grads.push(g.sum_to_shape(bias.shape())?);
     }
-    if residual.is_some() {
+    if residual.is_some_and(|t| t.requires_grad()) {
         grads.push(g.clone());
     }
     Ok(grads)
