@@ -43,6 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             width: v[3] as usize,
             dropout: 0.0,
             norm: Default::default(),
+            lora: None,
         });
         config.batch = v[4] as usize;
         config.optimizer.lr = v[5] as f32;

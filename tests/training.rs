@@ -342,6 +342,7 @@ fn gpt_dropout_is_seeded_alike_on_both_backends_and_off_in_evaluation() {
             width: 16,
             dropout: 0.3,
             norm: Default::default(),
+            lora: None,
         };
         let gpu = common::gpu().await;
         let logits = |device: &Device, config: &GptConfig, seed: Option<u32>| {
@@ -387,6 +388,7 @@ fn gpt_with_rmsnorm_agrees_across_backends_and_learns() {
             width: 16,
             dropout: 0.0,
             norm: Norm::Rmsnorm,
+            lora: None,
         };
         let gpt = |device: &Device| Gpt::new(&config, &mut Init::new(5, device)).unwrap();
         // Each norm has a weight and no bias: 2 per block and the output's.
@@ -614,5 +616,77 @@ fn a_checkpoint_pytorch_trained_with_ddp_loads_and_trains_on() {
         // Chance is ln 84 = 4.43 nats; the webgrad checkpoint PyTorch started from was at 2.50.
         assert_eq!(session.step, 210);
         assert!(train < 2.6 && val < 2.5, "train {train}, validation {val}");
+    });
+}
+
+/// LoRA fine-tuning: a base GPT's checkpoint loads frozen under new adapters (step 0, the
+/// base's validation loss, since B starts at zero); training moves only the adapters and
+/// lowers the loss; the session's checkpoint holds the base unchanged and the adapters, and
+/// loads back into a LoRA session with the same loss. The adapters use PEFT's names.
+#[test]
+fn lora_fine_tunes_a_base_checkpoint_training_only_the_adapters() {
+    use webgrad::data::Text;
+    use webgrad::nn::LoraConfig;
+    use webgrad::train::{Checkpoint, ModelConfig};
+    run(async {
+        let gpu = common::gpu().await;
+        let text = Text::new(&"to be or not to be, that is the question. ".repeat(40)).unwrap();
+        let base_config = Config::defaults(Task::Text, None, None, text.vocab.len()).unwrap();
+        let mut base =
+            Session::new(base_config.clone(), TaskData::Text(text.clone()), &gpu).unwrap();
+        for _ in 0..20 {
+            base.train_step().unwrap();
+        }
+        base.check().await.unwrap();
+        let base_loss = base.evaluate().await.unwrap().loss;
+        let base_bytes = base.save().await.unwrap();
+
+        let mut config = base_config.clone();
+        if let ModelConfig::Gpt(g) = &mut config.model {
+            g.lora = Some(LoraConfig {
+                rank: 4,
+                alpha: 8.0,
+            });
+        }
+        let mut s = Session::new(config.clone(), TaskData::Text(text.clone()), &gpu).unwrap();
+        let names: Vec<&str> = s.parameters().iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names.len(),
+            8,
+            "two adapters on each of four projections: {names:?}"
+        );
+        assert!(
+            names.contains(&"blocks.0.attn.qkv.lora_A.weight"),
+            "{names:?}"
+        );
+        s.load(&base_bytes).unwrap();
+        assert_eq!(s.step, 0);
+        let first = s.evaluate().await.unwrap().loss;
+        assert!(
+            (first - base_loss).abs() < 1e-5,
+            "{first} vs the base's {base_loss}"
+        );
+        for _ in 0..40 {
+            s.train_step().unwrap();
+        }
+        s.check().await.unwrap();
+        let after = s.evaluate().await.unwrap().loss;
+        assert!(after < first - 0.2, "validation loss {first} -> {after}");
+
+        let saved = s.save().await.unwrap();
+        let (was, now) = (
+            Checkpoint::parse(&base_bytes).unwrap(),
+            Checkpoint::parse(&saved).unwrap(),
+        );
+        for name in ["blocks.0.attn.qkv.weight", "tok_emb.weight", "ln_f.bias"] {
+            assert_eq!(was.tensors[name], now.tensors[name], "{name} is frozen");
+        }
+        let b = &now.tensors["blocks.0.mlp.proj.lora_B.weight"].1;
+        assert!(b.iter().any(|v| *v != 0.0), "lora_B trained away from zero");
+        let mut again = Session::new(config, TaskData::Text(text), &gpu).unwrap();
+        again.load(&saved).unwrap();
+        assert_eq!(again.step, 40);
+        let reloaded = again.evaluate().await.unwrap().loss;
+        assert!((reloaded - after).abs() < 1e-5, "{reloaded} vs {after}");
     });
 }

@@ -254,6 +254,7 @@ fn read_model(form: &mut Form, model: ModelConfig, p: &mut usize) -> ModelConfig
                     p,
                 ),
                 norm: choice(form, "norm", Norm::Layernorm, p),
+                lora: None,
                 ..g
             })
         }

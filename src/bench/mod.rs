@@ -6,7 +6,7 @@ mod timing;
 mod train;
 mod transfer;
 
-use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig, Norm, Preset};
+use crate::nn::{Activation, CnnConfig, GptConfig, LoraConfig, MlpConfig, Norm, Preset};
 use crate::optim::{DecayScope, OptimizerConfig, RuleKind, Schedule};
 use crate::train::ModelConfig;
 use crate::{Gpu, Result};
@@ -43,6 +43,10 @@ enum Kind {
     /// GPT-2 124M with batch 4: too large to run unasked (500 MB of weights and Adam moments,
     /// 800 MB of logits), it runs with `--only gpt2`.
     Gpt2,
+    /// LoRA's layer alone, fused or not (see train::lora_layer); runs with `--only lora`.
+    LoraLayer {
+        fused: bool,
+    },
     Upload(usize),
     Readback(usize),
     Alloc {
@@ -71,6 +75,18 @@ fn workloads() -> Vec<Workload> {
         .into();
     all.extend(TRAINING.map(|t| w(t.into(), Kind::Train, true)));
     all.push(w("gpt2_124m_b4".into(), Kind::Gpt2, false));
+    // LoRA fine-tuning of gpt_small and nanochar (adapters of rank 8 on the projections), and
+    // its layer alone.
+    for t in ["gpt_small_lora_b32", "gpt_nanochar_lora_b64"] {
+        all.push(w(t.into(), Kind::Train, false));
+    }
+    for (how, fused) in [("fused", true), ("unfused", false)] {
+        all.push(w(
+            format!("lora_layer_{how}"),
+            Kind::LoraLayer { fused },
+            false,
+        ));
+    }
     for (label, bytes) in transfer::SIZES {
         all.push(w(format!("upload_{label}"), Kind::Upload(bytes), true));
     }
@@ -121,6 +137,7 @@ pub async fn run(
                 }
                 line
             }
+            Kind::LoraLayer { fused } => train::lora_layer(gpu, &label, fused, reps).await?,
             Kind::Upload(bytes) => format!("{label} {}", transfer::upload(gpu, bytes, reps).await?),
             Kind::Readback(bytes) => {
                 format!("{label} {}", transfer::readback(gpu, bytes, reps).await?)
@@ -146,7 +163,17 @@ pub async fn run(
 /// The model and batch of a training workload, by its name.
 pub fn workload_model(name: &str) -> (ModelConfig, usize) {
     let gpt = |preset| ModelConfig::Gpt(GptConfig::preset(preset, 65));
+    let lora = |preset| {
+        let mut g = GptConfig::preset(preset, 65);
+        g.lora = Some(LoraConfig {
+            rank: 8,
+            alpha: 16.0,
+        });
+        ModelConfig::Gpt(g)
+    };
     match name {
+        "gpt_small_lora_b32" => (lora(Preset::Small), 32),
+        "gpt_nanochar_lora_b64" => (lora(Preset::Nanochar), 64),
         "mlp_mnist_b128" => (
             ModelConfig::Mlp(MlpConfig {
                 inputs: 784,
@@ -168,6 +195,7 @@ pub fn workload_model(name: &str) -> (ModelConfig, usize) {
                 width: 768,
                 dropout: 0.0,
                 norm: Norm::Layernorm,
+                lora: None,
             }),
             4,
         ),

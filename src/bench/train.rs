@@ -34,7 +34,12 @@ impl Workload {
     fn new((model, batch): &(ModelConfig, usize), d: &Device) -> Result<Workload> {
         let batch = *batch;
         let net = Net::new(model, &mut Init::new(0, d))?;
-        let params = net.parameters();
+        // Only what trains (with LoRA, the adapters).
+        let params: Vec<_> = net
+            .parameters()
+            .into_iter()
+            .filter(|(_, p)| p.requires_grad())
+            .collect();
         let optimizer = Optimizer::new(workload_optimizer(model), &params)?;
         let (x, y, items, unit) = match model {
             ModelConfig::Gpt(g) => {
@@ -75,6 +80,34 @@ impl Workload {
     fn parameter_count(&self) -> usize {
         self.params.iter().map(|(_, p)| p.numel()).sum()
     }
+}
+
+/// LoRA's layer at GPT-2's qkv size (4,096 rows of 768 into 2,304, rank 8), forward and
+/// backward with the base frozen: the fused form (`lora_linear`) or the unfused one.
+pub(super) async fn lora_layer(
+    gpu: &Rc<Gpu>,
+    name: &str,
+    fused: bool,
+    reps: usize,
+) -> Result<String> {
+    let d = Device::Gpu(gpu.clone());
+    let (n, inputs, outputs, rank) = (4096, 768, 2304, 8);
+    let tensor =
+        |shape: &[usize], seed| Tensor::from_vec(random(shape.iter().product(), seed), shape, &d);
+    let x = tensor(&[n, inputs], 1)?.with_grad();
+    let (w, b) = (tensor(&[outputs, inputs], 2)?, tensor(&[outputs], 3)?);
+    let a = tensor(&[rank, inputs], 4)?.with_grad();
+    let bb = tensor(&[outputs, rank], 5)?.with_grad();
+    let t = time(gpu, reps, || {
+        let y = match fused {
+            true => x.lora_linear(&w, Some(&b), (&a, &bb), 2.0)?,
+            false => x.lora_linear_unfused(&w, Some(&b), (&a, &bb), 2.0)?,
+        };
+        y.sum_all()?.backward().map(drop)
+    })
+    .await?;
+    let flops = 2.0 * (n * inputs * outputs) as f64 * 2.0;
+    Ok(line(name, &t, ("tflops", flops / t.waited / 1e12), None))
 }
 
 /// A training workload on the GPU; returns its line and its median step in milliseconds.

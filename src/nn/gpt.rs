@@ -1,7 +1,7 @@
 //! The character-level GPT: learned positions, pre-norm blocks (LayerNorm or RMSNorm) of causal
 //! self-attention and a GELU MLP, and an output layer tied to the token embedding.
 
-use super::{prefixed, Embedding, Init, Linear, Model, Module, Norm, NormLayer};
+use super::{prefixed, Adapter, Embedding, Init, Linear, Model, Module, Norm, NormLayer};
 use crate::{Error, Result, Tensor};
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +20,18 @@ pub struct GptConfig {
     /// The blocks' and the output's normalisation (LayerNorm in checkpoints from before).
     #[serde(default)]
     pub norm: Norm,
+    /// LoRA: adapters on the attention's and the MLP's projections, the rest frozen (none in
+    /// checkpoints from before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lora: Option<LoraConfig>,
+}
+
+/// LoRA's rank r and α: each adapted projection learns s · B·A with A [r, in], B [out, r] and
+/// s = α / r.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LoraConfig {
+    pub rank: usize,
+    pub alpha: f32,
 }
 
 crate::setting_enum! {
@@ -50,6 +62,7 @@ impl GptConfig {
             width,
             dropout,
             norm: Norm::Layernorm,
+            lora: None,
         }
     }
 
@@ -70,6 +83,17 @@ impl GptConfig {
                 self.heads, self.width
             ));
         }
+        if let Some(l) = self.lora {
+            if l.rank == 0 || l.rank > self.width {
+                return bad(format!(
+                    "the LoRA rank must be from 1 to the width {}, not {}",
+                    self.width, l.rank
+                ));
+            }
+            if !(l.alpha.is_finite() && l.alpha > 0.0) {
+                return bad(format!("LoRA's alpha must be above 0, not {}", l.alpha));
+            }
+        }
         Ok(())
     }
 }
@@ -89,6 +113,7 @@ impl Block {
             Ok(Linear {
                 weight: i.normal(&[outputs, inputs], std)?,
                 bias: Some(i.constant(&[outputs], 0.0)?),
+                adapter: None,
             })
         };
         // GPT-2's scaled init for the projections that add into the residual stream.
@@ -120,6 +145,21 @@ impl Block {
         }
         let h = self.fc.forward(&self.ln2.forward(&x)?)?.gelu()?;
         drop.residual(&self.fc_proj, &h, &x)
+    }
+}
+
+impl Block {
+    /// LoRA adapters on the four projections.
+    fn adapt(&mut self, init: &mut Init, lora: LoraConfig) -> Result<()> {
+        for linear in [
+            &mut self.qkv,
+            &mut self.proj,
+            &mut self.fc,
+            &mut self.fc_proj,
+        ] {
+            linear.adapter = Some(Adapter::new(init, linear, lora.rank, lora.alpha)?);
+        }
+        Ok(())
     }
 }
 
@@ -182,10 +222,13 @@ pub struct Gpt {
 }
 
 impl Gpt {
+    /// A GPT of `config`; with LoRA, every weight of the model itself is frozen (drawn as
+    /// without LoRA, for a checkpoint to replace) and only the adapters train.
     pub fn new(config: &GptConfig, init: &mut Init) -> Result<Gpt> {
         config.check()?;
         let c = config.width;
-        Ok(Gpt {
+        init.set_frozen(config.lora.is_some());
+        let mut gpt = Gpt {
             config: config.clone(),
             tok_emb: Embedding::new(init, config.vocab, c, 0.02)?,
             pos_emb: Embedding::new(init, config.context, c, 0.02)?,
@@ -193,7 +236,14 @@ impl Gpt {
                 .map(|_| Block::new(init, c, config.layers, config.norm))
                 .collect::<Result<_>>()?,
             ln_f: NormLayer::new(config.norm, init, c)?,
-        })
+        };
+        init.set_frozen(false);
+        if let Some(lora) = config.lora {
+            for block in &mut gpt.blocks {
+                block.adapt(init, lora)?;
+            }
+        }
+        Ok(gpt)
     }
 }
 

@@ -11,6 +11,8 @@ use rand::{rngs::SmallRng, Rng, SeedableRng};
 pub struct Init {
     rng: SmallRng,
     device: Device,
+    /// Whether the parameters made now are frozen (LoRA's base): leaves that need no gradient.
+    frozen: bool,
 }
 
 impl Init {
@@ -18,6 +20,20 @@ impl Init {
         Init {
             rng: SmallRng::seed_from_u64(seed),
             device: device.clone(),
+            frozen: false,
+        }
+    }
+
+    /// Makes the parameters that follow frozen (or trainable again).
+    pub fn set_frozen(&mut self, frozen: bool) {
+        self.frozen = frozen;
+    }
+
+    /// A new parameter: a leaf that needs a gradient unless frozen.
+    fn leaf(&self, t: Tensor) -> Tensor {
+        match self.frozen {
+            true => t,
+            false => t.with_grad(),
         }
     }
 
@@ -41,13 +57,13 @@ impl Init {
         }
     }
 
-    /// U(-bound, bound), a leaf that needs a gradient.
+    /// U(-bound, bound).
     pub fn uniform(&mut self, shape: &[usize], bound: f64) -> Result<Tensor> {
         let n = shape.iter().product();
         let v = (0..n)
             .map(|_| self.rng.random_range(-bound..=bound))
             .collect();
-        Ok(Tensor::from_f64(v, shape, &self.device)?.with_grad())
+        Ok(self.leaf(Tensor::from_f64(v, shape, &self.device)?))
     }
 
     /// N(0, std²) by Box–Muller.
@@ -60,12 +76,12 @@ impl Init {
                 std * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
             })
             .collect();
-        Ok(Tensor::from_f64(v, shape, &self.device)?.with_grad())
+        Ok(self.leaf(Tensor::from_f64(v, shape, &self.device)?))
     }
 
-    /// A constant, a leaf that needs a gradient.
+    /// A constant.
     pub fn constant(&mut self, shape: &[usize], value: f32) -> Result<Tensor> {
         self.count(shape)?;
-        Ok(Tensor::full(shape, value, &self.device)?.with_grad())
+        Ok(self.leaf(Tensor::full(shape, value, &self.device)?))
     }
 }

@@ -3,10 +3,33 @@
 use super::{Init, Module};
 use crate::{Result, Tensor};
 
-/// y = x Wᵀ + b, with W [out, in] as in torch.nn.Linear.
+/// y = x Wᵀ + b, with W [out, in] as in torch.nn.Linear; with an adapter, LoRA's
+/// y = x Wᵀ + b + s · x Aᵀ Bᵀ.
 pub struct Linear {
     pub weight: Tensor,
     pub bias: Option<Tensor>,
+    pub adapter: Option<Adapter>,
+}
+
+/// LoRA's low-rank update of a (frozen) Linear: `a` [r, in] and `b` [out, r], PEFT's lora_A
+/// and lora_B weights, and the scale α / r.
+pub struct Adapter {
+    pub a: Tensor,
+    pub b: Tensor,
+    pub scale: f32,
+}
+
+impl Adapter {
+    /// PEFT's init: A as a Linear(in, r) (U(±1/sqrt(in))), B zero, so that a new adapter
+    /// changes nothing until it is trained.
+    pub fn new(init: &mut Init, linear: &Linear, rank: usize, alpha: f32) -> Result<Adapter> {
+        let (outputs, inputs) = (linear.weight.shape()[0], linear.weight.shape()[1]);
+        Ok(Adapter {
+            a: init.uniform(&[rank, inputs], 1.0 / (inputs as f64).sqrt())?,
+            b: init.constant(&[outputs, rank], 0.0)?,
+            scale: alpha / rank as f32,
+        })
+    }
 }
 
 impl Linear {
@@ -19,23 +42,39 @@ impl Linear {
         } else {
             None
         };
-        Ok(Linear { weight, bias })
+        Ok(Linear {
+            weight,
+            bias,
+            adapter: None,
+        })
     }
 
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.linear(&self.weight, self.bias.as_ref())
+        match &self.adapter {
+            None => x.linear(&self.weight, self.bias.as_ref()),
+            Some(a) => x.lora_linear(&self.weight, self.bias.as_ref(), (&a.a, &a.b), a.scale),
+        }
     }
 
     /// `residual + self.forward(x)` in one kernel: the residual added as the product is stored.
     pub fn forward_residual(&self, x: &Tensor, residual: &Tensor) -> Result<Tensor> {
-        x.linear_residual(&self.weight, self.bias.as_ref(), residual)
+        let residual = match &self.adapter {
+            None => residual.clone(),
+            Some(a) => residual.add(&x.linear(&a.a, None)?.scale(a.scale)?.linear(&a.b, None)?)?,
+        };
+        x.linear_residual(&self.weight, self.bias.as_ref(), &residual)
     }
 }
 
 impl Module for Linear {
+    /// torch.nn.Linear's names, and PEFT's for an adapter (lora_A.weight, lora_B.weight).
     fn parameters(&self) -> Vec<(String, Tensor)> {
         let mut p = vec![("weight".to_string(), self.weight.clone())];
         p.extend(self.bias.iter().map(|b| ("bias".to_string(), b.clone())));
+        if let Some(a) = &self.adapter {
+            p.push(("lora_A.weight".to_string(), a.a.clone()));
+            p.push(("lora_B.weight".to_string(), a.b.clone()));
+        }
         p
     }
 }

@@ -8,9 +8,9 @@ mod layers;
 mod mlp;
 
 pub use cnn::{Cnn, CnnConfig};
-pub use gpt::{Gpt, GptConfig, Preset};
+pub use gpt::{Gpt, GptConfig, LoraConfig, Preset};
 pub use init::{Init, CPU_MAX_BYTES};
-pub use layers::{Activation, Conv2d, Embedding, LayerNorm, Linear, Norm, NormLayer};
+pub use layers::{Activation, Adapter, Conv2d, Embedding, LayerNorm, Linear, Norm, NormLayer};
 pub use mlp::{Mlp, MlpConfig};
 
 use crate::{Result, Tensor};

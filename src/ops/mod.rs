@@ -8,6 +8,7 @@ mod conv;
 mod dropout;
 mod embedding;
 mod layernorm;
+mod lora;
 mod matmul;
 mod matmul_regs;
 mod movement;

@@ -175,7 +175,8 @@ impl Session {
     /// The whole session as a safetensors file.
     pub async fn save(&self) -> Result<Vec<u8>> {
         let mut data = Vec::new();
-        for (name, t) in self.params.iter().chain(self.optimizer_state().iter()) {
+        let state = self.optimizer_state();
+        for (name, t) in self.params.iter().chain(&self.frozen).chain(&state) {
             let bytes: Vec<u8> = t
                 .to_vec()
                 .await?
@@ -210,7 +211,9 @@ impl Session {
     }
 
     /// Replaces the weights and optimizer state with a checkpoint's. The checkpoint must be of
-    /// the same model; on any error nothing changes.
+    /// the same model, or, for a session with LoRA adapters, of the model they adapt: then its
+    /// weights become the frozen base and the fine-tuning starts at step 0. On any error
+    /// nothing changes.
     pub fn load(&mut self, bytes: &[u8]) -> Result<()> {
         let ck = Checkpoint::parse(bytes)?;
         if ck.config.task != self.config.task {
@@ -218,6 +221,9 @@ impl Session {
                 "it was trained on the {} task, not {}",
                 ck.config.task, self.config.task
             )));
+        }
+        if adapts(&self.config.model, &ck.config.model) {
+            return self.load_base(&ck);
         }
         if ck.config.model != self.config.model {
             return Err(bad(format!(
@@ -239,7 +245,9 @@ impl Session {
         } else {
             None
         };
+        let frozen = ck.values_for(&self.frozen)?;
         assign_all(&self.params, &weights)?;
+        assign_all(&self.frozen, &frozen)?;
         for ((_, p), g) in self.params.iter().zip(&self.good) {
             g.copy_from(p)?;
         }
@@ -259,6 +267,36 @@ impl Session {
         self.last_loss = None;
         Ok(())
     }
+}
+
+impl Session {
+    /// A base model's weights under this session's adapters: the adapters and the optimizer
+    /// start afresh, at step 0.
+    fn load_base(&mut self, ck: &Checkpoint) -> Result<()> {
+        let base = ck.values_for(&self.frozen)?;
+        if let (Some(v), Some(t)) = (&ck.vocab, self.text()) {
+            if *v != t.vocab {
+                return Err(bad("it was trained on a text with other characters"));
+            }
+        }
+        assign_all(&self.frozen, &base)?;
+        for (_, t) in self.optimizer_state() {
+            t.assign(&vec![0.0; t.numel()])?;
+        }
+        self.optimizer.step = 0;
+        self.step = 0;
+        self.last_loss = None;
+        Ok(())
+    }
+}
+
+/// Whether `here` is a GPT with LoRA adapters on the model `file` holds (the same sizes).
+fn adapts(here: &ModelConfig, file: &ModelConfig) -> bool {
+    let (ModelConfig::Gpt(h), ModelConfig::Gpt(f)) = (here, file) else {
+        return false;
+    };
+    let sizes = |g: &crate::nn::GptConfig| (g.vocab, g.context, g.layers, g.heads, g.width, g.norm);
+    h.lora.is_some() && f.lora.is_none() && sizes(h) == sizes(f)
 }
 
 /// Every setting in which the checkpoint's model differs from the session's, as

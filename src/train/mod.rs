@@ -161,7 +161,9 @@ pub struct Session {
     pub config: Config,
     device: Device,
     learner: Learner,
+    /// The parameters that train, and those frozen (LoRA's base), by their PyTorch names.
     params: Vec<(String, Tensor)>,
+    frozen: Vec<(String, Tensor)>,
     optimizer: Optimizer,
     batches: Batches,
     /// Steps taken.
@@ -196,7 +198,11 @@ impl Session {
             });
         }
         let batches = Batches::new(examples, config.seed);
-        let params = learner.model().parameters();
+        let (params, frozen): (Vec<_>, Vec<_>) = learner
+            .model()
+            .parameters()
+            .into_iter()
+            .partition(|(_, p)| p.requires_grad());
         let optimizer = Optimizer::new(config.optimizer.clone(), &params)?;
         let good = snapshot(&params)?;
         let tried = snapshot(&params)?;
@@ -205,6 +211,7 @@ impl Session {
             device: device.clone(),
             learner,
             params,
+            frozen,
             optimizer,
             batches,
             step: 0,

@@ -198,6 +198,18 @@ pub fn others() -> Vec<OpCase> {
         1e-5,
         Box::new(move |d, t| t[0].embedding(&Tensor::from_u32(idx.clone(), &[30], d)?)),
     ));
+    cases.push(case(
+        "lora_linear",
+        vec![
+            input(&[2, 3, 10], 6),
+            input(&[7, 10], 7),
+            input(&[7], 8),
+            input(&[3, 10], 9),
+            input(&[7, 3], 10),
+        ],
+        1e-4,
+        Box::new(|_, t| t[0].lora_linear(&t[1], Some(&t[2]), (&t[3], &t[4]), 0.75)),
+    ));
     cases
 }
 

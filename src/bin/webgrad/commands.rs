@@ -75,7 +75,15 @@ pub struct TrainArgs {
     /// a lost device does to a run.
     #[arg(long, value_name = "N", hide = true)]
     lose_device_at: Option<u64>,
-    /// Start from a checkpoint of the same task and model.
+    /// LoRA: adapters of rank R on the GPT's attention and MLP projections, and only they train
+    /// (text only). With --load, the checkpoint's GPT is the frozen base they adapt.
+    #[arg(long, value_name = "R")]
+    lora_rank: Option<usize>,
+    /// LoRA's alpha: the adapters' update is scaled by alpha / rank (default: the rank).
+    #[arg(long, value_name = "A", requires = "lora_rank")]
+    lora_alpha: Option<f32>,
+    /// Start from a checkpoint of the same task and model (or, with --lora-rank, of the model
+    /// to fine-tune).
     #[arg(long, value_name = "FILE")]
     load: Option<String>,
     /// Evaluate on the validation split every N steps (default: the task's).
@@ -180,6 +188,16 @@ fn config(a: &TrainArgs, vocab: usize) -> Result<Config, String> {
             ));
         };
         gpt.norm = norm;
+    }
+    if let Some(rank) = a.lora_rank {
+        let ModelConfig::Gpt(gpt) = &mut config.model else {
+            return Err(format!(
+                "--lora-rank applies to the GPT; the {} task trains none",
+                a.task
+            ));
+        };
+        let alpha = a.lora_alpha.unwrap_or(rank as f32);
+        gpt.lora = Some(webgrad::nn::LoraConfig { rank, alpha });
     }
     Ok(config)
 }

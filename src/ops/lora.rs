@@ -1,0 +1,46 @@
+//! The low-rank adapted linear layer of LoRA: y = x·Wᵀ (+ b) + s·(x·Aᵀ)·Bᵀ with A [r, in],
+//! B [out, r] (PEFT's lora_A and lora_B weights) and s = α / r. The base W and b are frozen in
+//! fine-tuning, so backward computes only the input's and the adapters' gradients (see
+//! MatMulOp::inputs): no product for W, the largest of a layer's three.
+
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+
+impl Tensor {
+    /// `self.linear(weight, bias)` plus the adapter `scale · (self · aᵀ) · bᵀ`. The scale is
+    /// applied to the rank-r intermediate, not the output, and the adapter's term is added as
+    /// the base product is stored (its epilogue), so no pass reads or writes the output twice.
+    pub fn lora_linear(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        (a, b): (&Tensor, &Tensor),
+        scale: f32,
+    ) -> Result<Tensor> {
+        let (out, inputs) = (weight.shape()[0], weight.shape()[1]);
+        let rank = a.shape()[0];
+        if a.shape() != [rank, inputs] || b.shape() != [out, rank] {
+            return Err(Error::Shape {
+                op: "lora_linear",
+                a: a.shape().to_vec(),
+                b: b.shape().to_vec(),
+                why: format!("the adapters of a [{out}, {inputs}] weight must be [r, {inputs}] and [{out}, r]"),
+            });
+        }
+        let low = self.linear(a, None)?.scale(scale)?.linear(b, None)?;
+        self.linear_residual(weight, bias, &low)
+    }
+
+    /// The same sum as three separate passes (base, adapter, add): the reference the fused
+    /// form is measured and checked against.
+    pub fn lora_linear_unfused(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        (a, b): (&Tensor, &Tensor),
+        scale: f32,
+    ) -> Result<Tensor> {
+        let low = self.linear(a, None)?.linear(b, None)?.scale(scale)?;
+        self.linear(weight, bias)?.add(&low)
+    }
+}
