@@ -683,10 +683,36 @@ fn lora_fine_tunes_a_base_checkpoint_training_only_the_adapters() {
         }
         let b = &now.tensors["blocks.0.mlp.proj.lora_B.weight"].1;
         assert!(b.iter().any(|v| *v != 0.0), "lora_B trained away from zero");
-        let mut again = Session::new(config, TaskData::Text(text), &gpu).unwrap();
+        let mut again = Session::new(config, TaskData::Text(text.clone()), &gpu).unwrap();
         again.load(&saved).unwrap();
         assert_eq!(again.step, 40);
         let reloaded = again.evaluate().await.unwrap().loss;
         assert!((reloaded - after).abs() < 1e-5, "{reloaded} vs {after}");
+
+        // The adapters alone, under PEFT's names, hold the trained values.
+        let adapters = s.save_adapters().await.unwrap();
+        let file = safetensors::SafeTensors::deserialize(&adapters).unwrap();
+        let mut names = file.names();
+        names.sort();
+        assert_eq!(names.len(), 8, "{names:?}");
+        let peft = file
+            .tensor("base_model.model.blocks.0.mlp.proj.lora_B.weight")
+            .unwrap();
+        let values: Vec<f32> = peft
+            .data()
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(&values, b);
+        // The merged model, a plain GPT, gives the fine-tuned loss.
+        let merged = s.save_merged().await.unwrap();
+        let mut plain = Session::new(base_config, TaskData::Text(text), &gpu).unwrap();
+        plain.load(&merged).unwrap();
+        let merged_loss = plain.evaluate().await.unwrap().loss;
+        assert!(
+            (merged_loss - after).abs() < 1e-4,
+            "merged {merged_loss} vs {after}"
+        );
+        assert!(base.save_adapters().await.is_err(), "no adapters to save");
     });
 }

@@ -174,40 +174,33 @@ impl Session {
 
     /// The whole session as a safetensors file.
     pub async fn save(&self) -> Result<Vec<u8>> {
-        let mut data = Vec::new();
         let state = self.optimizer_state();
-        for (name, t) in self.params.iter().chain(&self.frozen).chain(&state) {
-            let bytes: Vec<u8> = t
-                .to_vec()
-                .await?
-                .iter()
-                .flat_map(|v| v.to_le_bytes())
-                .collect();
-            data.push((name.clone(), t.shape().to_vec(), bytes));
-        }
-        let views = data
-            .iter()
-            .map(|(n, s, b)| TensorView::new(Dtype::F32, s.clone(), b).map(|v| (n.clone(), v)))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| bad(e.to_string()))?;
+        let named = self.params.iter().chain(&self.frozen).chain(&state);
+        serialize(named, self.metadata(&self.config, self.optimizer.step)?).await
+    }
+
+    /// A checkpoint's metadata: the format, `config`, the step, the optimizer's step and the
+    /// vocabulary of a text model.
+    pub(super) fn metadata(
+        &self,
+        config: &Config,
+        optimizer_step: u64,
+    ) -> Result<HashMap<String, String>> {
         let mut meta = HashMap::new();
         meta.insert("format".to_string(), CHECKPOINT_FORMAT.to_string());
         meta.insert(
             "config".to_string(),
-            serde_json::to_string(&self.config).map_err(|e| bad(e.to_string()))?,
+            serde_json::to_string(config).map_err(|e| bad(e.to_string()))?,
         );
         meta.insert("step".to_string(), self.step.to_string());
-        meta.insert(
-            "optimizer_step".to_string(),
-            self.optimizer.step.to_string(),
-        );
+        meta.insert("optimizer_step".to_string(), optimizer_step.to_string());
         if let Some(t) = self.text() {
             meta.insert(
                 "vocab".to_string(),
                 serde_json::to_string(&t.vocab.chars).map_err(|e| bad(e.to_string()))?,
             );
         }
-        safetensors::serialize(views, Some(meta)).map_err(|e| bad(e.to_string()))
+        Ok(meta)
     }
 
     /// Replaces the weights and optimizer state with a checkpoint's. The checkpoint must be of
@@ -288,6 +281,25 @@ impl Session {
         self.last_loss = None;
         Ok(())
     }
+}
+
+/// Named tensors read back and written as a safetensors file with `meta`.
+pub(super) async fn serialize(
+    named: impl Iterator<Item = &(String, Tensor)>,
+    meta: HashMap<String, String>,
+) -> Result<Vec<u8>> {
+    let mut data = Vec::new();
+    for (name, t) in named {
+        let values = t.to_vec().await?;
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        data.push((name.clone(), t.shape().to_vec(), bytes));
+    }
+    let views = data
+        .iter()
+        .map(|(n, s, b)| TensorView::new(Dtype::F32, s.clone(), b).map(|v| (n.clone(), v)))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| bad(e.to_string()))?;
+    safetensors::serialize(views, Some(meta)).map_err(|e| bad(e.to_string()))
 }
 
 /// Whether `here` is a GPT with LoRA adapters on the model `file` holds (the same sizes).

@@ -1,6 +1,7 @@
 //! A training session: one model, its optimizer and data; steps, evaluation, sampling and
 //! checkpoints. The CLI and the page both drive exactly this.
 
+mod adapters;
 mod best;
 mod checkpoint;
 mod config;

@@ -14,6 +14,7 @@ use webgrad::train::{
 };
 use webgrad::{Device, Gpu};
 
+use super::destination::Destination;
 use super::saves::{Failure, Saves};
 
 /// Parses a flag as one of a settings enum's names, which --help lists.
@@ -82,6 +83,14 @@ pub struct TrainArgs {
     /// LoRA's alpha: the adapters' update is scaled by alpha / rank (default: the rank).
     #[arg(long, value_name = "A", requires = "lora_rank")]
     lora_alpha: Option<f32>,
+    /// With --lora-rank: at the end, write the adapters alone here, under the names PyTorch's
+    /// PEFT gives them (safetensors).
+    #[arg(long, value_name = "FILE", requires = "lora_rank")]
+    save_adapters: Option<String>,
+    /// With --lora-rank: at the end, write the model with the adapters merged into its
+    /// weights here, a checkpoint of the plain GPT.
+    #[arg(long, value_name = "FILE", requires = "lora_rank")]
+    save_merged: Option<String>,
     /// Start from a checkpoint of the same task and model (or, with --lora-rank, of the model
     /// to fine-tune).
     #[arg(long, value_name = "FILE")]
@@ -229,6 +238,8 @@ fn report(
 
 pub fn train(a: TrainArgs) -> Result<(), String> {
     let mut saves = Saves::check(a.save.as_deref(), a.save_last.as_deref())?;
+    let check = |p: &Option<String>| p.as_deref().map(Destination::check).transpose();
+    let (adapters_to, merged_to) = (check(&a.save_adapters)?, check(&a.save_merged)?);
     let data = task_data(a.task, a.text.as_deref(), 0.05, a.seed)?;
     let vocab = if let TaskData::Text(t) = &data {
         t.vocab.len()
@@ -257,6 +268,12 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
     saves
         .at_end(&session)
         .map_err(|f| saves.explain(&session, f))?;
+    if let Some(to) = adapters_to {
+        to.write(&pollster::block_on(session.save_adapters()).map_err(|e| e.to_string())?)?;
+    }
+    if let Some(to) = merged_to {
+        to.write(&pollster::block_on(session.save_merged()).map_err(|e| e.to_string())?)?;
+    }
     if let Some((loss, step)) = keeper.best() {
         eprintln!("best validation loss {loss:.4} at step {step}");
     }
