@@ -21,7 +21,7 @@ Usage:
 
 Prints one JSON line per evaluation as the CLI does, and at the end the loss of the written
 weights on a fixed batch (the first `--probe` windows of the validation split, at positions
-0, context, 2 context, ...), which tests/torch_checkpoint.rs recomputes in webgrad.
+0, context, 2 context, ...), which tests/training.rs recomputes in webgrad.
 """
 
 import argparse
@@ -93,8 +93,11 @@ def write_safetensors(path, tensors, meta):
 
 
 def load_text(path, vocab):
+    """The text's tokens split as src/data/text.rs splits them: read as bytes (a "\\r" stays a
+    character), a leading byte-order mark dropped; under ten blocks, the last tenth is
+    validation, else every tenth block of 20,000 characters."""
     if path:
-        text = pathlib.Path(path).read_text(encoding="utf-8")
+        text = pathlib.Path(path).read_bytes().decode("utf-8").removeprefix("\ufeff")
     else:
         text = gzip.decompress((ROOT / "web" / "data" / "shakespeare.txt.gz").read_bytes()).decode()
     index = {c: i for i, c in enumerate(vocab)}
@@ -102,6 +105,9 @@ def load_text(path, vocab):
     if unknown:
         raise Refused(f"the text holds characters the checkpoint's vocabulary lacks: {''.join(unknown[:10])!r}")
     tokens = torch.tensor([index[c] for c in text], dtype=torch.long)
+    if len(tokens) < 10 * VAL_BLOCK:
+        cut = len(tokens) * 9 // 10
+        return tokens[:cut], tokens[cut:]
     blocks = tokens.split(VAL_BLOCK)
     train = torch.cat([b for i, b in enumerate(blocks) if i % 10 != 9])
     val = torch.cat([b for i, b in enumerate(blocks) if i % 10 == 9])
@@ -121,7 +127,7 @@ def lr_factor(schedule, step):
 
 
 def windows(tokens, n, context, generator, device):
-    starts = torch.randint(0, len(tokens) - context - 1, (n,), generator=generator)
+    starts = torch.randint(0, len(tokens) - context, (n,), generator=generator)
     x = torch.stack([tokens[s:s + context] for s in starts])
     y = torch.stack([tokens[s + 1:s + context + 1] for s in starts])
     return x.to(device), y.reshape(-1).to(device)
@@ -142,6 +148,8 @@ def build(config, tensors, device):
     g = config["model"]["Gpt"]
     if g.get("norm", "layernorm") != "layernorm":
         raise Refused("the PyTorch twin has LayerNorm blocks only; this checkpoint uses " + g["norm"])
+    if g.get("lora"):
+        raise Refused("this is a LoRA checkpoint; train on from its merged model (webgrad train --save-merged)")
     rule = config["optimizer"]["rule"]
     if "AdamW" not in rule and "Adam" not in rule:
         raise Refused(f"only Adam and AdamW continue here, not {next(iter(rule))}")
@@ -158,13 +166,16 @@ def build(config, tensors, device):
     model.to(device)
     opt_cfg = config["optimizer"]
     (kind, hyper), = rule.items()
-    decay = opt_cfg["weight_decay"] if kind == "AdamW" else 0.0
-    on_all = opt_cfg.get("decay", "matrices") == "all"
+    decay = opt_cfg["weight_decay"]
+    on_all = opt_cfg.get("decay", "all") == "all"
     groups = [
         {"params": [p for n, p in model.named_parameters() if on_all or p.dim() >= 2], "weight_decay": decay},
         {"params": [p for n, p in model.named_parameters() if not (on_all or p.dim() >= 2)], "weight_decay": 0.0},
     ]
-    opt = torch.optim.AdamW(groups, lr=opt_cfg["lr"], betas=(hyper["beta1"], hyper["beta2"]), eps=hyper["eps"])
+    # webgrad's Adam adds its decay to the gradient (L2), as torch.optim.Adam does; AdamW's is
+    # decoupled, as torch.optim.AdamW's.
+    rule_class = torch.optim.AdamW if kind == "AdamW" else torch.optim.Adam
+    opt = rule_class(groups, lr=opt_cfg["lr"], betas=(hyper["beta1"], hyper["beta2"]), eps=hyper["eps"])
     return model, opt
 
 
@@ -212,7 +223,7 @@ def main():
     trained = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
     train, val = load_text(args.text, vocab)
     context = config["model"]["Gpt"]["context"]
-    generator = torch.Generator().manual_seed(config["seed"] * 1000 + rank + step)
+    generator = torch.Generator().manual_seed((config["seed"] * 1_000_003 + step) * 1009 + rank)
     clip = config["optimizer"].get("clip")
 
     for i in range(args.steps):

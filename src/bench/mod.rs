@@ -43,7 +43,7 @@ enum Kind {
     /// GPT-2 124M with batch 4: too large to run unasked (500 MB of weights and Adam moments,
     /// 800 MB of logits), it runs with `--only gpt2`.
     Gpt2,
-    /// LoRA's layer alone, fused or not (see train::lora_layer); runs with `--only lora`.
+    /// LoRA's layer alone, fused or not (see train::lora_layer).
     LoraLayer {
         fused: bool,
     },
@@ -53,52 +53,63 @@ enum Kind {
         fresh: bool,
     },
     /// A training workload on the CPU backend (the name's tail), with the GPU's time beside it
-    /// when that ran first. Seconds a step for the GPTs: runs with `--only cpu`.
+    /// when that ran first. Seconds a step for the GPTs.
     Cpu(&'static str),
 }
 
 struct Workload {
     name: String,
     kind: Kind,
-    by_default: bool,
+    /// None for a workload that runs unasked; else the group ("gpt2", "lora", "cpu") that an
+    /// `--only` entry must start with to run it, so that `--only gpt` does not start GPT-2.
+    opt_in: Option<&'static str>,
 }
 
 /// Every workload, in the order they run.
 fn workloads() -> Vec<Workload> {
-    let w = |name: String, kind, by_default| Workload {
-        name,
-        kind,
-        by_default,
-    };
+    let w = |name: String, kind, opt_in| Workload { name, kind, opt_in };
     let mut all: Vec<Workload> = [1024, 2048, 4096]
-        .map(|n| w(format!("matmul_{n}"), Kind::Matmul(n), true))
+        .map(|n| w(format!("matmul_{n}"), Kind::Matmul(n), None))
         .into();
-    all.extend(TRAINING.map(|t| w(t.into(), Kind::Train, true)));
-    all.push(w("gpt2_124m_b4".into(), Kind::Gpt2, false));
+    all.extend(TRAINING.map(|t| w(t.into(), Kind::Train, None)));
+    all.push(w("gpt2_124m_b4".into(), Kind::Gpt2, Some("gpt2")));
     // LoRA fine-tuning of gpt_small and nanochar (adapters of rank 8 on the projections), and
     // its layer alone.
-    for t in ["gpt_small_lora_b32", "gpt_nanochar_lora_b64"] {
-        all.push(w(t.into(), Kind::Train, false));
+    for t in ["lora_gpt_small_b32", "lora_gpt_nanochar_b64"] {
+        all.push(w(t.into(), Kind::Train, Some("lora")));
     }
     for (how, fused) in [("fused", true), ("unfused", false)] {
-        all.push(w(
-            format!("lora_layer_{how}"),
-            Kind::LoraLayer { fused },
-            false,
-        ));
+        let kind = Kind::LoraLayer { fused };
+        all.push(w(format!("lora_layer_{how}"), kind, Some("lora")));
     }
     for (label, bytes) in transfer::SIZES {
-        all.push(w(format!("upload_{label}"), Kind::Upload(bytes), true));
+        all.push(w(format!("upload_{label}"), Kind::Upload(bytes), None));
     }
     for (label, bytes) in transfer::SIZES {
-        all.push(w(format!("readback_{label}"), Kind::Readback(bytes), true));
+        all.push(w(format!("readback_{label}"), Kind::Readback(bytes), None));
     }
     for (how, fresh) in [("pooled", false), ("fresh", true)] {
         let name = format!("alloc_{}_{how}", transfer::ALLOC_BYTES.0);
-        all.push(w(name, Kind::Alloc { fresh }, true));
+        all.push(w(name, Kind::Alloc { fresh }, None));
     }
-    all.extend(TRAINING.map(|t| w(format!("cpu_{t}"), Kind::Cpu(t), false)));
+    all.extend(TRAINING.map(|t| w(format!("cpu_{t}"), Kind::Cpu(t), Some("cpu"))));
     all
+}
+
+/// The workloads `options` asks for, in the order they run.
+fn chosen(options: &BenchOptions) -> Vec<Workload> {
+    let named = |name: &str, group: &str| {
+        let asked = |o: &String| name.starts_with(o.as_str()) && o.starts_with(group);
+        options.only.iter().any(asked)
+    };
+    let wanted = |w: &Workload| match w.opt_in {
+        None => options.only.is_empty() || named(&w.name, ""),
+        Some(group) => named(&w.name, group),
+    };
+    workloads()
+        .into_iter()
+        .filter(|w| wanted(w) && !(options.quick && w.name == "matmul_4096"))
+        .collect()
 }
 
 /// Every workload's name, in the order they run.
@@ -112,15 +123,10 @@ pub async fn run(
     options: &BenchOptions,
     mut emit: impl FnMut(String),
 ) -> Result<()> {
-    let named = |name: &str| options.only.iter().any(|o| name.starts_with(o.as_str()));
     let reps = if options.quick { 30 } else { 50 };
     // Each training workload's GPU step in ms, for the CPU backend's lines.
     let mut gpu_ms: HashMap<&str, f64> = HashMap::new();
-    for w in workloads() {
-        let wanted = named(&w.name) || (options.only.is_empty() && w.by_default);
-        if !wanted || (options.quick && w.name == "matmul_4096") {
-            continue;
-        }
+    for w in chosen(options) {
         let label = format!("{}{}", w.name, options.suffix);
         let line = match w.kind {
             Kind::Matmul(n) => train::matmul(gpu, &label, n, reps).await?,
@@ -172,8 +178,8 @@ pub fn workload_model(name: &str) -> (ModelConfig, usize) {
         ModelConfig::Gpt(g)
     };
     match name {
-        "gpt_small_lora_b32" => (lora(Preset::Small), 32),
-        "gpt_nanochar_lora_b64" => (lora(Preset::Nanochar), 64),
+        "lora_gpt_small_b32" => (lora(Preset::Small), 32),
+        "lora_gpt_nanochar_b64" => (lora(Preset::Nanochar), 64),
         "mlp_mnist_b128" => (
             ModelConfig::Mlp(MlpConfig {
                 inputs: 784,
@@ -213,5 +219,40 @@ pub fn workload_optimizer(model: &ModelConfig) -> OptimizerConfig {
         decay: DecayScope::All,
         clip: None,
         schedule: Schedule::Constant,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{chosen, BenchOptions};
+
+    fn names(only: &[&str], quick: bool) -> Vec<String> {
+        let only = only.iter().map(|o| o.to_string()).collect();
+        let options = BenchOptions {
+            quick,
+            only,
+            ..BenchOptions::default()
+        };
+        chosen(&options).into_iter().map(|w| w.name).collect()
+    }
+
+    #[test]
+    fn groups_that_do_not_run_unasked_run_only_when_named() {
+        let all = names(&[], false);
+        assert!(all.contains(&"matmul_4096".to_string()) && all.contains(&"upload_64MiB".into()));
+        assert!(!all
+            .iter()
+            .any(|n| n.starts_with("gpt2") || n.starts_with("lora") || n.starts_with("cpu")));
+        assert!(!names(&[], true).contains(&"matmul_4096".to_string()));
+        assert_eq!(
+            names(&["gpt"], false),
+            ["gpt_small_b32", "gpt_nanochar_b64"]
+        );
+        assert_eq!(names(&["gpt2"], false), ["gpt2_124m_b4"]);
+        assert_eq!(names(&["lora"], false).len(), 4);
+        assert_eq!(
+            names(&["cpu_mlp", "mlp"], false),
+            ["mlp_mnist_b128", "cpu_mlp_mnist_b128"]
+        );
     }
 }

@@ -17,6 +17,14 @@ impl Tensor {
         (a, b): (&Tensor, &Tensor),
         scale: f32,
     ) -> Result<Tensor> {
+        if weight.rank() != 2 || a.rank() != 2 {
+            return Err(Error::Shape {
+                op: "lora_linear",
+                a: weight.shape().to_vec(),
+                b: a.shape().to_vec(),
+                why: "the weight and the adapter A must be matrices".into(),
+            });
+        }
         let (out, inputs) = (weight.shape()[0], weight.shape()[1]);
         let rank = a.shape()[0];
         if a.shape() != [rank, inputs] || b.shape() != [out, rank] {

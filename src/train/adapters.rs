@@ -70,7 +70,10 @@ impl Session {
         if let ModelConfig::Gpt(g) = &mut config.model {
             g.lora = None;
         }
-        serialize(merged.iter(), self.metadata(&config, 0)?).await
+        // A new plain model: its step and its optimizer's start at 0.
+        let mut meta = self.metadata(&config, 0)?;
+        meta.insert("step".into(), "0".into());
+        serialize(merged.iter(), meta).await
     }
 
     fn lora(&self) -> Option<crate::nn::LoraConfig> {

@@ -263,8 +263,9 @@ impl Session {
 }
 
 impl Session {
-    /// A base model's weights under this session's adapters: the adapters and the optimizer
-    /// start afresh, at step 0.
+    /// A base model's weights under this session's adapters: the adapters keep the values they
+    /// have (a new session's: B zero, so the model starts as the base), the optimizer starts
+    /// afresh, at step 0.
     fn load_base(&mut self, ck: &Checkpoint) -> Result<()> {
         let base = ck.values_for(&self.frozen)?;
         if let (Some(v), Some(t)) = (&ck.vocab, self.text()) {

@@ -5,7 +5,7 @@
 //! faster trains; a larger model goes straight to the GPU. The user can force either.
 
 use super::Session;
-use crate::{Device, Result};
+use crate::{Device, Error, Result};
 
 crate::setting_enum! {
     /// The backend the user asks for: `auto` times both for small models.
@@ -101,9 +101,9 @@ pub async fn route(
                     },
                 ));
             }
-            let gpu_rate = steps_per_second(&mut on_gpu, &mut now_ms).await?;
+            let gpu_rate = trial(steps_per_second(&mut on_gpu, &mut now_ms).await)?;
             drop(on_gpu);
-            let cpu_rate = steps_per_second(&mut build(&Device::Cpu)?, &mut now_ms).await?;
+            let cpu_rate = trial(steps_per_second(&mut build(&Device::Cpu)?, &mut now_ms).await)?;
             let device = if cpu_rate > gpu_rate {
                 Device::Cpu
             } else {
@@ -119,6 +119,18 @@ pub async fn route(
         }
     };
     Ok((build(&device)?, Route { device, reason }))
+}
+
+/// A trial's rate, 0 when its steps failed: settings that diverge within the trial (a huge
+/// learning rate) or a backend that cannot run the model lose the race, and training shows
+/// the failure as it would without routing. A lost device is passed on, for the caller to
+/// replace.
+fn trial(rate: Result<f32>) -> Result<f32> {
+    match rate {
+        Err(e @ Error::DeviceLost(_)) => Err(e),
+        Err(_) => Ok(0.0),
+        Ok(r) => Ok(r),
+    }
 }
 
 /// A step's work as weights times items (see `CPU_COULD_WIN`).

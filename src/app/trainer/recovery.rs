@@ -69,6 +69,17 @@ impl Trainer {
     /// Makes a new device (the CPU backend when no GPU is offered any more) and resumes the
     /// run on it from the kept checkpoint, or starts it afresh when none was kept yet.
     pub(super) async fn recover(&mut self, why: String) -> Result<(), String> {
+        if self.session.as_ref().is_some_and(|s| !s.device().is_gpu()) {
+            // The run trains on the CPU backend: it goes on as it was, and a GPU that keeps
+            // failing does not count against it. A new GPU is made for the next Reset.
+            let (device, adapter) = scope::open_device().await;
+            self.report(Report::Device(adapter));
+            self.device = device;
+            self.report(Report::Note(Some(format!(
+                "The GPU device was lost ({why}); this run trains on the CPU backend and goes on."
+            ))));
+            return Ok(());
+        }
         self.recoveries += 1;
         if self.recoveries > MOST_RECOVERIES {
             self.session = None;
@@ -77,13 +88,6 @@ impl Trainer {
         let (device, adapter) = scope::open_device().await;
         self.report(Report::Device(adapter));
         self.device = device;
-        if self.session.as_ref().is_some_and(|s| !s.device().is_gpu()) {
-            // The run trains on the CPU backend: it goes on as it was.
-            self.report(Report::Note(Some(format!(
-                "The GPU device was lost ({why}); this run trains on the CPU backend and goes on."
-            ))));
-            return Ok(());
-        }
         self.rate = None;
         let taken_over = match self.device {
             Device::Gpu(_) => "A new one took over",
