@@ -716,3 +716,69 @@ fn lora_fine_tunes_a_base_checkpoint_training_only_the_adapters() {
         assert!(base.save_adapters().await.is_err(), "no adapters to save");
     });
 }
+
+/// The CLI fine-tunes a base GPT on the user's own text with LoRA: the model's sizes come from
+/// the base file and the text is read with its vocabulary, the validation loss on that text
+/// falls, and the adapters and the merged model are written. A text with a character the
+/// model does not know is refused with a sentence naming it.
+#[test]
+fn the_cli_fine_tunes_a_checkpoint_on_a_text_with_lora() {
+    let dir = std::env::temp_dir().join(format!("webgrad-lora-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let line = "whether tis nobler in the mind to suffer the slings and arrows of fortune. ";
+    std::fs::write(path("mine.txt"), line.repeat(30)).unwrap();
+    std::fs::write(path("bad.txt"), line.repeat(30) + "é").unwrap();
+    let base = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/golden/torch_ddp.safetensors"
+    );
+    let (adapters, merged, text) = (
+        path("adapters.safetensors"),
+        path("merged.safetensors"),
+        path("mine.txt"),
+    );
+    let args = [
+        "train",
+        "--task",
+        "text",
+        "--text",
+        &text,
+        "--load",
+        base,
+        "--lora-rank",
+        "8",
+        "--steps",
+        "40",
+        "--eval-every",
+        "10",
+        "--save-adapters",
+        &adapters,
+        "--save-merged",
+        &merged,
+    ];
+    let (code, out, err) = cli(&args);
+    assert_eq!(code, 0, "{err}");
+    let losses = val_losses(&out);
+    let (first, last) = (losses[0].1, losses.last().unwrap().1);
+    assert!(last < first - 0.3, "validation loss {first} -> {last}");
+    for file in [&adapters, &merged] {
+        assert!(std::fs::metadata(file).unwrap().len() > 0, "{file} written");
+    }
+    let bad = path("bad.txt");
+    assert_refused(
+        &[
+            "train",
+            "--task",
+            "text",
+            "--text",
+            &bad,
+            "--load",
+            base,
+            "--lora-rank",
+            "8",
+        ],
+        "the character 'é' is not one the model knows",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -10,7 +10,7 @@ pub use csv::points_from_csv;
 pub use digits::{digits_from_gzip, DIGIT_SIDE};
 pub use ink::digit_from_ink;
 pub use points::{points, PointSet};
-pub use text::{spread_windows, text_from_file, windows, Text, Vocab};
+pub use text::{gunzip, spread_windows, text_from_file, windows, Text, Vocab};
 
 use rand::{rngs::SmallRng, seq::SliceRandom, SeedableRng};
 

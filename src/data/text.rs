@@ -77,17 +77,46 @@ impl Text {
         Ok(Text { vocab, train, val })
     }
 
+    /// A text encoded with a model's vocabulary (to fine-tune that model on it): every
+    /// character must be one the vocabulary has.
+    pub fn with_vocab(text: &str, vocab: Vocab) -> Result<Text> {
+        let count = text.chars().count();
+        if count < 256 {
+            return Err(Error::Invalid {
+                op: "text",
+                why: format!("{count} characters are too few to train on (at least 256)"),
+            });
+        }
+        if let Some(c) = text.chars().find(|c| vocab.chars.binary_search(c).is_err()) {
+            return Err(Error::Invalid {
+                op: "text",
+                why: format!(
+                    "the character {c:?} is not one the model knows (its vocabulary has {} characters)",
+                    vocab.len()
+                ),
+            });
+        }
+        let tokens = vocab.encode(text)?;
+        let (train, val) = split(&tokens);
+        Ok(Text { vocab, train, val })
+    }
+
     /// The built-in Shakespeare from web/data/shakespeare.txt.gz.
     pub fn from_gzip(bytes: &[u8]) -> Result<Text> {
-        let mut s = String::new();
-        flate2::read::GzDecoder::new(bytes)
-            .read_to_string(&mut s)
-            .map_err(|e| Error::Invalid {
-                op: "text",
-                why: format!("not a gzip UTF-8 file: {e}"),
-            })?;
-        Text::new(&s)
+        Text::new(&gunzip(bytes)?)
     }
+}
+
+/// The UTF-8 text of a gzip file.
+pub fn gunzip(bytes: &[u8]) -> Result<String> {
+    let mut s = String::new();
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_string(&mut s)
+        .map_err(|e| Error::Invalid {
+            op: "text",
+            why: format!("not a gzip UTF-8 file: {e}"),
+        })?;
+    Ok(s)
 }
 
 /// A user's text file as a string: UTF-8 with no NUL byte. A binary file is refused with its

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::str::FromStr;
 use std::time::Instant;
 use strum::VariantNames;
-use webgrad::data::{digits_from_gzip, points, text_from_file, Text};
-use webgrad::nn::{Gpt, Init, Norm, Preset};
+use webgrad::data::{digits_from_gzip, gunzip, points, text_from_file, Text, Vocab};
+use webgrad::nn::{Gpt, GptConfig, Init, Norm, Preset};
 use webgrad::optim::RuleKind;
 use webgrad::train::{
     assign_all, sample as generate, BestKeeper, Checkpoint, Config, Eval, Family, Footprint,
@@ -77,7 +77,8 @@ pub struct TrainArgs {
     #[arg(long, value_name = "N", hide = true)]
     lose_device_at: Option<u64>,
     /// LoRA: adapters of rank R on the GPT's attention and MLP projections, and only they train
-    /// (text only). With --load, the checkpoint's GPT is the frozen base they adapt.
+    /// (text only). With --load, the checkpoint's GPT is the frozen base they adapt: its sizes
+    /// are the model's, and the text (--text, or the built-in one) is read with its vocabulary.
     #[arg(long, value_name = "R")]
     lora_rank: Option<usize>,
     /// LoRA's alpha: the adapters' update is scaled by alpha / rank (default: the rank).
@@ -157,6 +158,30 @@ fn task_data(
             Ok(TaskData::Text(text.map_err(in_file)?))
         }
         None => Ok(TaskData::Text(Text::from_gzip(SHAKESPEARE).map_err(e)?)),
+    }
+}
+
+/// The GPT a LoRA run adapts, from a checkpoint: its sizes and its vocabulary.
+fn lora_base(path: &str) -> Result<(GptConfig, Vocab), String> {
+    let ck = Checkpoint::parse(&read(path)?).map_err(|e| format!("{path}: {}", e.reason()))?;
+    match (ck.config.model, ck.vocab) {
+        (ModelConfig::Gpt(g), Some(v)) if g.lora.is_none() => Ok((g, v)),
+        (ModelConfig::Gpt(_), Some(_)) => Err(format!(
+            "{path} already holds LoRA adapters; fine-tune its merged model (--save-merged) instead"
+        )),
+        _ => Err(format!("{path} holds no text GPT to fine-tune with LoRA")),
+    }
+}
+
+/// A text file, or the built-in text, read with a model's vocabulary.
+fn text_for(path: Option<&str>, vocab: Vocab) -> Result<Text, String> {
+    match path {
+        Some(path) => text_from_file(&read(path)?)
+            .and_then(|s| Text::with_vocab(&s, vocab))
+            .map_err(|e| format!("{path}: {}", e.reason())),
+        None => gunzip(SHAKESPEARE)
+            .and_then(|s| Text::with_vocab(&s, vocab))
+            .map_err(|e| e.to_string()),
     }
 }
 
@@ -240,13 +265,29 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
     let mut saves = Saves::check(a.save.as_deref(), a.save_last.as_deref())?;
     let check = |p: &Option<String>| p.as_deref().map(Destination::check).transpose();
     let (adapters_to, merged_to) = (check(&a.save_adapters)?, check(&a.save_merged)?);
-    let data = task_data(a.task, a.text.as_deref(), 0.05, a.seed)?;
+    // LoRA on a loaded GPT: the file decides the model's sizes, and the text is read with its
+    // vocabulary (fine-tuning on another text needs no new characters).
+    let base = match (a.lora_rank, &a.load) {
+        (Some(_), Some(path)) => Some(lora_base(path)?),
+        _ => None,
+    };
+    let data = match &base {
+        Some((_, vocab)) => TaskData::Text(text_for(a.text.as_deref(), vocab.clone())?),
+        None => task_data(a.task, a.text.as_deref(), 0.05, a.seed)?,
+    };
     let vocab = if let TaskData::Text(t) = &data {
         t.vocab.len()
     } else {
         0
     };
-    let config = config(&a, vocab)?;
+    let mut config = config(&a, vocab)?;
+    if let (Some((sizes, _)), ModelConfig::Gpt(gpt)) = (&base, &mut config.model) {
+        *gpt = GptConfig {
+            dropout: a.dropout.unwrap_or(sizes.dropout),
+            lora: gpt.lora,
+            ..sizes.clone()
+        };
+    }
     let device = device()?;
     let mut session = Session::new(config, data, &device).map_err(|e| e.to_string())?;
     if let Some(path) = &a.load {
