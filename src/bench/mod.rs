@@ -144,13 +144,11 @@ pub async fn run(
                 line
             }
             Kind::LoraLayer { fused } => train::lora_layer(gpu, &label, fused, reps).await?,
-            Kind::Upload(bytes) => format!("{label} {}", transfer::upload(gpu, bytes, reps).await?),
-            Kind::Readback(bytes) => {
-                format!("{label} {}", transfer::readback(gpu, bytes, reps).await?)
-            }
+            Kind::Upload(bytes) => transfer::upload(gpu, &label, bytes, reps).await?,
+            Kind::Readback(bytes) => transfer::readback(gpu, &label, bytes, reps).await?,
             Kind::Alloc { fresh } => {
                 let bytes = transfer::ALLOC_BYTES.1;
-                format!("{label} {}", transfer::allocation(gpu, bytes, fresh, reps)?)
+                transfer::allocation(gpu, &label, (bytes, fresh), reps)?
             }
             Kind::Cpu(t) => {
                 train::train_cpu(&label, &workload_model(t), 3, gpu_ms.get(t).copied())?

@@ -20,7 +20,7 @@ pub(super) const ALLOC_BYTES: (&str, usize) = ("1MiB", 1 << 20);
 const ALLOCS_PER_BATCH: usize = 200;
 
 /// `upload_SIZE`: a tensor made from host data and the GPU waited for, so the write reached it.
-pub(super) async fn upload(gpu: &Rc<Gpu>, bytes: usize, reps: usize) -> Result<String> {
+pub(super) async fn upload(gpu: &Rc<Gpu>, name: &str, bytes: usize, reps: usize) -> Result<String> {
     let d = Device::Gpu(gpu.clone());
     let data = random(bytes / 4, 4);
     let mut times = Vec::with_capacity(reps);
@@ -34,11 +34,16 @@ pub(super) async fn upload(gpu: &Rc<Gpu>, bytes: usize, reps: usize) -> Result<S
         }
         drop(t);
     }
-    Ok(bandwidth_line(median(times), bytes))
+    Ok(bandwidth_line(name, median(times), bytes))
 }
 
 /// `readback_SIZE`: a GPU tensor read back to the host.
-pub(super) async fn readback(gpu: &Rc<Gpu>, bytes: usize, reps: usize) -> Result<String> {
+pub(super) async fn readback(
+    gpu: &Rc<Gpu>,
+    name: &str,
+    bytes: usize,
+    reps: usize,
+) -> Result<String> {
     let t = Tensor::from_vec(
         random(bytes / 4, 5),
         &[bytes / 4],
@@ -54,21 +59,26 @@ pub(super) async fn readback(gpu: &Rc<Gpu>, bytes: usize, reps: usize) -> Result
         }
         drop(values);
     }
-    Ok(bandwidth_line(median(times), bytes))
+    Ok(bandwidth_line(name, median(times), bytes))
 }
 
-fn bandwidth_line(seconds: f64, bytes: usize) -> String {
+fn bandwidth_line(name: &str, seconds: f64, bytes: usize) -> String {
     let v = serde_json::json!({
         "ms": significant(seconds * 1e3),
         "gb_per_s": significant(bytes as f64 / seconds / 1e9),
     });
-    v.to_string()
+    format!("{name} {v}")
 }
 
 /// `alloc_SIZE_pooled` and `alloc_SIZE_fresh`: a storage buffer taken and returned, from the
 /// pool's free list, and created anew each time (the pool emptied first, so the time covers
 /// creating the buffer and destroying it).
-pub(super) fn allocation(gpu: &Rc<Gpu>, bytes: usize, fresh: bool, reps: usize) -> Result<String> {
+pub(super) fn allocation(
+    gpu: &Rc<Gpu>,
+    name: &str,
+    (bytes, fresh): (usize, bool),
+    reps: usize,
+) -> Result<String> {
     gpu.release_free_buffers();
     drop(gpu.alloc(bytes as u64, false)?);
     let mut times = Vec::with_capacity(reps);
@@ -88,5 +98,5 @@ pub(super) fn allocation(gpu: &Rc<Gpu>, bytes: usize, fresh: bool, reps: usize) 
         "ms": significant(s * 1e3),
         "allocs_per_s": significant(1.0 / s),
     });
-    Ok(v.to_string())
+    Ok(format!("{name} {v}"))
 }

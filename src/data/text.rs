@@ -60,33 +60,16 @@ impl Text {
     /// Any text with at least a few hundred characters.
     pub fn new(text: &str) -> Result<Text> {
         let mut chars: Vec<char> = text.chars().collect();
-        if chars.len() < 256 {
-            return Err(Error::Invalid {
-                op: "text",
-                why: format!(
-                    "{} characters are too few to train on (at least 256)",
-                    chars.len()
-                ),
-            });
-        }
+        long_enough(chars.len())?;
         chars.sort_unstable();
         chars.dedup();
-        let vocab = Vocab { chars };
-        let tokens = vocab.encode(text)?;
-        let (train, val) = split(&tokens);
-        Ok(Text { vocab, train, val })
+        Text::encoded(text, Vocab { chars })
     }
 
     /// A text encoded with a model's vocabulary (to fine-tune that model on it): every
     /// character must be one the vocabulary has.
     pub fn with_vocab(text: &str, vocab: Vocab) -> Result<Text> {
-        let count = text.chars().count();
-        if count < 256 {
-            return Err(Error::Invalid {
-                op: "text",
-                why: format!("{count} characters are too few to train on (at least 256)"),
-            });
-        }
+        long_enough(text.chars().count())?;
         if let Some(c) = text.chars().find(|c| vocab.chars.binary_search(c).is_err()) {
             return Err(Error::Invalid {
                 op: "text",
@@ -96,6 +79,11 @@ impl Text {
                 ),
             });
         }
+        Text::encoded(text, vocab)
+    }
+
+    /// `text` as tokens of `vocab`, split.
+    fn encoded(text: &str, vocab: Vocab) -> Result<Text> {
         let tokens = vocab.encode(text)?;
         let (train, val) = split(&tokens);
         Ok(Text { vocab, train, val })
@@ -105,6 +93,17 @@ impl Text {
     pub fn from_gzip(bytes: &[u8]) -> Result<Text> {
         Text::new(&gunzip(bytes)?)
     }
+}
+
+/// Refuses a text of `count` characters too short to train on.
+fn long_enough(count: usize) -> Result<()> {
+    if count < 256 {
+        return Err(Error::Invalid {
+            op: "text",
+            why: format!("{count} characters are too few to train on (at least 256)"),
+        });
+    }
+    Ok(())
 }
 
 /// The UTF-8 text of a gzip file.

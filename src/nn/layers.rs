@@ -58,11 +58,11 @@ impl Linear {
 
     /// `residual + self.forward(x)` in one kernel: the residual added as the product is stored.
     pub fn forward_residual(&self, x: &Tensor, residual: &Tensor) -> Result<Tensor> {
-        let residual = match &self.adapter {
-            None => residual.clone(),
-            Some(a) => residual.add(&x.linear(&a.a, None)?.scale(a.scale)?.linear(&a.b, None)?)?,
-        };
-        x.linear_residual(&self.weight, self.bias.as_ref(), &residual)
+        let (w, bias) = (&self.weight, self.bias.as_ref());
+        match &self.adapter {
+            None => x.linear_residual(w, bias, residual),
+            Some(a) => x.lora_linear_residual(w, bias, (&a.a, &a.b), a.scale, residual),
+        }
     }
 }
 

@@ -213,25 +213,7 @@ fn conv2d_backward(
             );
             (Some(Storage::Host(Host::F(dx))), dw)
         }
-        Some(gpu) => {
-            // With col = im2col(x): dW = Σ_n g_n · col_nᵀ and dcol = Wᵀ · g, folded back by col2im.
-            let (taps, positions) = (c.ci * c.kh * c.kw, c.ho * c.wo);
-            let col = im2col(gpu, x, &c)?;
-            let g3 = g.reshape(&[c.n, c.co, positions])?;
-            let dw = matmul_raw(&g3, &col, false, true)?.sum(0, false)?;
-            let dx = match x.requires_grad() {
-                true => {
-                    let dcol = matmul_raw(&w.reshape(&[c.co, taps])?, &g3, true, false)?;
-                    let kernel =
-                        Kernel::new("col2im", include_str!("../../shaders/col2im.wgsl"), "main");
-                    let n = x.numel();
-                    let groups = gpu.groups_elementwise(n);
-                    Some(launch1(gpu, &kernel, &c.params(), &[&dcol], n, groups)?)
-                }
-                false => None,
-            };
-            (dx, dw.reshape(w.shape())?)
-        }
+        Some(gpu) => gpu_conv_grads(gpu, x, w, g, &c)?,
     };
     let mut grads = Vec::with_capacity(3);
     if let Some(dx) = dx.filter(|_| x.requires_grad()) {
@@ -249,6 +231,32 @@ fn conv2d_backward(
         grads.push(g.sum_to_shape(&[1, c.co, 1, 1])?.reshape(&[c.co])?);
     }
     Ok(grads)
+}
+
+/// The input's gradient (when it needs one) and the weight's, on the GPU. With col =
+/// im2col(x): dW = Σ_n g_n · col_nᵀ and dcol = Wᵀ · g, folded back by col2im.
+fn gpu_conv_grads(
+    gpu: &Rc<Gpu>,
+    x: &Tensor,
+    w: &Tensor,
+    g: &Tensor,
+    c: &Conv,
+) -> Result<(Option<Storage>, Tensor)> {
+    let (taps, positions) = (c.ci * c.kh * c.kw, c.ho * c.wo);
+    let col = im2col(gpu, x, c)?;
+    let g3 = g.reshape(&[c.n, c.co, positions])?;
+    let dw = matmul_raw(&g3, &col, false, true)?.sum(0, false)?;
+    let dx = match x.requires_grad() {
+        true => {
+            let dcol = matmul_raw(&w.reshape(&[c.co, taps])?, &g3, true, false)?;
+            let kernel = Kernel::new("col2im", include_str!("../../shaders/col2im.wgsl"), "main");
+            let n = x.numel();
+            let groups = gpu.groups_elementwise(n);
+            Some(launch1(gpu, &kernel, &c.params(), &[&dcol], n, groups)?)
+        }
+        false => None,
+    };
+    Ok((dx, dw.reshape(w.shape())?))
 }
 
 /// The CPU reference of the convolution, in f64.

@@ -14,9 +14,28 @@ impl Tensor {
         &self,
         weight: &Tensor,
         bias: Option<&Tensor>,
-        (a, b): (&Tensor, &Tensor),
+        adapter: (&Tensor, &Tensor),
         scale: f32,
     ) -> Result<Tensor> {
+        let low = self.low_rank(weight, adapter, scale)?;
+        self.linear_residual(weight, bias, &low)
+    }
+
+    /// `residual + self.lora_linear(…)`, both added in the base product's epilogue.
+    pub fn lora_linear_residual(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        adapter: (&Tensor, &Tensor),
+        scale: f32,
+        residual: &Tensor,
+    ) -> Result<Tensor> {
+        let low = self.low_rank(weight, adapter, scale)?;
+        self.linear_residual(weight, bias, &residual.add(&low)?)
+    }
+
+    /// The adapter's term `scale · (self · aᵀ) · bᵀ`, its shapes checked against `weight`.
+    fn low_rank(&self, weight: &Tensor, (a, b): (&Tensor, &Tensor), scale: f32) -> Result<Tensor> {
         if weight.rank() != 2 || a.rank() != 2 {
             return Err(Error::Shape {
                 op: "lora_linear",
@@ -35,8 +54,7 @@ impl Tensor {
                 why: format!("the adapters of a [{out}, {inputs}] weight must be [r, {inputs}] and [{out}, r]"),
             });
         }
-        let low = self.linear(a, None)?.scale(scale)?.linear(b, None)?;
-        self.linear_residual(weight, bias, &low)
+        self.linear(a, None)?.scale(scale)?.linear(b, None)
     }
 
     /// The same sum as three separate passes (base, adapter, add): the reference the fused

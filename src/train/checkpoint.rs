@@ -224,11 +224,7 @@ impl Session {
                 differences(&ck.config.model, &self.config.model)
             )));
         }
-        if let (Some(v), Some(t)) = (&ck.vocab, self.text()) {
-            if *v != t.vocab {
-                return Err(bad("it was trained on a text with other characters"));
-            }
-        }
+        self.same_text(&ck)?;
         let state = self.optimizer_state();
         let weights = ck.values_for(&self.params)?;
         // Optimizer state is optional (a file exported from PyTorch has none) but must fit.
@@ -249,12 +245,7 @@ impl Session {
                 assign_all(&state, &m)?;
                 self.optimizer.step = ck.optimizer_step;
             }
-            None => {
-                for (_, t) in &state {
-                    t.assign(&vec![0.0; t.numel()])?;
-                }
-                self.optimizer.step = 0;
-            }
+            None => self.restart_optimizer()?,
         }
         self.step = ck.step;
         self.last_loss = None;
@@ -263,21 +254,33 @@ impl Session {
 }
 
 impl Session {
+    /// Refuses a text model's checkpoint whose vocabulary is not this session's.
+    fn same_text(&self, ck: &Checkpoint) -> Result<()> {
+        match (&ck.vocab, self.text()) {
+            (Some(v), Some(t)) if *v != t.vocab => {
+                Err(bad("it was trained on a text with other characters"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Zeroes the optimizer's state and its step, as for a new run.
+    fn restart_optimizer(&mut self) -> Result<()> {
+        for (_, t) in self.optimizer_state() {
+            t.assign(&vec![0.0; t.numel()])?;
+        }
+        self.optimizer.step = 0;
+        Ok(())
+    }
+
     /// A base model's weights under this session's adapters: the adapters keep the values they
     /// have (a new session's: B zero, so the model starts as the base), the optimizer starts
     /// afresh, at step 0.
     fn load_base(&mut self, ck: &Checkpoint) -> Result<()> {
         let base = ck.values_for(&self.frozen)?;
-        if let (Some(v), Some(t)) = (&ck.vocab, self.text()) {
-            if *v != t.vocab {
-                return Err(bad("it was trained on a text with other characters"));
-            }
-        }
+        self.same_text(ck)?;
         assign_all(&self.frozen, &base)?;
-        for (_, t) in self.optimizer_state() {
-            t.assign(&vec![0.0; t.numel()])?;
-        }
-        self.optimizer.step = 0;
+        self.restart_optimizer()?;
         self.step = 0;
         self.last_loss = None;
         Ok(())

@@ -54,7 +54,7 @@ pub struct Route {
 
 impl Route {
     pub fn on_cpu(&self) -> bool {
-        matches!(self.device, Device::Cpu)
+        !self.device.is_gpu()
     }
 
     /// What the page says of the choice, when there is something to say.
@@ -84,8 +84,7 @@ pub async fn route(
     mut build: impl FnMut(&Device) -> Result<Session>,
     mut now_ms: impl FnMut() -> f64,
 ) -> Result<(Session, Route)> {
-    let has_gpu = matches!(gpu, Device::Gpu(_));
-    let (device, reason) = match (choice, has_gpu) {
+    let (device, reason) = match (choice, gpu.is_gpu()) {
         (Backend::Cpu, _) => (Device::Cpu, Reason::Chosen),
         (Backend::Gpu, true) => (gpu.clone(), Reason::Chosen),
         (Backend::Gpu, false) => (Device::Cpu, Reason::NoGpuForChoice),

@@ -193,8 +193,11 @@ impl Trainer {
     /// After a piece of work: a lost device is replaced and the run resumed (training goes on
     /// if it was on); any other error pauses training and is reported.
     async fn settle(&mut self, result: Result<(), String>) {
-        let on_gpu = self.session.as_ref().map_or(&self.device, |s| s.device());
-        let on_gpu = matches!(on_gpu, Device::Gpu(_));
+        let on_gpu = self
+            .session
+            .as_ref()
+            .map_or(&self.device, |s| s.device())
+            .is_gpu();
         if result.is_err() && on_gpu && self.device_lost().is_none() {
             // A failed readback can come before the device's loss is announced.
             scope::sleep(20).await;

@@ -69,25 +69,25 @@ impl Trainer {
     /// Makes a new device (the CPU backend when no GPU is offered any more) and resumes the
     /// run on it from the kept checkpoint, or starts it afresh when none was kept yet.
     pub(super) async fn recover(&mut self, why: String) -> Result<(), String> {
-        if self.session.as_ref().is_some_and(|s| !s.device().is_gpu()) {
-            // The run trains on the CPU backend: it goes on as it was, and a GPU that keeps
-            // failing does not count against it. A new GPU is made for the next Reset.
-            let (device, adapter) = scope::open_device().await;
-            self.report(Report::Device(adapter));
-            self.device = device;
+        // A run on the CPU backend goes on as it was, and a GPU that keeps failing does not
+        // count against it; the new GPU is for the next Reset.
+        let on_cpu = self.session.as_ref().is_some_and(|s| !s.device().is_gpu());
+        if !on_cpu {
+            self.recoveries += 1;
+            if self.recoveries > MOST_RECOVERIES {
+                self.session = None;
+                return Err(format!("The GPU device was lost again ({why}), the {MOST_RECOVERIES}th time in this run. Reload the page to train again."));
+            }
+        }
+        let (device, adapter) = scope::open_device().await;
+        self.report(Report::Device(adapter));
+        self.device = device;
+        if on_cpu {
             self.report(Report::Note(Some(format!(
                 "The GPU device was lost ({why}); this run trains on the CPU backend and goes on."
             ))));
             return Ok(());
         }
-        self.recoveries += 1;
-        if self.recoveries > MOST_RECOVERIES {
-            self.session = None;
-            return Err(format!("The GPU device was lost again ({why}), the {MOST_RECOVERIES}th time in this run. Reload the page to train again."));
-        }
-        let (device, adapter) = scope::open_device().await;
-        self.report(Report::Device(adapter));
-        self.device = device;
         self.rate = None;
         let taken_over = match self.device {
             Device::Gpu(_) => "A new one took over",

@@ -185,6 +185,17 @@ fn text_for(path: Option<&str>, vocab: Vocab) -> Result<Text, String> {
     }
 }
 
+/// The GPT of `config`, for the flag `--flag`; refused for a task that trains none.
+fn gpt_for<'a>(config: &'a mut Config, flag: &str) -> Result<&'a mut GptConfig, String> {
+    let task = config.task;
+    match &mut config.model {
+        ModelConfig::Gpt(gpt) => Ok(gpt),
+        _ => Err(format!(
+            "--{flag} applies to the GPT; the {task} task trains none"
+        )),
+    }
+}
+
 /// The task's defaults with the flags applied.
 fn config(a: &TrainArgs, vocab: usize) -> Result<Config, String> {
     if a.text.is_some() && a.task != Task::Text {
@@ -206,32 +217,14 @@ fn config(a: &TrainArgs, vocab: usize) -> Result<Config, String> {
         config.optimizer.use_rule(rule);
     }
     if let Some(p) = a.dropout {
-        let ModelConfig::Gpt(gpt) = &mut config.model else {
-            return Err(format!(
-                "--dropout applies to the GPT; the {} task trains none",
-                a.task
-            ));
-        };
-        gpt.dropout = p;
+        gpt_for(&mut config, "dropout")?.dropout = p;
     }
     if let Some(norm) = a.norm {
-        let ModelConfig::Gpt(gpt) = &mut config.model else {
-            return Err(format!(
-                "--norm applies to the GPT; the {} task trains none",
-                a.task
-            ));
-        };
-        gpt.norm = norm;
+        gpt_for(&mut config, "norm")?.norm = norm;
     }
     if let Some(rank) = a.lora_rank {
-        let ModelConfig::Gpt(gpt) = &mut config.model else {
-            return Err(format!(
-                "--lora-rank applies to the GPT; the {} task trains none",
-                a.task
-            ));
-        };
         let alpha = a.lora_alpha.unwrap_or(rank as f32);
-        gpt.lora = Some(webgrad::nn::LoraConfig { rank, alpha });
+        gpt_for(&mut config, "lora-rank")?.lora = Some(webgrad::nn::LoraConfig { rank, alpha });
     }
     Ok(config)
 }
