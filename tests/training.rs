@@ -672,6 +672,15 @@ fn lora_fine_tunes_a_base_checkpoint_training_only_the_adapters() {
         s.check().await.unwrap();
         let after = s.evaluate().await.unwrap().loss;
         assert!(after < first - 0.2, "validation loss {first} -> {after}");
+        // The page's second curve: the loss on another text of the vocabulary, the same
+        // windows as an evaluation of that text; a text of other characters is refused.
+        let mut on_text = s.loss_on(&text).await.unwrap();
+        assert!((on_text - after).abs() < 1e-5, "{on_text} vs {after}");
+        let other = Text::with_vocab(&"not to be, be not, to be. ".repeat(20), text.vocab.clone());
+        on_text = s.loss_on(&other.unwrap()).await.unwrap();
+        assert!(on_text.is_finite() && (on_text - after).abs() > 1e-3, "{on_text}");
+        let foreign = Text::new(&"xyz ".repeat(100)).unwrap();
+        assert!(s.loss_on(&foreign).await.is_err());
 
         let saved = s.save().await.unwrap();
         let (was, now) = (
@@ -765,6 +774,12 @@ fn the_cli_fine_tunes_a_checkpoint_on_a_text_with_lora() {
     for file in [&adapters, &merged] {
         assert!(std::fs::metadata(file).unwrap().len() > 0, "{file} written");
     }
+    let peft: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path("adapter_config.json")).unwrap()).unwrap();
+    assert_eq!(
+        (peft["peft_type"].as_str(), peft["r"].as_u64()),
+        (Some("LORA"), Some(8))
+    );
     let bad = path("bad.txt");
     assert_refused(
         &[

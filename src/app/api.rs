@@ -3,7 +3,7 @@
 
 use super::client::post;
 use super::form::{self, Form};
-use super::protocol::{Bytes, Request};
+use super::protocol::{Bytes, Request, Saving};
 use super::{dom, pad, settings, views, with};
 use crate::train::Task;
 use strum::VariantNames;
@@ -156,7 +156,14 @@ pub fn wire_controls() {
         });
     }
     on("sample", "click", |_| super::sample());
-    on("save", "click", |_| post(Request::Save));
+    on("save", "click", |_| post(Request::Save(Saving::Checkpoint)));
+    on("lora-start", "click", |_| super::fine_tune());
+    on("lora-adapters", "click", |_| {
+        post(Request::Save(Saving::Adapters))
+    });
+    on("lora-merged", "click", |_| {
+        post(Request::Save(Saving::Merged))
+    });
     on_file(
         "load",
         |f| f.array_buffer(),

@@ -14,6 +14,8 @@ pub struct Point {
     pub train: Option<f32>,
     pub val: Option<f32>,
     pub acc: Option<f32>,
+    /// A LoRA run's validation loss on the text its base model learnt.
+    pub base: Option<f32>,
 }
 
 /// Earlier runs' validation curves to draw beside this run's: a label and the points.
@@ -84,10 +86,13 @@ fn draw_loss(
         .filter_map(|p| p.train.filter(|&v| shown(v)).map(|v| (p.step, v)))
         .collect();
     let train = crate::train::smooth(&train, smoothing);
-    let val: Vec<(u64, f32)> = history
-        .iter()
-        .filter_map(|p| p.val.filter(|&v| shown(v)).map(|v| (p.step, v)))
-        .collect();
+    let series = |pick: fn(&Point) -> Option<f32>| -> Vec<(u64, f32)> {
+        history
+            .iter()
+            .filter_map(|p| pick(p).filter(|&v| shown(v)).map(|v| (p.step, v)))
+            .collect()
+    };
+    let (val, base) = (series(|p| p.val), series(|p| p.base));
     let others: Vec<Overlay> = overlays
         .iter()
         .map(|(name, points)| {
@@ -104,6 +109,7 @@ fn draw_loss(
     let all = train
         .iter()
         .chain(&val)
+        .chain(&base)
         .chain(others.iter().flat_map(|o| &o.1))
         .map(|p| p.1);
     let (lo, hi) = all.fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), v| {
@@ -118,6 +124,7 @@ fn draw_loss(
         last,
         train,
         val,
+        base,
         others,
         r,
     };
@@ -141,6 +148,7 @@ struct Curves {
     last: u64,
     train: Vec<(u64, f32)>,
     val: Vec<(u64, f32)>,
+    base: Vec<(u64, f32)>,
     others: Vec<Overlay>,
     r: Ratio,
 }
@@ -173,6 +181,14 @@ impl Curves {
             .ok()?
             .label("validation")
             .legend(move |(x, y)| PathElement::new([(x, y), (x + key, y)], orange));
+        if !self.base.is_empty() {
+            let brown = RGBColor(141, 85, 36);
+            chart
+                .draw_series(LineSeries::new(self.base, brown.stroke_width(width)))
+                .ok()?
+                .label("validation, the base's text")
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + key, y)], brown));
+        }
         for (i, (name, points)) in self.others.into_iter().enumerate() {
             let colour = OVERLAY_COLOURS[i % OVERLAY_COLOURS.len()];
             chart

@@ -30,7 +30,7 @@ mod views;
 use crate::train::{Config, SampleSettings, Task};
 use crate::Gpu;
 use form::Form;
-use protocol::{Plan, Request};
+use protocol::{FineTune, Plan, Request};
 use shared::{clear_error_if, show_error, show_note, with, SETTINGS_INVALID};
 use wasm_bindgen::prelude::*;
 
@@ -111,16 +111,7 @@ pub(crate) fn select_task(task: Task) {
 
 /// Asks the worker for a new run from the controls (Reset, a task switched, own data chosen).
 pub(crate) fn reset() {
-    // The new run shows its first test digit, no cell and no drawing, on both sides.
-    let run = with(|s| {
-        s.resets_asked += 1;
-        s.selected_digit = None;
-        s.chosen_cell = None;
-        s.cell_digits.clear();
-        s.drawn = false;
-        s.pad_maps.clear();
-        s.resets_asked
-    });
+    let run = new_run();
     let plan = Plan {
         run,
         task: settings::selected_task(),
@@ -132,26 +123,64 @@ pub(crate) fn reset() {
     client::post(Request::Reset(plan));
 }
 
+/// Counts a new run (its reports are the only ones shown from now on) and returns its number.
+fn new_run() -> u64 {
+    // The new run shows its first test digit, no cell and no drawing, on both sides.
+    with(|s| {
+        s.resets_asked += 1;
+        s.selected_digit = None;
+        s.chosen_cell = None;
+        s.cell_digits.clear();
+        s.drawn = false;
+        s.pad_maps.clear();
+        s.resets_asked
+    })
+}
+
 /// Samples from the prompt and the sampling controls; what is wrong with them is said beside
 /// the prompt, and training goes on.
 pub(crate) fn sample() {
-    let settings = (|| -> Result<SampleSettings, &str> {
-        Ok(SampleSettings {
-            prompt: dom::value("prompt"),
-            tokens: SAMPLE_CHARS,
-            temperature: dom::value("temperature")
-                .parse()
-                .map_err(|_| "The temperature is not a number.")?,
-            top_k: dom::value("top-k")
-                .parse()
-                .map_err(|_| "Top-k is not a whole number.")?,
-            seed: js_sys::Date::now() as u64,
-        })
-    })();
-    match settings {
+    match sample_settings() {
         Ok(settings) => client::post(Request::Sample(settings)),
         Err(why) => dom::note_beside("prompt", Some(why)),
     }
+}
+
+/// The sampling controls as settings.
+fn sample_settings() -> Result<SampleSettings, &'static str> {
+    Ok(SampleSettings {
+        prompt: dom::value("prompt"),
+        tokens: SAMPLE_CHARS,
+        temperature: dom::value("temperature")
+            .parse()
+            .map_err(|_| "The temperature is not a number.")?,
+        top_k: dom::value("top-k")
+            .parse()
+            .map_err(|_| "Top-k is not a whole number.")?,
+        seed: js_sys::Date::now() as u64,
+    })
+}
+
+/// Asks the worker to fine-tune the model as it stands on the user's text with LoRA, as a new
+/// run; a sample from the prompt before the first step is kept to compare.
+pub(crate) fn fine_tune() {
+    let sample = match sample_settings() {
+        Ok(s) => s,
+        Err(why) => return dom::note_beside("prompt", Some(why)),
+    };
+    let text = dom::value("user-text");
+    if text.trim().is_empty() {
+        let why = "Paste the text to fine-tune on here first.";
+        return dom::note_beside("user-text", Some(why));
+    }
+    let run = new_run();
+    let rank = dom::value("lora-rank").parse().unwrap_or(8);
+    client::post(Request::FineTune(FineTune {
+        run,
+        rank,
+        text,
+        sample,
+    }));
 }
 
 /// The pad's ink changed: the worker reads it (of the drawings that reach it between two

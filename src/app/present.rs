@@ -44,6 +44,10 @@ pub fn apply(envelope: Envelope) {
         Report::Histograms(hists) => histogram_view::draw(&hists),
         Report::SampleStarted(prompt) => text_views::start_sample(&prompt),
         Report::Sampled(made) => text_views::add_sampled(&made),
+        Report::BaseSample(text) => {
+            dom::set_text("lora-before", &text);
+            dom::set_hidden("lora-before-box", false);
+        }
         Report::PromptNote(note) => dom::note_beside("prompt", note.as_deref()),
         Report::Pad(view) => show_pad(view),
         Report::Saved { bytes, name } => {
@@ -101,9 +105,11 @@ fn show_built(built: Built) {
             task: built.task,
             adapter: s.status.adapter.clone(),
             running: s.status.running,
+            lora_rank: built.lora,
             ..Default::default()
         };
     });
+    show_lora(built.lora.is_some());
     show_error(None);
     show_note(built.note);
     api::update_url();
@@ -136,6 +142,7 @@ fn show_progress(p: Progress) {
                 train: p.train_loss,
                 val: None,
                 acc: None,
+                base: None,
             });
         }
     });
@@ -147,11 +154,13 @@ fn show_evaluated(e: Evaluated) {
         s.status.train_loss = e.train_loss.or(s.status.train_loss);
         s.status.val_loss = Some(e.val_loss);
         s.status.val_acc = e.val_acc;
+        s.status.base_loss = e.base_loss;
         s.history.push(Point {
             step: e.step,
             train: e.train_loss,
             val: Some(e.val_loss),
             acc: e.val_acc,
+            base: e.base_loss,
         });
         if let Some(flow) = e
             .flow
@@ -171,6 +180,14 @@ fn show_evaluated(e: Evaluated) {
     if keep_run {
         with(|s| runs::keep(&s.run));
     }
+}
+
+/// A LoRA run offers its adapters and merged model as downloads; any new run drops the sample
+/// taken before the last fine-tuning (a LoRA run's comes right after it is built).
+fn show_lora(adapting: bool) {
+    dom::set_hidden("lora-downloads", !adapting);
+    dom::set_hidden("lora-before-box", true);
+    dom::set_text("lora-before", "");
 }
 
 /// The pad's drawing as the model read it, unless the pad was cleared meanwhile.

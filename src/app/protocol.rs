@@ -20,7 +20,9 @@ pub enum Request {
     },
     /// One step, then an evaluation.
     Step,
-    Save,
+    Save(Saving),
+    /// The model as it stands becomes the frozen base of a LoRA fine-tuning on a text.
+    FineTune(FineTune),
     Load(Bytes),
     Sample(SampleSettings),
     /// The pad's drawing as the model's input, or None once cleared.
@@ -46,6 +48,29 @@ pub struct Plan {
     /// The user's own text ("": the built-in one).
     pub user_text: String,
     pub choices: Choices,
+}
+
+/// What a download holds.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq)]
+pub enum Saving {
+    /// The whole run: weights and optimizer state, to load and train on.
+    Checkpoint,
+    /// A LoRA run's adapters alone, under PyTorch PEFT's names.
+    Adapters,
+    /// A LoRA run's model with its adapters merged into the weights: a plain model.
+    Merged,
+}
+
+/// A LoRA fine-tuning of the model as it stands.
+#[derive(Serialize, Deserialize, Debug)]
+pub struct FineTune {
+    /// The page's count of Resets (a fine-tuning is a new run).
+    pub run: u64,
+    pub rank: usize,
+    /// The text to fine-tune on.
+    pub text: String,
+    /// How to sample the model before it is fine-tuned, for the page to compare with after.
+    pub sample: SampleSettings,
 }
 
 /// The page's choices of what the views show.
@@ -88,6 +113,8 @@ pub enum Report {
     /// A sampling began from this prompt.
     SampleStarted(String),
     Sampled(Vec<Sampled>),
+    /// What the model wrote before a LoRA fine-tuning began.
+    BaseSample(String),
     /// A sentence beside the prompt (None: it is fine).
     PromptNote(Option<String>),
     /// The pad's drawing through the model.
@@ -128,6 +155,8 @@ pub struct Built {
     /// Tokens (or examples) per step.
     pub items_per_step: usize,
     pub note: Option<String>,
+    /// The rank of a LoRA run's adapters.
+    pub lora: Option<usize>,
 }
 
 /// The 2-D points of a run: x, y and label per point.
@@ -154,6 +183,8 @@ pub struct Evaluated {
     pub train_loss: Option<f32>,
     pub val_loss: f32,
     pub val_acc: Option<f32>,
+    /// A LoRA run's loss on the text its base model learnt.
+    pub base_loss: Option<f32>,
     pub flow: Option<Flow>,
 }
 

@@ -26,6 +26,9 @@ pub struct Status {
     pub note: Option<String>,
     /// The step of the checkpoint kept on the CPU side, to resume from if the GPU is lost.
     pub kept_step: Option<u64>,
+    /// A LoRA run's rank, and its latest loss on the text its base model learnt.
+    pub lora_rank: Option<usize>,
+    pub base_loss: Option<f32>,
 }
 
 #[derive(Default)]

@@ -23,28 +23,38 @@ impl Session {
     /// The adapters alone under PEFT's names (base_model.model.NAME.lora_A.weight, …), with
     /// PEFT's adapter_config.json in the metadata ("adapter_config") and the run's vocabulary.
     pub async fn save_adapters(&self) -> Result<Vec<u8>> {
-        let lora = self.lora().ok_or_else(no_adapters)?;
+        let peft = self.peft_config()?;
         let named: Vec<(String, Tensor)> = self
             .params
             .iter()
             .filter(|(n, _)| n.ends_with(ADAPTER_A) || n.ends_with(ADAPTER_B))
             .map(|(n, t)| (format!("{PEFT_PREFIX}{n}"), t.clone()))
             .collect();
+        let mut meta = HashMap::from([("format".to_string(), "pt".to_string())]);
+        meta.insert("adapter_config".into(), peft);
+        if let Some(t) = self.text() {
+            let chars = serde_json::to_string(&t.vocab.chars).map_err(|e| bad(e.to_string()))?;
+            meta.insert("vocab".into(), chars);
+        }
+        serialize(named.iter(), meta).await
+    }
+
+    /// The adapters' settings as PEFT's adapter_config.json holds them, for PEFT to load
+    /// the adapters with (weights stored [out, in] as torch.nn.Linear's: not fan-in-fan-out).
+    pub fn peft_config(&self) -> Result<String> {
+        let lora = self.lora().ok_or_else(no_adapters)?;
         let peft = serde_json::json!({
             "peft_type": "LORA",
             "r": lora.rank,
             "lora_alpha": lora.alpha,
             "lora_dropout": 0.0,
             "bias": "none",
+            "fan_in_fan_out": false,
+            "inference_mode": true,
+            "use_rslora": false,
             "target_modules": ["attn.qkv", "attn.proj", "mlp.fc", "mlp.proj"],
         });
-        let mut meta = HashMap::from([("format".to_string(), "pt".to_string())]);
-        meta.insert("adapter_config".into(), peft.to_string());
-        if let Some(t) = self.text() {
-            let chars = serde_json::to_string(&t.vocab.chars).map_err(|e| bad(e.to_string()))?;
-            meta.insert("vocab".into(), chars);
-        }
-        serialize(named.iter(), meta).await
+        Ok(peft.to_string())
     }
 
     /// The model with each adapter merged into its weight (W + s·B·A), as a checkpoint of the

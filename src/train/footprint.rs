@@ -33,7 +33,10 @@ pub struct Part {
 /// A run's size, from its config.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Footprint {
+    /// The parameters that train, and those frozen (LoRA's base, kept once: no gradient, no
+    /// optimizer moments, no copies to recover from a bad step).
     pub parameters: u64,
+    pub frozen: u64,
     /// Floats of activations one training step keeps at once.
     pub activations: u64,
     /// The largest tensors, each with the setting that controls it.
@@ -73,6 +76,7 @@ fn mlp(c: &MlpConfig, batch: usize) -> Footprint {
     };
     Footprint {
         parameters,
+        frozen: 0,
         // Each layer's pre- and post-activation and its gradient.
         activations: mul(&[3, batch, c.width, c.depth.max(1)]),
         parts: vec![
@@ -116,6 +120,7 @@ fn cnn(c: &CnnConfig, batch: usize) -> Footprint {
         .saturating_add(linear(c.hidden as u64, c.classes as u64));
     Footprint {
         parameters,
+        frozen: 0,
         activations,
         parts: vec![
             part(
@@ -146,6 +151,7 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
         .saturating_add(mul(&[4, w]));
     Footprint {
         parameters,
+        frozen: 0,
         activations: tokens.saturating_mul(per_token),
         parts: vec![
             part("an MLP weight (4·width × width)", mul(&[4, w, w]), "width"),
@@ -170,6 +176,18 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
     }
 }
 
+/// With LoRA adapters of rank r on each block's four projections (in → out: width → 3·width,
+/// width → width, width → 4·width, 4·width → width), the GPT's own weights freeze and the
+/// adapters, r·(in + out) each, are what trains.
+fn adapted(mut f: Footprint, c: &GptConfig) -> Footprint {
+    if let Some(lora) = c.lora {
+        let per_block = mul(&[16, lora.rank, c.width]);
+        f.frozen = f.parameters;
+        f.parameters = per_block.saturating_mul(c.layers as u64);
+    }
+    f
+}
+
 /// Bytes as a short figure for a sentence.
 fn gigabytes(bytes: u64) -> String {
     match bytes {
@@ -184,7 +202,7 @@ impl Footprint {
         match &config.model {
             ModelConfig::Mlp(c) => mlp(c, config.batch),
             ModelConfig::Cnn(c) => cnn(c, config.batch),
-            ModelConfig::Gpt(c) => gpt(c, config.batch),
+            ModelConfig::Gpt(c) => adapted(gpt(c, config.batch), c),
         }
     }
 
@@ -192,6 +210,7 @@ impl Footprint {
     pub fn bytes(&self) -> u64 {
         self.parameters
             .saturating_mul(COPIES_PER_PARAMETER)
+            .saturating_add(self.frozen)
             .saturating_add(self.activations)
             .saturating_mul(4)
     }
@@ -220,7 +239,10 @@ impl Footprint {
         }
         let (bytes, weights) = (
             self.bytes(),
-            self.parameters.saturating_mul(COPIES_PER_PARAMETER * 4),
+            self.parameters
+                .saturating_mul(COPIES_PER_PARAMETER)
+                .saturating_add(self.frozen)
+                .saturating_mul(4),
         );
         if bytes > budget {
             // If the weights alone do not fit, no batch will: the model must shrink.
@@ -277,9 +299,31 @@ mod tests {
         for preset in [Preset::Tiny, Preset::Small] {
             configs.push(Config::defaults(Task::Text, None, Some(preset), 65).unwrap());
         }
+        let mut lora = Config::defaults(Task::Text, None, Some(Preset::Small), 65).unwrap();
+        let ModelConfig::Gpt(g) = &mut lora.model else {
+            unreachable!("the text task's model is a GPT")
+        };
+        g.lora = Some(crate::nn::LoraConfig {
+            rank: 4,
+            alpha: 4.0,
+        });
+        let trainable = Net::new(&lora.model, &mut Init::new(0, &Device::Cpu))
+            .unwrap()
+            .parameters()
+            .iter()
+            .filter(|(_, t)| t.requires_grad())
+            .map(|(_, t)| t.numel() as u64)
+            .sum::<u64>();
+        assert_eq!(Footprint::of(&lora).parameters, trainable);
+        configs.push(lora);
         for config in configs {
             let f = Footprint::of(&config);
-            assert_eq!(f.parameters, counted(&config.model), "{:?}", config.model);
+            assert_eq!(
+                f.parameters + f.frozen,
+                counted(&config.model),
+                "{:?}",
+                config.model
+            );
             f.check(&Device::Cpu).unwrap();
         }
     }

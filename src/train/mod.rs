@@ -432,6 +432,25 @@ impl Session {
         })
     }
 
+    /// The validation loss of this session's GPT on another text of the same vocabulary (the
+    /// same windows every time): after LoRA fine-tuning, how much of the base's text the model
+    /// still knows.
+    pub async fn loss_on(&self, text: &Text) -> Result<f32> {
+        let Learner::Text { model, data } = &self.learner else {
+            return Err(Error::Invalid {
+                op: "evaluate",
+                why: "only a GPT reads text".into(),
+            });
+        };
+        if data.vocab != text.vocab {
+            return Err(Error::Invalid {
+                op: "evaluate",
+                why: "the text has other characters than the model's".into(),
+            });
+        }
+        Ok(self.measure_text(model, text).await?.loss)
+    }
+
     /// Class probabilities of a batch of inputs [n, features], for the page's views.
     pub async fn predict(&self, x: Vec<f32>, n: usize) -> Result<Vec<f32>> {
         let features = x.len() / n.max(1);

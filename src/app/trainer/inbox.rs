@@ -12,7 +12,7 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 #[derive(Default)]
 struct Inbox {
     requests: VecDeque<Request>,
-    /// The run of the latest Reset received: work for an older run is stale.
+    /// The run of the latest Reset (or fine-tuning) received: work for an older run is stale.
     latest_run: u64,
     /// The latest Run request taken by the loop (reports carry it).
     ask: u64,
@@ -37,8 +37,10 @@ pub fn listen() {
         });
         INBOX.with(|i| {
             let mut inbox = i.borrow_mut();
-            if let Request::Reset(plan) = &request {
-                inbox.latest_run = plan.run;
+            match &request {
+                Request::Reset(plan) => inbox.latest_run = plan.run,
+                Request::FineTune(ask) => inbox.latest_run = ask.run,
+                _ => {}
             }
             inbox.requests.push_back(request);
             if let Some(wake) = inbox.wake.take() {
@@ -50,7 +52,7 @@ pub fn listen() {
     on_message.forget();
 }
 
-/// The run of the latest Reset the page asked for.
+/// The run of the latest Reset (or fine-tuning) the page asked for.
 pub fn latest_run() -> u64 {
     INBOX.with(|i| i.borrow().latest_run)
 }

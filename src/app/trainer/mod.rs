@@ -3,6 +3,8 @@
 //! never waits on the page's frames, so a slow step cannot freeze the page, and a background
 //! tab (whose frames stop) keeps training.
 
+mod files;
+mod finetune;
 mod inbox;
 mod inspect;
 mod loader;
@@ -88,6 +90,8 @@ struct Trainer {
     choices: Choices,
     /// The pad's drawing, while the views show it.
     pad: Option<Vec<f32>>,
+    /// What the session's LoRA adapters adapt, while it has them.
+    lora_base: Option<finetune::Base>,
 }
 
 impl Trainer {
@@ -111,6 +115,7 @@ impl Trainer {
             inspected_step: None,
             choices: Choices::default(),
             pad: None,
+            lora_base: None,
         }
     }
 
@@ -161,7 +166,8 @@ impl Trainer {
                 }
             }
             Request::Step => self.train_for(0.0, 1, true).await,
-            Request::Save => self.save().await,
+            Request::Save(what) => self.save(what).await,
+            Request::FineTune(ask) => self.fine_tune(ask).await,
             Request::Load(bytes) => self.load(&bytes.0).await,
             Request::Sample(settings) => {
                 self.start_sampling(settings);
@@ -319,6 +325,13 @@ impl Trainer {
         let (session, route) = routing::route(backend, &self.device, build, now_ms)
             .await
             .map_err(|e| e.sentence())?;
+        self.begin(session);
+        self.lora_base = None;
+        Ok(route.sentence())
+    }
+
+    /// Makes `session` the run's, its figures zeroed.
+    fn begin(&mut self, session: Session) {
         // The old model's buffers return to the pool; free them, since the new model's sizes
         // may differ (trying many sizes would otherwise keep them all).
         self.session = Some(session);
@@ -332,7 +345,6 @@ impl Trainer {
         self.evals.clear();
         self.kept = None;
         self.recoveries = 0;
-        Ok(route.sentence())
     }
 
     /// Trains until `budget_ms` have passed or `max_steps` were taken, then reads the loss
@@ -419,6 +431,15 @@ impl Trainer {
             return Ok(());
         };
         let eval = session.evaluate().await.map_err(|e| e.sentence())?;
+        let base_loss = match &self.lora_base {
+            Some(base) => Some(
+                session
+                    .loss_on(&base.text)
+                    .await
+                    .map_err(|e| e.sentence())?,
+            ),
+            None => None,
+        };
         let flow = match inspect {
             true => session.flow().await.map_err(|e| e.sentence())?,
             false => None,
@@ -434,6 +455,7 @@ impl Trainer {
             train_loss: train,
             val_loss: eval.loss,
             val_acc: eval.accuracy,
+            base_loss,
             flow,
         }));
         if inspect {
@@ -455,38 +477,6 @@ impl Trainer {
             self.report(Report::Histograms(hists));
         }
         Ok(())
-    }
-
-    async fn save(&self) -> Result<(), String> {
-        let session = self
-            .session
-            .as_ref()
-            .ok_or("There is nothing to save yet.")?;
-        let bytes = session.save().await.map_err(|e| e.sentence())?;
-        let name = format!(
-            "webgrad-{}-step{}.safetensors",
-            session.config.task, session.step
-        );
-        self.report(Report::Saved {
-            bytes: super::protocol::Bytes(bytes),
-            name,
-        });
-        Ok(())
-    }
-
-    async fn load(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let session = self
-            .session
-            .as_mut()
-            .ok_or("Start a run first, then load a checkpoint into it.")?;
-        session
-            .load(bytes)
-            .map_err(|e| format!("That file cannot be loaded: {}", e.sentence()))?;
-        // The file is a checkpoint on the CPU side already: resume from it if the GPU is lost.
-        let step = session.step;
-        self.keep(bytes.to_vec(), step);
-        self.report(Report::ClearError);
-        self.evaluate(None, true).await
     }
 }
 
@@ -512,6 +502,7 @@ fn built(session: &Session, note: Option<String>) -> Built {
         eval_every: session.config.eval_every,
         items_per_step: session.items_per_step(),
         note,
+        lora: None,
     }
 }
 

@@ -85,7 +85,7 @@ pub struct TrainArgs {
     #[arg(long, value_name = "A", requires = "lora_rank")]
     lora_alpha: Option<f32>,
     /// With --lora-rank: at the end, write the adapters alone here, under the names PyTorch's
-    /// PEFT gives them (safetensors).
+    /// PEFT gives them (safetensors), and PEFT's adapter_config.json beside it.
     #[arg(long, value_name = "FILE", requires = "lora_rank")]
     save_adapters: Option<String>,
     /// With --lora-rank: at the end, write the model with the adapters merged into its
@@ -159,6 +159,12 @@ fn task_data(
         }
         None => Ok(TaskData::Text(Text::from_gzip(SHAKESPEARE).map_err(e)?)),
     }
+}
+
+/// The path of the adapter_config.json beside an adapter file.
+fn peft_config_beside(adapters: &str) -> String {
+    let path = std::path::Path::new(adapters).with_file_name("adapter_config.json");
+    path.to_string_lossy().into_owned()
 }
 
 /// The GPT a LoRA run adapts, from a checkpoint: its sizes and its vocabulary.
@@ -258,6 +264,8 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
     let mut saves = Saves::check(a.save.as_deref(), a.save_last.as_deref())?;
     let check = |p: &Option<String>| p.as_deref().map(Destination::check).transpose();
     let (adapters_to, merged_to) = (check(&a.save_adapters)?, check(&a.save_merged)?);
+    // PEFT reads an adapter with its adapter_config.json beside it, in the same folder.
+    let peft_config_to = check(&a.save_adapters.as_deref().map(peft_config_beside))?;
     // LoRA on a loaded GPT: the file decides the model's sizes, and the text is read with its
     // vocabulary (fine-tuning on another text needs no new characters).
     let base = match (a.lora_rank, &a.load) {
@@ -304,6 +312,9 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
         .map_err(|f| saves.explain(&session, f))?;
     if let Some(to) = adapters_to {
         to.write(&pollster::block_on(session.save_adapters()).map_err(|e| e.to_string())?)?;
+    }
+    if let Some(to) = peft_config_to {
+        to.write(session.peft_config().map_err(|e| e.to_string())?.as_bytes())?;
     }
     if let Some(to) = merged_to {
         to.write(&pollster::block_on(session.save_merged()).map_err(|e| e.to_string())?)?;
