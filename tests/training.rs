@@ -678,7 +678,10 @@ fn lora_fine_tunes_a_base_checkpoint_training_only_the_adapters() {
         assert!((on_text - after).abs() < 1e-5, "{on_text} vs {after}");
         let other = Text::with_vocab(&"not to be, be not, to be. ".repeat(20), text.vocab.clone());
         on_text = s.loss_on(&other.unwrap()).await.unwrap();
-        assert!(on_text.is_finite() && (on_text - after).abs() > 1e-3, "{on_text}");
+        assert!(
+            on_text.is_finite() && (on_text - after).abs() > 1e-3,
+            "{on_text}"
+        );
         let foreign = Text::new(&"xyz ".repeat(100)).unwrap();
         assert!(s.loss_on(&foreign).await.is_err());
 

@@ -47,6 +47,8 @@ enum Kind {
     LoraLayer {
         fused: bool,
     },
+    /// A norm over GPT-2's activations alone (see train::norm).
+    Norm(train::NormForm),
     Upload(usize),
     Readback(usize),
     Alloc {
@@ -81,6 +83,9 @@ fn workloads() -> Vec<Workload> {
     for (how, fused) in [("fused", true), ("unfused", false)] {
         let kind = Kind::LoraLayer { fused };
         all.push(w(format!("lora_layer_{how}"), kind, Some("lora")));
+    }
+    for form in train::NormForm::ALL {
+        all.push(w(format!("norm_{}", form.name()), Kind::Norm(form), None));
     }
     for (label, bytes) in transfer::SIZES {
         all.push(w(format!("upload_{label}"), Kind::Upload(bytes), None));
@@ -144,6 +149,7 @@ pub async fn run(
                 line
             }
             Kind::LoraLayer { fused } => train::lora_layer(gpu, &label, fused, reps).await?,
+            Kind::Norm(form) => train::norm(gpu, &label, form, reps).await?,
             Kind::Upload(bytes) => transfer::upload(gpu, &label, bytes, reps).await?,
             Kind::Readback(bytes) => transfer::readback(gpu, &label, bytes, reps).await?,
             Kind::Alloc { fresh } => {

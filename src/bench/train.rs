@@ -110,6 +110,54 @@ pub(super) async fn lora_layer(
     Ok(line(name, &t, ("tflops", flops / t.waited / 1e12), None))
 }
 
+/// The forms of norm timed alone: RMSNorm's fused kernels, RMSNorm composed of elementwise ops
+/// and a mean (what a framework without the kernel runs), and LayerNorm's fused kernels.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum NormForm {
+    RmsFused,
+    RmsUnfused,
+    Layer,
+}
+
+impl NormForm {
+    pub(super) const ALL: [NormForm; 3] =
+        [NormForm::RmsFused, NormForm::RmsUnfused, NormForm::Layer];
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            NormForm::RmsFused => "rmsnorm_fused",
+            NormForm::RmsUnfused => "rmsnorm_unfused",
+            NormForm::Layer => "layernorm",
+        }
+    }
+}
+
+/// A norm over GPT-2's activations (4,096 rows of 768), forward and backward with the input's
+/// and the weight's gradients. Its line gives the bandwidth of the least traffic such a step
+/// needs: x read twice and y written, dy read and dx written (5 passes over the rows).
+pub(super) async fn norm(gpu: &Rc<Gpu>, name: &str, form: NormForm, reps: usize) -> Result<String> {
+    let d = Device::Gpu(gpu.clone());
+    let (rows, width, eps) = (4096, 768, 1e-5);
+    let x = Tensor::from_vec(random(rows * width, 1), &[rows, width], &d)?.with_grad();
+    let w = Tensor::from_vec(random(width, 2), &[width], &d)?.with_grad();
+    let b = Tensor::from_vec(random(width, 3), &[width], &d)?.with_grad();
+    let t = time(gpu, reps, || {
+        let y = match form {
+            NormForm::RmsFused => x.rmsnorm(&w, eps)?,
+            NormForm::RmsUnfused => {
+                let mean_square = x.mul(&x)?.mean(-1, true)?;
+                x.mul(&mean_square.add_scalar(eps)?.sqrt()?.reciprocal()?)?
+                    .mul(&w)?
+            }
+            NormForm::Layer => x.layernorm(&w, &b, eps)?,
+        };
+        y.sum_all()?.backward().map(drop)
+    })
+    .await?;
+    let bytes = 5.0 * (rows * width * 4) as f64;
+    Ok(line(name, &t, ("gb_per_s", bytes / t.waited / 1e9), None))
+}
+
 /// A training workload on the GPU; returns its line and its median step in milliseconds.
 pub(super) async fn train(
     gpu: &Rc<Gpu>,
