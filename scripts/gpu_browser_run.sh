@@ -3,8 +3,8 @@
 # warm machine, then runs, on the same GPU in one go, the native benchmark, PyTorch's reference
 # and the page's bench mode in Chromium (WebGPU on Vulkan). Everything lands in $OUT.
 # Usage: [PARTS=...] [PROFILE=WORKLOADS] bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
-# PARTS, a comma list of bench, play, frames, backends, text, tfjs and torch (default: all but
-# frames, backends and text), picks what runs; text is the playground's text task for two minutes
+# PARTS, a comma list of bench, play, frames, backends, text, lora, tfjs and torch (default: all
+# but frames, backends, text and lora), picks what runs; lora the page's LoRA fine-tuning; text is the playground's text task for two minutes
 # as a user runs it (docs/TRAINING.md), frames the page's frames while it trains each task,
 # backends the spiral with the Backend control on auto, GPU and CPU.
 set -uo pipefail
@@ -64,6 +64,10 @@ fi
 if want text; then
   echo "== text task, two minutes, $last" >&2
   bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "text.html" "$out/text-$last.txt" 240 "${vulkan[@]}"
+fi
+if want lora; then
+  echo "== LoRA fine-tuning, $last" >&2
+  bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "lora.html" "$out/lora-$last.txt" 240 "${vulkan[@]}"
 fi
 if want tfjs && [ -f .dev/tfjs/tf.min.js ]; then
   echo "== tensorflow.js" >&2
