@@ -10,6 +10,9 @@ struct Params {
     k: u32,
     a_batch_stride: u32,
     b_batch_stride: u32,
+    // K cut into `parts` chunks of `k_chunk` (matmul_small.wgsl alone; 1 part elsewhere).
+    k_chunk: u32,
+    parts: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding({{OUT}}) var<storage, read_write> c: array<f32>;

@@ -1,7 +1,9 @@
 // Batched C = op(A) · op(B) for small outputs, where 128×128 tiles (matmul.wgsl) would leave
 // most of the GPU idle: a 64×64 tile per workgroup, staged through 16-deep slices of A and B in
 // workgroup memory; each of its 16×16 threads owns a 4×4 block held in four vec4 registers.
-// Same parameters and bindings as matmul.wgsl.
+// Same parameters and bindings as matmul.wgsl. With K split (src/ops/matmul_split.rs), the
+// workgroups of each batch take one chunk of K each (workgroup_id.z = batch × parts + part)
+// and store their partial products, [batches × parts, m, n], with no bias or residual.
 
 //#include matmul_io
 
@@ -15,8 +17,11 @@ var<workgroup> b_tile: array<array<f32, 64>, 16>; // [k][n]
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let row0 = wid.y * TILE;
     let col0 = wid.x * TILE;
-    let a_base = wid.z * p.a_batch_stride;
-    let b_base = wid.z * p.b_batch_stride;
+    let batch = wid.z / p.parts;
+    let a_base = batch * p.a_batch_stride;
+    let b_base = batch * p.b_batch_stride;
+    let k_start = (wid.z % p.parts) * p.k_chunk;
+    let k_end = min(p.k, k_start + p.k_chunk);
     let tid = lid.y * 16u + lid.x;
 
     var acc0 = vec4<f32>(0.0);
@@ -24,7 +29,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     var acc2 = vec4<f32>(0.0);
     var acc3 = vec4<f32>(0.0);
 
-    for (var k0 = 0u; k0 < p.k; k0 += DEPTH) {
+    for (var k0 = k_start; k0 < k_end; k0 += DEPTH) {
         // 64×16 elements of each operand, 4 per thread, in the order that keeps reads coalesced.
         for (var r = 0u; r < 4u; r++) {
             let e = tid + r * 256u;

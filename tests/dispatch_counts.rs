@@ -4,6 +4,9 @@
 //! down. Batch 1 keeps the step cheap on lavapipe; at
 //! the benchmark's batches a step records a few more (weight gradients split along their long
 //! dimension and column sums in chunks then add a dispatch each): `webgrad bench` reports those.
+//! At batch 1 the other way round: every product has few output tiles, so most split K and add
+//! the sum of their chunks (src/ops/matmul_split.rs; +4 to +50 here, while at the benchmark's
+//! batches on an H100 mlp went 24 → 29, cnn 50 → 53, gpt_small 174 → 179, nanochar 250 → 250).
 //! The budgets are today's counts: a change that adds dispatches must say so here.
 //! WEBGRAD_PROFILE=1 prints the kernels of the step.
 #![cfg(not(target_arch = "wasm32"))]
@@ -83,20 +86,20 @@ fn check(name: &str, budget: u64) {
 
 #[test]
 fn mlp_step_dispatches() {
-    check("mlp_mnist_b128", 18);
+    check("mlp_mnist_b128", 22);
 }
 
 #[test]
 fn cnn_step_dispatches() {
-    check("cnn_mnist_b128", 40);
+    check("cnn_mnist_b128", 46);
 }
 
 #[test]
 fn gpt_small_step_dispatches() {
-    check("gpt_small_b32", 155);
+    check("gpt_small_b32", 205);
 }
 
 #[test]
 fn gpt_nanochar_step_dispatches() {
-    check("gpt_nanochar_b64", 223);
+    check("gpt_nanochar_b64", 261);
 }

@@ -103,6 +103,14 @@ fn matmul_broadcasts_batches() {
             |_, t| t[0].matmul(&t[1]),
         )
         .await;
+        // K split within each of 3 batches (13 chunks of one slice, the last one short).
+        check_op(
+            "matmul batched, K split",
+            &[input(&[3, 9, 200], 9), input(&[3, 200, 11], 10)],
+            1e-4,
+            |_, t| t[0].matmul(&t[1]),
+        )
+        .await;
     });
 }
 
@@ -110,8 +118,10 @@ fn matmul_broadcasts_batches() {
 fn linear_adds_its_bias_as_it_stores() {
     run(async {
         // Each matmul kernel: emulated-GPU, 64 × 64 tiles, and 128 × 128 tiles (64 × 2 tiles,
-        // rows a multiple of 4 long or not), columns ragged at the tile edges.
-        for (rows, k, n) in [(5, 7, 9), (8192, 12, 131), (8192, 13, 130)] {
+        // rows a multiple of 4 long or not), columns ragged at the tile edges; and 64 × 64
+        // tiles with K split (2 tiles, 300 = 18 chunks of 16 and one of 12) summed with the
+        // bias and the residual.
+        for (rows, k, n) in [(5, 7, 9), (8192, 12, 131), (8192, 13, 130), (10, 300, 70)] {
             let ins = [
                 input(&[2, rows / 2, k], 1),
                 input(&[n, k], 2),

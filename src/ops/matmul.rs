@@ -1,7 +1,8 @@
 //! Batched matrix multiplication with operands optionally transposed in place.
 
 use super::matmul_regs;
-use super::{generated_source, gpu_of, launch1, repeat_blocks};
+use super::matmul_split::{self, Split};
+use super::{generated_source, gpu_of, launch, launch1, repeat_blocks};
 use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
@@ -79,7 +80,11 @@ pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<T
 
 crate::kernel_params! {
     /// shaders/matmul_out.wgsl's parameters, shared by every matmul kernel.
-    struct MatmulParams { m: u32, n: u32, k: u32, a_batch_stride: u32, b_batch_stride: u32 }
+    /// `k_chunk` and `parts`: how K is split (matmul_split.rs), all of it in one for every
+    /// kernel but matmul_small.wgsl.
+    struct MatmulParams {
+        m: u32, n: u32, k: u32, a_batch_stride: u32, b_batch_stride: u32, k_chunk: u32, parts: u32,
+    }
 }
 
 /// What a matmul adds to the product as it stores C.
@@ -153,11 +158,11 @@ impl Epilogue<'_> {
 
 /// The sizes of one batched product: `batches` products of [m, k] · [k, n].
 #[derive(Clone, Copy)]
-struct Dims {
-    m: usize,
-    n: usize,
-    k: usize,
-    batches: usize,
+pub(super) struct Dims {
+    pub(super) m: usize,
+    pub(super) n: usize,
+    pub(super) k: usize,
+    pub(super) batches: usize,
 }
 
 /// (m, k, n) of op(a) · op(b), checked: both at least matrices, inner sizes equal.
@@ -232,18 +237,20 @@ fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -
 
 /// Which kernel computes a product on `gpu`, and its workgroups: register blocking without
 /// barriers on emulated GPUs; on real ones 128 × 128 tiles once there are enough of them to
-/// fill a large GPU and the operands can be read as whole vec4s (`vec4_buffers`), else 64 × 64.
+/// fill a large GPU and the operands can be read as whole vec4s (`vec4_buffers`), else 64 × 64
+/// with K split when there are few tiles (matmul_split.rs).
 fn plan(
     gpu: &Gpu,
     d: Dims,
     (ta, tb): (bool, bool),
     operands: [&Tensor; 2],
-) -> Result<(Kernel, [u32; 3])> {
+) -> Result<(Kernel, [u32; 3], Split)> {
     let (m, n, k, nb) = (d.m, d.n, d.k, d.batches as u32);
+    let whole = Split::whole(k);
     if gpu.is_cpu_emulated() {
         let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));
         let groups = [m.div_ceil(8 * rows) as u32, n.div_ceil(cols) as u32, nb];
-        return Ok((matmul_regs::kernel(rows, cols), groups));
+        return Ok((matmul_regs::kernel(rows, cols), groups, whole));
     }
     let tiles = |side: usize| [n.div_ceil(side) as u32, m.div_ceil(side) as u32, nb];
     if m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM
@@ -255,10 +262,13 @@ fn plan(
             repeat_blocks(include_str!("../../shaders/matmul.wgsl"))
         });
         let kernel = Kernel::new("matmul", source, "main").constant("VEC4", rows_of_4);
-        return Ok((kernel, tiles(128)));
+        return Ok((kernel, tiles(128), whole));
     }
     let source = include_str!("../../shaders/matmul_small.wgsl");
-    Ok((Kernel::new("matmul_small", source, "main"), tiles(64)))
+    let split = Split::of(d);
+    let [x, y, z] = tiles(64);
+    let groups = [x, y, z * split.parts as u32];
+    Ok((Kernel::new("matmul_small", source, "main"), groups, split))
 }
 
 /// The product on the GPU: the planned kernel over the operands (with their batch strides),
@@ -270,7 +280,7 @@ fn gpu_product(
     (ta, tb): (bool, bool),
     epilogue: Epilogue,
 ) -> Result<Storage> {
-    let (kernel, groups) = plan(gpu, d, (ta, tb), [a, b])?;
+    let (kernel, groups, split) = plan(gpu, d, (ta, tb), [a, b])?;
     let max = gpu.limits().max_compute_workgroups_per_dimension;
     if let Some(&too_many) = groups.iter().find(|&&g| g > max) {
         return Err(Error::TooLarge {
@@ -279,14 +289,25 @@ fn gpu_product(
             max: max as u64,
         });
     }
-    let kernel = epilogue.slots(kernel.constant("TA", ta).constant("TB", tb));
+    let kernel = kernel.constant("TA", ta).constant("TB", tb);
     let params = MatmulParams {
         m: d.m as u32,
         n: d.n as u32,
         k: d.k as u32,
         a_batch_stride: *sa as u32,
         b_batch_stride: *sb as u32,
+        k_chunk: split.k_chunk as u32,
+        parts: split.parts as u32,
     };
+    if split.parts > 1 {
+        // The chunks' partial products side by side, then their sum with the epilogue.
+        let kernel = Epilogue::default().slots(kernel);
+        let len = split.parts * d.batches * d.m * d.n;
+        let [parts] = launch(gpu, &kernel, &params, &[a, b], [len], groups)?;
+        let tail = (epilogue.bias, epilogue.residual);
+        return matmul_split::sum(parts, a, d, split, tail);
+    }
+    let kernel = epilogue.slots(kernel);
     let mut inputs = vec![a, b];
     inputs.extend(epilogue.bias);
     inputs.extend(epilogue.residual);

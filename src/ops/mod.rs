@@ -11,6 +11,7 @@ mod layernorm;
 mod lora;
 mod matmul;
 mod matmul_regs;
+mod matmul_split;
 mod movement;
 mod pad;
 mod pool;

@@ -98,6 +98,18 @@ pub fn fast_paths() -> Vec<OpCase> {
             1e-4,
             Box::new(|_, t| t[0].linear_residual(&t[1], Some(&t[2]), &t[3])),
         ),
+        // A linear layer of few output tiles over a long K: K split into chunks, their partial
+        // products summed with the bias.
+        case(
+            "linear, K split",
+            vec![
+                input(&[10, 300], 13),
+                input(&[70, 300], 14),
+                input(&[70], 15),
+            ],
+            1e-4,
+            Box::new(|_, t| t[0].linear(&t[1], Some(&t[2]))),
+        ),
         // Packed q, k and v (two heads of 16), read in place by the tiled attention kernels:
         // two blocks of 64 query rows, the second ragged.
         case(

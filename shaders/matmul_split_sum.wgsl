@@ -1,0 +1,30 @@
+// Split-K's second pass (src/ops/matmul_split.rs): C = the sum of the partial products of the
+// K chunks (+ a bias per column) (+ a residual of C's shape). The partials are
+// [batches × parts, m, n], each batch's parts side by side; a thread per element of C. Without
+// a bias or a residual their bindings hold any buffer and are not read.
+
+struct Params { m: u32, n: u32, parts: u32, len: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> partial: array<f32>;
+@group(0) @binding(2) var<storage, read> bias: array<f32>;
+@group(0) @binding(3) var<storage, read> residual: array<f32>;
+@group(0) @binding(4) var<storage, read_write> c: array<f32>;
+
+override HAS_BIAS: bool;
+override HAS_RESIDUAL: bool;
+
+@compute @workgroup_size(ELEMENTWISE_WORKGROUP)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
+    if (i >= p.len) { return; }
+    let size = p.m * p.n;
+    let within = i % size;
+    let first = (i / size) * p.parts * size + within;
+    var sum = 0.0;
+    for (var s = 0u; s < p.parts; s++) {
+        sum += partial[first + s * size];
+    }
+    if (HAS_BIAS) { sum += bias[within % p.n]; }
+    if (HAS_RESIDUAL) { sum += residual[i]; }
+    c[i] = sum;
+}

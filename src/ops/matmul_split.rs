@@ -1,0 +1,132 @@
+//! Split-K for products with a small output and a long shared dimension (a linear layer over a
+//! batch of 128 rows: 2 to 16 tiles of 64 × 64 for 132 SMs): K is cut into chunks that
+//! separate workgroups multiply at once (shaders/matmul_small.wgsl, one chunk each), and a
+//! second pass sums the chunks' partial products with the bias and the residual
+//! (shaders/matmul_split_sum.wgsl). Unsplit, a few workgroups walk all of K in turn while the
+//! rest of the GPU idles.
+
+use super::matmul::Dims;
+use super::{gpu_of, launch1};
+use crate::error::Result;
+use crate::gpu::{Kernel, PooledBuffer};
+use crate::tensor::{DType, Storage, Tensor};
+
+/// Workgroups a split product aims for: about two per SM of a large GPU.
+const TARGET_GROUPS: usize = 256;
+/// Depth of matmul_small.wgsl's slices: chunks are whole slices.
+const DEPTH: usize = 16;
+
+/// How K is cut: chunks of `k_chunk` (a multiple of the slice depth), `parts` of them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Split {
+    pub(super) k_chunk: usize,
+    pub(super) parts: usize,
+}
+
+impl Split {
+    /// All of K in one chunk.
+    pub(super) fn whole(k: usize) -> Split {
+        Split {
+            k_chunk: k.max(1),
+            parts: 1,
+        }
+    }
+
+    /// The split for the 64 × 64 tiles of `d`: none while the tiles fill a quarter of the
+    /// target or K is a few slices; else as many chunks (of one slice or more) as bring the
+    /// workgroups to about the target. The partial products then hold at most
+    /// TARGET_GROUPS × 64 × 64 values.
+    pub(super) fn of(d: Dims) -> Split {
+        let tiles = d.m.div_ceil(64) * d.n.div_ceil(64) * d.batches;
+        let slices = d.k.div_ceil(DEPTH);
+        if tiles == 0 || tiles >= TARGET_GROUPS / 4 || slices < 8 {
+            return Split::whole(d.k);
+        }
+        let wanted = (TARGET_GROUPS / tiles).min(slices);
+        let k_chunk = slices.div_ceil(wanted) * DEPTH;
+        Split {
+            k_chunk,
+            parts: d.k.div_ceil(k_chunk),
+        }
+    }
+}
+
+crate::kernel_params! {
+    /// shaders/matmul_split_sum.wgsl: C's rows and columns, the chunks per batch, C's length.
+    struct SplitSumParams { m: u32, n: u32, parts: u32, len: u32 }
+}
+
+/// C from the partial products `parts` of `d` split as `split`, with the bias and residual.
+pub(super) fn sum(
+    parts: PooledBuffer,
+    like: &Tensor,
+    d: Dims,
+    split: Split,
+    (bias, residual): (Option<&Tensor>, Option<&Tensor>),
+) -> Result<Storage> {
+    let gpu = gpu_of(like.device()).expect("split only on a GPU");
+    let len = d.batches * d.m * d.n;
+    let parts = Tensor::from_storage(
+        vec![split.parts * len],
+        DType::F32,
+        like.device(),
+        Storage::Gpu(parts),
+    );
+    let kernel = Kernel::new(
+        "matmul_split_sum",
+        include_str!("../../shaders/matmul_split_sum.wgsl"),
+        "main",
+    )
+    .constant("HAS_BIAS", bias.is_some())
+    .constant("HAS_RESIDUAL", residual.is_some());
+    let params = SplitSumParams {
+        m: d.m as u32,
+        n: d.n as u32,
+        parts: split.parts as u32,
+        len: len as u32,
+    };
+    // What is not there is bound as the partials again, never read.
+    let inputs = [&parts, bias.unwrap_or(&parts), residual.unwrap_or(&parts)];
+    launch1(
+        gpu,
+        &kernel,
+        &params,
+        &inputs,
+        len,
+        gpu.groups_elementwise(len),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dims(m: usize, n: usize, k: usize) -> Dims {
+        Dims {
+            m,
+            n,
+            k,
+            batches: 1,
+        }
+    }
+
+    #[test]
+    fn few_tiles_over_a_long_k_are_split_into_whole_slices() {
+        // A linear layer of 784 inputs into 64 for 128 rows: 2 tiles, 49 slices.
+        let s = Split::of(dims(128, 64, 784));
+        assert_eq!(
+            s,
+            Split {
+                k_chunk: 16,
+                parts: 49
+            }
+        );
+        // 784 into 512: 16 tiles, 16 chunks of 4 slices (the last one short).
+        let s = Split::of(dims(128, 512, 784));
+        assert_eq!((s.k_chunk, s.parts), (64, 13));
+        // Enough tiles, or a short K: one chunk.
+        assert_eq!(Split::of(dims(4096, 1024, 784)).parts, 1);
+        assert_eq!(Split::of(dims(128, 64, 100)).parts, 1);
+        assert_eq!(Split::of(dims(0, 64, 784)), Split::whole(784));
+    }
+}
