@@ -54,6 +54,15 @@ fn matmul_with_many_tiles_uses_the_large_tile_kernel_correctly() {
             )
             .await;
         }
+        // 8 batches of 2 × 2 tiles over K = 520: few large tiles, so K is split in two chunks
+        // (272 and 248) whose partial products are summed after.
+        check_op(
+            "large matmul, K split",
+            &[input(&[8, 132, 520], 3), input(&[8, 520, 136], 4)],
+            1e-4,
+            |_, t| t[0].matmul(&t[1]),
+        )
+        .await;
     });
 }
 

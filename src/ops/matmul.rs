@@ -253,7 +253,8 @@ fn plan(
         return Ok((matmul_regs::kernel(rows, cols), groups, whole));
     }
     let tiles = |side: usize| [n.div_ceil(side) as u32, m.div_ceil(side) as u32, nb];
-    if m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM
+    let big_split = Split::of_big(d, BIG_TILES_FROM);
+    if (m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM || big_split.parts > 1)
         && vec4_buffers(&operands, "matmul")?
     {
         // Rows that are a multiple of 4 long are fetched as vec4s.
@@ -261,8 +262,12 @@ fn plan(
         let source = generated_source("matmul", String::new(), || {
             repeat_blocks(include_str!("../../shaders/matmul.wgsl"))
         });
-        let kernel = Kernel::new("matmul", source, "main").constant("VEC4", rows_of_4);
-        return Ok((kernel, tiles(128), whole));
+        let kernel = Kernel::new("matmul", source, "main")
+            .constant("VEC4", rows_of_4)
+            .constant("SPLIT", big_split.parts > 1);
+        let [x, y, z] = tiles(128);
+        let groups = [x, y, z * big_split.parts as u32];
+        return Ok((kernel, groups, big_split));
     }
     let source = include_str!("../../shaders/matmul_small.wgsl");
     let split = Split::of(d);

@@ -51,6 +51,24 @@ impl Split {
     }
 }
 
+impl Split {
+    /// The split for 128 × 128 tiles (matmul.wgsl): none from `enough` tiles on, or below a
+    /// quarter of them (the 64 × 64 tiles fill the GPU better), or for K under 512; else
+    /// chunks of at least 256 that bring the workgroups to about twice `enough`.
+    pub(super) fn of_big(d: Dims, enough: usize) -> Split {
+        let tiles = d.m.div_ceil(128) * d.n.div_ceil(128) * d.batches;
+        if tiles < enough / 4 || tiles >= enough || d.k < 512 {
+            return Split::whole(d.k);
+        }
+        let wanted = (2 * enough / tiles).min(d.k / 256).max(1);
+        let k_chunk = d.k.div_ceil(wanted).div_ceil(DEPTH) * DEPTH;
+        Split {
+            k_chunk,
+            parts: d.k.div_ceil(k_chunk),
+        }
+    }
+}
+
 crate::kernel_params! {
     /// shaders/matmul_split_sum.wgsl: C's rows and columns, the chunks per batch, C's length.
     struct SplitSumParams { m: u32, n: u32, parts: u32, len: u32 }
@@ -128,5 +146,30 @@ mod tests {
         assert_eq!(Split::of(dims(4096, 1024, 784)).parts, 1);
         assert_eq!(Split::of(dims(128, 64, 100)).parts, 1);
         assert_eq!(Split::of(dims(0, 64, 784)), Split::whole(784));
+    }
+
+    #[test]
+    fn a_mid_sized_product_splits_its_large_tiles_into_chunks_of_256_or_more() {
+        // 1024 × 1024 × 1024: 64 tiles of 128, four chunks of 256.
+        let s = Split::of_big(dims(1024, 1024, 1024), 128);
+        assert_eq!(
+            s,
+            Split {
+                k_chunk: 256,
+                parts: 4
+            }
+        );
+        // 40 tiles over K = 600: two chunks (304 and 296).
+        assert_eq!(
+            Split::of_big(dims(640, 1024, 600), 128),
+            Split {
+                k_chunk: 304,
+                parts: 2
+            }
+        );
+        // Enough tiles, too few, or a short K: one chunk.
+        for (m, n, k) in [(2048, 2048, 1024), (256, 256, 1024), (1024, 1024, 300)] {
+            assert_eq!(Split::of_big(dims(m, n, k), 128).parts, 1, "{m}x{n}x{k}");
+        }
     }
 }
