@@ -1,6 +1,7 @@
 //! Split-K for products with a small output and a long shared dimension (a linear layer over a
-//! batch of 128 rows: 2 to 16 tiles of 64 × 64 for 132 SMs): K is cut into chunks that
-//! separate workgroups multiply at once (shaders/matmul_small.wgsl, one chunk each), and a
+//! batch of 128 rows: 2 to 16 tiles of 64 × 64 for 132 SMs; matmul_1024: 64 tiles of 128): K is
+//! cut into chunks that separate workgroups multiply at once (shaders/matmul_small.wgsl and
+//! matmul.wgsl, one chunk each), and a
 //! second pass sums the chunks' partial products with the bias and the residual
 //! (shaders/matmul_split_sum.wgsl). Unsplit, a few workgroups walk all of K in turn while the
 //! rest of the GPU idles.
@@ -43,15 +44,9 @@ impl Split {
             return Split::whole(d.k);
         }
         let wanted = (TARGET_GROUPS / tiles).min(slices);
-        let k_chunk = slices.div_ceil(wanted) * DEPTH;
-        Split {
-            k_chunk,
-            parts: d.k.div_ceil(k_chunk),
-        }
+        Split::chunks_of(d.k, slices.div_ceil(wanted) * DEPTH)
     }
-}
 
-impl Split {
     /// The split for 128 × 128 tiles (matmul.wgsl): none from `enough` tiles on, or below a
     /// quarter of them (the 64 × 64 tiles fill the GPU better), or for K under 512; else
     /// chunks of at least 256 that bring the workgroups to about twice `enough`.
@@ -61,10 +56,14 @@ impl Split {
             return Split::whole(d.k);
         }
         let wanted = (2 * enough / tiles).min(d.k / 256).max(1);
-        let k_chunk = d.k.div_ceil(wanted).div_ceil(DEPTH) * DEPTH;
+        Split::chunks_of(d.k, d.k.div_ceil(wanted).div_ceil(DEPTH) * DEPTH)
+    }
+
+    /// K in chunks of `k_chunk`, the last one short.
+    fn chunks_of(k: usize, k_chunk: usize) -> Split {
         Split {
             k_chunk,
-            parts: d.k.div_ceil(k_chunk),
+            parts: k.div_ceil(k_chunk),
         }
     }
 }

@@ -42,7 +42,7 @@ impl Session {
     /// The adapters' settings as PEFT's adapter_config.json holds them, for PEFT to load
     /// the adapters with (weights stored [out, in] as torch.nn.Linear's: not fan-in-fan-out).
     pub fn peft_config(&self) -> Result<String> {
-        let lora = self.lora().ok_or_else(no_adapters)?;
+        let lora = self.config.model.lora().ok_or_else(no_adapters)?;
         let peft = serde_json::json!({
             "peft_type": "LORA",
             "r": lora.rank,
@@ -60,7 +60,7 @@ impl Session {
     /// The model with each adapter merged into its weight (W + s·B·A), as a checkpoint of the
     /// same GPT without LoRA: its config has no adapters and it holds no optimizer state.
     pub async fn save_merged(&self) -> Result<Vec<u8>> {
-        let lora = self.lora().ok_or_else(no_adapters)?;
+        let lora = self.config.model.lora().ok_or_else(no_adapters)?;
         let scale = lora.alpha / lora.rank as f32;
         let adapter = |name: &str| self.params.iter().find(|(n, _)| n == name).map(|p| &p.1);
         let mut merged = Vec::with_capacity(self.frozen.len());
@@ -84,13 +84,6 @@ impl Session {
         let mut meta = self.metadata(&config, 0)?;
         meta.insert("step".into(), "0".into());
         serialize(merged.iter(), meta).await
-    }
-
-    fn lora(&self) -> Option<crate::nn::LoraConfig> {
-        match &self.config.model {
-            ModelConfig::Gpt(g) => g.lora,
-            _ => None,
-        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! (which keeps them in the URL) and checkpoints.
 
 use super::task::Task;
-use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig, Preset};
+use crate::nn::{Activation, CnnConfig, GptConfig, LoraConfig, MlpConfig, Preset};
 use crate::optim::{DecayScope, OptimizerConfig, Rule, RuleKind, Schedule};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -13,6 +13,16 @@ pub enum ModelConfig {
     Mlp(MlpConfig),
     Cnn(CnnConfig),
     Gpt(GptConfig),
+}
+
+impl ModelConfig {
+    /// The LoRA adapters of a GPT that has them.
+    pub fn lora(&self) -> Option<LoraConfig> {
+        match self {
+            ModelConfig::Gpt(g) => g.lora,
+            _ => None,
+        }
+    }
 }
 
 crate::setting_enum! {

@@ -208,11 +208,16 @@ impl Footprint {
 
     /// Bytes the run holds at once: every parameter's copies and one step's activations.
     pub fn bytes(&self) -> u64 {
+        self.weight_floats()
+            .saturating_add(self.activations)
+            .saturating_mul(4)
+    }
+
+    /// Floats the weights take: the trained ones' copies, the frozen ones once.
+    fn weight_floats(&self) -> u64 {
         self.parameters
             .saturating_mul(COPIES_PER_PARAMETER)
             .saturating_add(self.frozen)
-            .saturating_add(self.activations)
-            .saturating_mul(4)
     }
 
     /// Refuses a run that `device` could not hold, naming the setting to lower.
@@ -237,13 +242,7 @@ impl Footprint {
                 )));
             }
         }
-        let (bytes, weights) = (
-            self.bytes(),
-            self.parameters
-                .saturating_mul(COPIES_PER_PARAMETER)
-                .saturating_add(self.frozen)
-                .saturating_mul(4),
-        );
+        let (bytes, weights) = (self.bytes(), self.weight_floats().saturating_mul(4));
         if bytes > budget {
             // If the weights alone do not fit, no batch will: the model must shrink.
             let lower = if weights > budget {

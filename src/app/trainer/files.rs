@@ -53,8 +53,7 @@ impl Trainer {
 
 /// Whether a checkpoint holds a GPT without adapters.
 fn holds_base(bytes: &[u8]) -> bool {
-    Checkpoint::parse(bytes).is_ok_and(|ck| match ck.config.model {
-        ModelConfig::Gpt(g) => g.lora.is_none(),
-        _ => false,
+    Checkpoint::parse(bytes).is_ok_and(|ck| {
+        matches!(ck.config.model, ModelConfig::Gpt(_)) && ck.config.model.lora().is_none()
     })
 }

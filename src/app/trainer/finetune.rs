@@ -26,24 +26,23 @@ impl Trainer {
     /// being fine-tuned again starts from the same base, not from its adapted model.
     pub(super) async fn fine_tune(&mut self, ask: FineTune) -> Result<(), String> {
         self.run = ask.run;
+        let adapting = self.adapting();
         let base = match self.lora_base.take() {
-            Some(base) if self.adapting() => base,
+            Some(base) if adapting => base,
             _ => self.base_of_session().await?,
         };
-        let built = self.adapted(&base, &ask);
-        // A LoRA run whose new fine-tuning failed goes on adapting the same base.
-        if built.is_ok() || self.adapting() {
+        let started = self.adapted(&base, &ask).await;
+        let replaced = started.is_ok() && !self.stale();
+        // The base stays with the session that adapts it: the new one, or a LoRA run whose new
+        // fine-tuning failed or was overtaken by a Reset.
+        if replaced || adapting {
             self.lora_base = Some(base);
         }
-        let session = built?;
-        let device = session.device().clone();
-        let before = session
-            .sample(&before_settings(&ask), |_| ())
-            .await
-            .map_err(|e| e.sentence())?;
-        if self.stale() {
+        let (session, before) = started?;
+        if !replaced {
             return Ok(());
         }
+        let on_cpu = !session.device().is_gpu();
         self.begin(session);
         self.sampler = None;
         let Some(session) = &self.session else {
@@ -54,7 +53,7 @@ impl Trainer {
             "Fine-tuning with LoRA of rank {}: {trainable} adapter weights train on your text while the model's own stay frozen. The second validation curve is the loss on the text the model learnt before.",
             ask.rank
         );
-        if !device.is_gpu() {
+        if on_cpu {
             note += " (On the CPU, as the model was.)";
         }
         self.report(Report::Built(built_lora(session, note, ask.rank)));
@@ -66,10 +65,7 @@ impl Trainer {
     fn adapting(&self) -> bool {
         self.session
             .as_ref()
-            .is_some_and(|s| match &s.config.model {
-                ModelConfig::Gpt(g) => g.lora.is_some(),
-                _ => false,
-            })
+            .is_some_and(|s| s.config.model.lora().is_some())
     }
 
     /// The session's model as the base of a fine-tuning: a text GPT's checkpoint, settings
@@ -89,8 +85,9 @@ impl Trainer {
     }
 
     /// A new session of the base's model with adapters of `ask.rank` on `ask.text`, the base's
-    /// weights loaded under them, on the device the session trains on.
-    fn adapted(&self, base: &Base, ask: &FineTune) -> Result<Session, String> {
+    /// weights loaded under them, on the device the session trains on; and what it writes
+    /// before its first step (the base's sample, since the adapters start at zero).
+    async fn adapted(&self, base: &Base, ask: &FineTune) -> Result<(Session, String), String> {
         let text = Text::with_vocab(&ask.text, base.text.vocab.clone()).map_err(|e| {
             self.report(Report::Marks(vec![(
                 "user-text".into(),
@@ -113,7 +110,11 @@ impl Trainer {
         session
             .load(&base.checkpoint)
             .map_err(|e| format!("The fine-tuning cannot start: {}", e.sentence()))?;
-        Ok(session)
+        let before = session
+            .sample(&before_settings(ask), |_| ())
+            .await
+            .map_err(|e| e.sentence())?;
+        Ok((session, before))
     }
 }
 
