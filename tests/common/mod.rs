@@ -15,6 +15,15 @@ thread_local! {
     static GPU: std::cell::RefCell<Option<Rc<Gpu>>> = const { std::cell::RefCell::new(None) };
 }
 
+/// Every parameter's values, in the session's order.
+pub async fn param_values(params: &[(String, Tensor)]) -> Vec<Vec<f32>> {
+    let mut out = Vec::new();
+    for (_, p) in params {
+        out.push(p.to_vec().await.unwrap());
+    }
+    out
+}
+
 /// The GPU device of this test thread, created once.
 pub async fn gpu() -> Device {
     if let Some(g) = GPU.with(|g| g.borrow().clone()) {

@@ -3,6 +3,7 @@
 //! never waits on the page's frames, so a slow step cannot freeze the page, and a background
 //! tab (whose frames stop) keeps training.
 
+mod built;
 mod files;
 mod finetune;
 mod inbox;
@@ -13,12 +14,13 @@ mod sampling;
 mod scope;
 mod sizing;
 
-use super::protocol::{Built, Choices, Evaluated, Plan, Points, Progress, Report, Request};
+use super::protocol::{Choices, Evaluated, Plan, Progress, Report, Request};
 use super::settings;
 use super::shared::SETTINGS_INVALID;
-use crate::data::{Split, Text};
-use crate::train::{routing, BestKeeper, ModelConfig, Sampler, Session, Task, TaskData};
+use crate::data::Text;
+use crate::train::{routing, BestKeeper, Sampler, Session, Task, TaskData};
 use crate::Device;
+use built::built;
 use scope::now_ms;
 
 /// Milliseconds of recording in one chunk of steps, and the most steps in one: between chunks
@@ -478,54 +480,4 @@ impl Trainer {
         }
         Ok(())
     }
-}
-
-/// A new session as the page shows it.
-fn built(session: &Session, note: Option<String>) -> Built {
-    let attention = match &session.config.model {
-        ModelConfig::Gpt(g) => Some((g.layers, g.heads)),
-        _ => None,
-    };
-    let points = session
-        .labelled()
-        .filter(|d| d.classes == 2)
-        .map(|d| Points {
-            train: plane_points(&d.train),
-            test: plane_points(&d.val),
-        });
-    Built {
-        task: session.config.task,
-        summary: summary_rows(session),
-        parameters: session.parameter_count(),
-        attention,
-        points,
-        eval_every: session.config.eval_every,
-        items_per_step: session.items_per_step(),
-        note,
-        lora: None,
-    }
-}
-
-fn plane_points(split: &Split) -> Vec<(f32, f32, u32)> {
-    (0..split.len())
-        .map(|i| (split.x[2 * i], split.x[2 * i + 1], split.y[i]))
-        .collect()
-}
-
-/// The model summary's rows: each layer with its parameters' shapes and their count.
-fn summary_rows(session: &Session) -> Vec<(String, Vec<String>, usize)> {
-    let mut rows: Vec<(String, Vec<String>, usize)> = Vec::new();
-    for (name, p) in session.parameters() {
-        let (layer, kind) = name.rsplit_once('.').unwrap_or((name.as_str(), ""));
-        let dims: Vec<String> = p.shape().iter().map(|d| d.to_string()).collect();
-        let shape = format!("{kind} {}", dims.join(" × "));
-        match rows.last_mut().filter(|r| r.0 == layer) {
-            Some(row) => {
-                row.1.push(shape);
-                row.2 += p.numel();
-            }
-            None => rows.push((layer.to_string(), vec![shape], p.numel())),
-        }
-    }
-    rows
 }
