@@ -11,6 +11,8 @@ mod pool;
 mod profile;
 mod readback;
 mod reflect;
+#[cfg(not(target_arch = "wasm32"))]
+mod spin;
 
 pub use batch::Binding;
 pub use params::{
@@ -350,6 +352,14 @@ impl Gpu {
     ) -> Result<T> {
         #[cfg(not(target_arch = "wasm32"))]
         let answer = {
+            let mut receiver = receiver;
+            // Not on a CPU-emulated GPU: the polling thread would take a core from it.
+            if !self.is_cpu_emulated() {
+                let poll = || self.device.poll(wgpu::PollType::Poll).is_ok();
+                if let Some(answer) = spin::answer_soon(poll, &mut receiver) {
+                    return Ok(answer);
+                }
+            }
             self.device
                 .poll(wgpu::PollType::wait_indefinitely())
                 .map_err(|e| self.readback_failed(e))?;
