@@ -46,6 +46,7 @@ fn set_task(name: &str) -> Result<(), JsValue> {
         s.status.train_loss = None;
         s.status.val_loss = None;
         s.status.val_acc = None;
+        s.status.val_step = None;
         s.history.clear();
     });
     dom::set_text("stats", "");

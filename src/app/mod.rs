@@ -138,25 +138,29 @@ fn new_run() -> u64 {
 }
 
 /// Samples from the prompt and the sampling controls; what is wrong with them is said beside
-/// the prompt, and training goes on.
+/// the control, and training goes on.
 pub(crate) fn sample() {
-    match sample_settings() {
-        Ok(settings) => client::post(Request::Sample(settings)),
-        Err(why) => dom::note_beside("prompt", Some(why)),
+    if let Some(settings) = sample_settings() {
+        client::post(Request::Sample(settings));
     }
 }
 
-/// The sampling controls as settings.
-fn sample_settings() -> Result<SampleSettings, &'static str> {
-    Ok(SampleSettings {
+/// The sampling controls as settings, each marked with what is wrong with it (and unmarked
+/// when it is right); None while one is wrong.
+fn sample_settings() -> Option<SampleSettings> {
+    let temperature = dom::value("temperature").trim().parse::<f32>().ok();
+    let temperature_ok = temperature.filter(|t| (0.05..=3.0).contains(t));
+    let why = "The temperature must be a number from 0.05 to 3.";
+    dom::note_beside("temperature", temperature_ok.is_none().then_some(why));
+    let top_k = dom::value("top-k").trim().parse::<usize>().ok();
+    let top_k_ok = top_k.filter(|k| *k <= 256);
+    let why = "Top-k must be a whole number from 0 (all characters) to 256.";
+    dom::note_beside("top-k", top_k_ok.is_none().then_some(why));
+    Some(SampleSettings {
         prompt: dom::value("prompt"),
         tokens: SAMPLE_CHARS,
-        temperature: dom::value("temperature")
-            .parse()
-            .map_err(|_| "The temperature is not a number.")?,
-        top_k: dom::value("top-k")
-            .parse()
-            .map_err(|_| "Top-k is not a whole number.")?,
+        temperature: temperature_ok?,
+        top_k: top_k_ok?,
         seed: js_sys::Date::now() as u64,
     })
 }
@@ -164,14 +168,16 @@ fn sample_settings() -> Result<SampleSettings, &'static str> {
 /// Asks the worker to fine-tune the model as it stands on the user's text with LoRA, as a new
 /// run; a sample from the prompt before the first step is kept to compare.
 pub(crate) fn fine_tune() {
-    let sample = match sample_settings() {
-        Ok(s) => s,
-        Err(why) => return dom::note_beside("prompt", Some(why)),
+    let Some(sample) = sample_settings() else {
+        return;
     };
     let text = dom::value("user-text");
-    if text.trim().is_empty() {
-        let why = "Paste the text to fine-tune on here first.";
-        return dom::note_beside("user-text", Some(why));
+    // Replaces what was said of the text before (a refused character, an empty box).
+    let empty = text.trim().is_empty();
+    let why = "Paste the text to fine-tune on here first.";
+    dom::note_beside("user-text", empty.then_some(why));
+    if empty {
+        return;
     }
     let run = new_run();
     let rank = dom::value("lora-rank").parse().unwrap_or(8);

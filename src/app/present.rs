@@ -154,6 +154,7 @@ fn show_evaluated(e: Evaluated) {
         s.status.train_loss = e.train_loss.or(s.status.train_loss);
         s.status.val_loss = Some(e.val_loss);
         s.status.val_acc = e.val_acc;
+        s.status.val_step = Some(e.step);
         s.status.base_loss = e.base_loss;
         s.history.push(Point {
             step: e.step,
@@ -219,6 +220,9 @@ pub fn show_stats() {
         }
         if let Some(a) = st.val_acc {
             t += &format!(" · val acc {:.1}%", 100.0 * a);
+        }
+        if let Some(v) = st.val_step.filter(|&v| v < st.step) {
+            t += &format!(" (at step {v})");
         }
         if let Some(r) = st.steps_per_s {
             t += &format!(" · {r:.1} steps/s");

@@ -155,6 +155,12 @@ fn at_least_one(v: usize) -> Option<&'static str> {
     (v == 0).then_some("Must be at least 1.")
 }
 
+/// At least 1 and at most `max`, the bounds the control itself shows (its `min` and `max`): a
+/// number typed past them would otherwise build a model the page was not sized for.
+fn at_most(v: usize, max: usize, why: &'static str) -> Option<&'static str> {
+    at_least_one(v).or((v > max).then_some(why))
+}
+
 /// Reads the controls into a Config for `task`, starting from its defaults. Returns None (with
 /// sentences beside the controls) when something is invalid; `examples` bounds the batch.
 pub fn read(form: &mut Form, task: Task, vocab: usize, examples: usize) -> Option<Config> {
@@ -222,29 +228,33 @@ fn read_model(form: &mut Form, model: ModelConfig, p: &mut usize) -> ModelConfig
             *p += bad as usize;
             ModelConfig::Cnn(CnnConfig {
                 channels,
-                hidden: field(form, "hidden", at_least_one, p),
+                hidden: field(form, "hidden", |v| at_most(v, 1024, "At most 1024."), p),
                 ..c
             })
         }
         ModelConfig::Gpt(g) => {
-            let width = field(form, "gpt-width", at_least_one, p);
+            let width = field(form, "gpt-width", |v| at_most(v, 768, "At most 768."), p);
             let heads = field(
                 form,
                 "heads",
                 |h: usize| {
-                    at_least_one(h)
+                    at_most(h, 16, "At most 16 heads.")
                         .or((h > 0 && width % h != 0).then_some("The heads must divide the width."))
                 },
                 p,
             );
             ModelConfig::Gpt(GptConfig {
-                layers: field(form, "layers", at_least_one, p),
+                layers: field(form, "layers", |v| at_most(v, 12, "At most 12 layers."), p),
                 heads,
                 width,
                 context: field(
                     form,
                     "context",
-                    |c: usize| (c < 2).then_some("At least 2."),
+                    |c: usize| {
+                        (c < 2)
+                            .then_some("At least 2.")
+                            .or(at_most(c, 512, "At most 512."))
+                    },
                     p,
                 ),
                 dropout: field(

@@ -19,6 +19,9 @@ pub struct Status {
     pub train_loss: Option<f32>,
     pub val_loss: Option<f32>,
     pub val_acc: Option<f32>,
+    /// The step the validation figures were taken at (the stats line says so once the run
+    /// has moved on, so that they are not read as the current model's).
+    pub val_step: Option<u64>,
     pub steps_per_s: Option<f32>,
     pub adapter: String,
     pub error: Option<String>,

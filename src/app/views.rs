@@ -132,7 +132,7 @@ pub fn draw_confusion(counts: &[usize], k: usize, chosen: Option<(usize, usize)>
     set_text(
         "digit-accuracy",
         &format!(
-            "Test accuracy {:.1}% ({right} of {} right). Rows are the true digit, columns the model's guess: right guesses lie on the diagonal. Click a cell to see its digits.",
+            "Validation accuracy {:.1}% ({right} of {} right). Rows are the true digit, columns the model's guess: right guesses lie on the diagonal. Click a cell to see its digits.",
             100.0 * right as f64 / total.max(1) as f64,
             total
         ),

@@ -103,7 +103,7 @@ fn mlp(c: &MlpConfig, batch: usize) -> Footprint {
 
 fn cnn(c: &CnnConfig, batch: usize) -> Footprint {
     let (mut parameters, mut activations, mut inputs) = (0u64, 0u64, 1usize);
-    let mut largest_map = 0u64;
+    let (mut largest_map, mut largest_unfold, mut largest_dw) = (0u64, 0u64, 0u64);
     for (i, &ch) in c.channels.iter().enumerate().take(64) {
         parameters = parameters.saturating_add(linear(mul(&[inputs, 9]), ch as u64));
         let side = c.image >> i;
@@ -111,8 +111,16 @@ fn cnn(c: &CnnConfig, batch: usize) -> Footprint {
         // The convolution's output, its activation and pooling, and their gradients.
         activations = activations.saturating_add(map.saturating_mul(4));
         largest_map = largest_map.max(map);
+        // On the GPU a convolution is a product with its input unfolded (im2col: 9 values per
+        // input channel and position), and its weight gradient is summed from one per example
+        // (src/ops/conv.rs); both live for one layer's backward at a time.
+        largest_unfold = largest_unfold.max(mul(&[batch, inputs, 9, side, side]));
+        largest_dw = largest_dw.max(mul(&[batch, ch, inputs, 9]));
         inputs = ch;
     }
+    activations = activations
+        .saturating_add(largest_unfold.saturating_mul(2))
+        .saturating_add(largest_dw);
     let side = c.image >> c.channels.len().min(63);
     let flat = mul(&[inputs, side, side]);
     parameters = parameters
@@ -126,6 +134,16 @@ fn cnn(c: &CnnConfig, batch: usize) -> Footprint {
             part(
                 "a convolution's feature maps",
                 largest_map,
+                "batch or channels",
+            ),
+            part(
+                "a convolution's unfolded input",
+                largest_unfold,
+                "batch or channels",
+            ),
+            part(
+                "a convolution's weight gradients, one per example",
+                largest_dw,
                 "batch or channels",
             ),
             part(
@@ -189,12 +207,22 @@ fn adapted(mut f: Footprint, c: &GptConfig) -> Footprint {
 }
 
 /// Bytes as a short figure for a sentence.
-fn gigabytes(bytes: u64) -> String {
+/// (with `extra` more decimals than people usually need).
+fn with_decimals(bytes: u64, extra: usize) -> String {
     match bytes {
-        b if b >= 1 << 40 => format!("{:.0} TB", b as f64 / 1e12),
-        b if b >= 1 << 30 => format!("{:.1} GB", b as f64 / 1e9),
-        b => format!("{:.0} MB", b as f64 / 1e6),
+        b if b >= 1 << 40 => format!("{:.*} TB", extra, b as f64 / 1e12),
+        b if b >= 1 << 30 => format!("{:.*} GB", 1 + extra, b as f64 / 1e9),
+        b => format!("{:.*} MB", extra, b as f64 / 1e6),
     }
+}
+
+/// A size that is more than a limit, and the limit, with decimals enough to tell them apart
+/// (not "1.1 GB, more than the 1.1 GB").
+fn more_than(bytes: u64, limit: u64) -> (String, String) {
+    (0..4)
+        .map(|extra| (with_decimals(bytes, extra), with_decimals(limit, extra)))
+        .find(|(a, b)| a != b)
+        .unwrap_or_else(|| (with_decimals(bytes, 3), with_decimals(limit, 3)))
 }
 
 impl Footprint {
@@ -233,11 +261,10 @@ impl Footprint {
         for p in &self.parts {
             let bytes = p.floats.saturating_mul(4);
             if bytes > max_tensor {
+                let (size, limit) = more_than(bytes, max_tensor);
                 return Err(too_large(format!(
-                    "{} would take {}, more than the {} {who} can hold in one buffer: lower the {}",
+                    "{} would take {size}, more than the {limit} {who} can hold in one buffer: lower the {}",
                     p.what,
-                    gigabytes(bytes),
-                    gigabytes(max_tensor),
                     p.setting
                 )));
             }
@@ -250,11 +277,10 @@ impl Footprint {
             } else {
                 self.step_settings
             };
+            let (size, limit) = more_than(bytes, budget);
             return Err(too_large(format!(
-                "training it would take about {} ({} parameters, kept {COPIES_PER_PARAMETER} times, and one step's activations), more than the {} allowed on {who}: lower the {lower}",
-                gigabytes(bytes),
+                "training it would take about {size} ({} parameters, kept {COPIES_PER_PARAMETER} times, and one step's activations), more than the {limit} allowed on {who}: lower the {lower}",
                 count(self.parameters),
-                gigabytes(budget)
             )));
         }
         Ok(())
@@ -335,6 +361,39 @@ mod tests {
         (g.layers, g.width, g.heads, g.context) = (layers, width, 4, context);
         config.batch = batch;
         config
+    }
+
+    #[test]
+    fn a_cnn_whose_convolution_buffers_would_not_fit_is_refused_naming_the_channels() {
+        let mut config =
+            Config::defaults(Task::Digits, Some(crate::train::Family::Cnn), None, 0).unwrap();
+        let ModelConfig::Cnn(c) = &mut config.model else {
+            unreachable!("a CNN was asked for")
+        };
+        // The feature maps (64 × 512 × 28 × 28 floats at most) fit in 1 GB; the second
+        // layer's weight gradients, one per example (64 × 2048 × 512 × 9), do not.
+        c.channels = vec![512, 2048];
+        config.batch = 64;
+        let f = Footprint::of(&config);
+        let unfold = f
+            .parts
+            .iter()
+            .find(|p| p.what.contains("unfolded"))
+            .unwrap();
+        assert_eq!(unfold.floats, 64 * 512 * 9 * 14 * 14);
+        let why = refusal(&config);
+        assert!(why.contains("weight gradients, one per example"), "{why}");
+        assert!(why.contains("lower the batch or channels"), "{why}");
+    }
+
+    #[test]
+    fn a_size_just_over_its_limit_is_told_apart_from_it() {
+        let gb = 1u64 << 30;
+        assert_eq!(
+            more_than(gb + gb / 100, gb),
+            ("1.08 GB".into(), "1.07 GB".into())
+        );
+        assert_eq!(more_than(3 * gb, gb), ("3.2 GB".into(), "1.1 GB".into()));
     }
 
     fn refusal(config: &Config) -> String {

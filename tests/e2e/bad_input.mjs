@@ -80,5 +80,27 @@ export async function badInput(t, url, out) {
     await expect(`${name} kept the user's text`, await page.inputValue('#user-text') === own ? 'kept' : 'replaced', 'kept');
   }
   await page.screenshot({ path: `${out}/bad-text-file.png` });
+
+  // The GPT's fields are held to the bounds they show, and the sampling controls each say what
+  // is wrong beside themselves, until they are fixed.
+  for (const [id, value, want] of [['layers', '100', 'At most 12 layers.'], ['context', '99999', 'At most 512.']]) {
+    await page.fill(`#${id}`, value);
+    await page.dispatchEvent(`#${id}`, 'change');
+    await expect(`${id} = "${value}"`, await hint(page, id), want);
+  }
+  for (const [id, value, want] of [['top-k', '-5', 'whole number from 0'], ['temperature', '0', 'from 0.05 to 3']]) {
+    await page.fill(`#${id}`, value);
+    await page.click('#sample');
+    await expect(`${id} = "${value}"`, await hint(page, id, 'link-hint'), want);
+  }
+  await page.fill('#layers', '2');
+  await page.fill('#context', '32');
+  await page.fill('#top-k', '10');
+  await page.fill('#temperature', '0.8');
+  await page.click('#sample');
+  tested += 1;
+  if (await hint(page, 'top-k', 'link-hint') || await hint(page, 'temperature', 'link-hint')) {
+    await fail('bad input: a sampling control keeps its sentence after it was fixed');
+  }
   console.log(`bad input: ${tested} checks passed`);
 }
