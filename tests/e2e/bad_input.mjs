@@ -81,6 +81,19 @@ export async function badInput(t, url, out) {
   }
   await page.screenshot({ path: `${out}/bad-text-file.png` });
 
+  // Own text too short for a run: Reset says why beside the text box, not only at the top of
+  // the page (on a phone the box is far below it); a text that can be used clears it.
+  await page.fill('#user-text', 'too short');
+  await page.click('#reset');
+  await page.waitForFunction(() => { const h = document.getElementById('user-text-hint'); return h && !h.hidden; }, null, { timeout: 30000 })
+    .catch(() => fail('bad input: a text too short for a run gave no sentence beside the text box'));
+  await expect('own text too short', await hint(page, 'user-text'), 'too few to train on');
+  await page.fill('#user-text', own);
+  await page.click('#reset');
+  await page.waitForFunction(() => !document.getElementById('user-text-hint'), null, { timeout: 60000 })
+    .catch(() => fail('bad input: the sentence beside the text box stays once the text can be used'));
+  tested += 1;
+
   // The GPT's fields are held to the bounds they show, and the sampling controls each say what
   // is wrong beside themselves, until they are fixed.
   for (const [id, value, want] of [['layers', '100', 'At most 12 layers.'], ['context', '99999', 'At most 512.']]) {

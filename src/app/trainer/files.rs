@@ -36,15 +36,18 @@ impl Trainer {
             .session
             .as_mut()
             .ok_or("Start a run first, then load a checkpoint into it.")?;
-        session
-            .load(bytes)
-            .map_err(|e| format!("That file cannot be loaded: {}", e.sentence()))?;
+        let why = session.load(bytes).err().map(|e| e.sentence());
+        let step = session.step;
+        // Said beside the Load control too: on a phone it sits far below the error line.
+        self.report(Report::Marks(vec![("load".into(), why.clone())]));
+        if let Some(why) = why {
+            return Err(format!("That file cannot be loaded: {why}"));
+        }
         // A base model loaded under a LoRA run's adapters is what a new fine-tuning adapts.
         if let Some(base) = self.lora_base.as_mut().filter(|_| holds_base(bytes)) {
             base.checkpoint = bytes.to_vec();
         }
         // The file is a checkpoint on the CPU side already: resume from it if the GPU is lost.
-        let step = session.step;
         self.keep(bytes.to_vec(), step);
         self.report(Report::ClearError);
         self.evaluate(None, true).await

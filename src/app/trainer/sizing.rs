@@ -49,8 +49,9 @@ impl Sizing {
     fn sentence(&self) -> String {
         let (kept, rate) = self.kept;
         let mut s = format!(
-            "Sized to {}: {kept} trains at {rate:.0} steps a second here.",
-            self.on
+            "Sized to {}: {kept} trains at {} here.",
+            self.on,
+            pace(rate)
         );
         match self.next {
             Some((next, rate, timed)) => {
@@ -67,6 +68,16 @@ impl Sizing {
             None => s += " It is the largest size.",
         }
         s + " Choose a size to override."
+    }
+}
+
+/// A rate of steps as a person says it: "12 steps a second", or "a step every 2.5 seconds"
+/// below about one a second (not "1 steps a second").
+fn pace(rate: f32) -> String {
+    if rate >= 1.5 {
+        format!("{rate:.0} steps a second")
+    } else {
+        format!("a step every {:.1} seconds", 1.0 / rate.max(1e-3))
     }
 }
 
