@@ -90,6 +90,8 @@ fn show_built(built: Built) {
     let chosen = runs::checked();
     pad::clear_pad();
     dom::set_text("pad-guess", pad::PAD_PROMPT);
+    // What was said of a file that could not be loaded is about the model this one replaces.
+    dom::mark("load", None);
     with(|s| {
         s.run = run;
         s.overlays = runs::overlays(&chosen);

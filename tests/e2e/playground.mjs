@@ -66,6 +66,9 @@ for (const { task, canvases, timeout } of tasks) {
   await page.setInputFiles('#load', { name: 'broken.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from('this is not a checkpoint') });
   await page.waitForFunction(() => { const e = document.getElementById('error'); return !e.hidden && e.textContent.includes('cannot be loaded: This is not a safetensors file'); }, null, { timeout: 30000 })
     .catch(() => fail(`${task}: no error sentence for a broken checkpoint`));
+  // Beside the Load control too, which on a phone sits far below the error line.
+  const beside = await page.evaluate(() => document.getElementById('load-hint')?.textContent ?? '');
+  if (!beside.includes('not a safetensors file')) await fail(`${task}: no sentence beside Load for a broken checkpoint, got "${beside}"`);
   await page.screenshot({ path: `${out}/${task}.png`, fullPage: true });
 }
 
