@@ -48,6 +48,14 @@ impl BestKeeper {
     pub fn best(&self) -> Option<(f32, u64)> {
         self.best
     }
+
+    /// The best loss, when `loss` has run away from it: ten times as high and 10 nats more.
+    /// Noise and a little overfitting never come near that; a learning rate too high for the
+    /// model does (a finite loss that grows, which the NaN guard does not catch).
+    pub fn runaway(&self, loss: f32) -> Option<f32> {
+        let (best, _) = self.best?;
+        (loss > (10.0 * best).max(best + 10.0)).then_some(best)
+    }
 }
 
 #[cfg(test)]
@@ -68,6 +76,17 @@ mod tests {
         );
         assert_eq!(k.observe(1.9, 60), Verdict::Stop);
         assert_eq!(k.best(), Some((1.4, 40)));
+        assert_eq!(k.runaway(13.0), None, "13 is under ten times 1.4");
+        assert_eq!(k.runaway(14.5), Some(1.4));
+        let mut small = BestKeeper::new(None);
+        small.observe(0.05, 1);
+        assert_eq!(small.runaway(5.0), None, "5 is under 0.05 + 10");
+        assert_eq!(small.runaway(10.5), Some(0.05));
+        assert_eq!(
+            BestKeeper::new(None).runaway(1e12),
+            None,
+            "nothing to compare with"
+        );
         let mut patient = BestKeeper::new(None);
         patient.observe(1.0, 1);
         for step in 2..100 {

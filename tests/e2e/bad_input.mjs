@@ -115,5 +115,15 @@ export async function badInput(t, url, out) {
   if (await hint(page, 'top-k', 'link-hint') || await hint(page, 'temperature', 'link-hint')) {
     await fail('bad input: a sampling control keeps its sentence after it was fixed');
   }
+  // A learning rate far too high: the loss runs away, finite (so the NaN guard lets it run),
+  // and the page says so beside the learning rate. On the CPU backend, whose f64 keeps it
+  // finite.
+  await page.goto(`${url}?task=spiral&lr=1000000&backend=cpu`);
+  await firstEvaluation(t);
+  await page.click('#train');
+  await page.waitForFunction(() => { const h = document.getElementById('lr-hint'); return h && !h.hidden && h.textContent.includes('ran away'); }, null, { timeout: 60000 })
+    .catch(() => fail('bad input: a runaway loss gave no sentence beside the learning rate'));
+  tested += 1;
+  console.log(`bad input, runaway: ${await hint(page, 'lr')}`);
   console.log(`bad input: ${tested} checks passed`);
 }

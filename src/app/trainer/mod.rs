@@ -10,6 +10,7 @@ mod inbox;
 mod inspect;
 mod loader;
 mod recovery;
+mod runaway;
 mod sampling;
 mod scope;
 mod sizing;
@@ -80,6 +81,8 @@ struct Trainer {
     /// The lowest validation loss of this run and its step; every evaluation's loss.
     best: BestKeeper,
     evals: Vec<(u64, f32)>,
+    /// Whether the page was told beside the learning rate that the loss ran away.
+    runaway_said: bool,
     /// A recent checkpoint on the CPU side, to resume from if the GPU device is lost.
     kept: Option<recovery::Kept>,
     /// Devices lost in this run.
@@ -110,6 +113,7 @@ impl Trainer {
             trained_ms: 0.0,
             best: BestKeeper::new(None),
             evals: Vec::new(),
+            runaway_said: false,
             kept: None,
             recoveries: 0,
             sampler: None,
@@ -345,6 +349,7 @@ impl Trainer {
         self.trained_ms = 0.0;
         self.best = BestKeeper::new(None);
         self.evals.clear();
+        self.runaway_said = false;
         self.kept = None;
         self.recoveries = 0;
     }
@@ -450,6 +455,7 @@ impl Trainer {
         if self.stale() {
             return Ok(());
         }
+        self.say_if_runaway(eval.loss);
         self.best.observe(eval.loss, step);
         self.evals.push((step, eval.loss));
         self.report(Report::Evaluated(Evaluated {
