@@ -155,9 +155,9 @@ fn at_least_one(v: usize) -> Option<&'static str> {
     (v == 0).then_some("Must be at least 1.")
 }
 
-/// At least 1 and at most `max`, the bounds the control itself shows (its `min` and `max`): a
-/// number typed past them would otherwise build a model the page was not sized for.
-fn at_most(v: usize, max: usize, why: &'static str) -> Option<&'static str> {
+/// From 1 to `max`, the bounds the control itself shows (its `min` and `max`): a number typed
+/// past them would otherwise build a model the page was not sized for.
+fn one_to(v: usize, max: usize, why: &'static str) -> Option<&'static str> {
     at_least_one(v).or((v > max).then_some(why))
 }
 
@@ -228,23 +228,23 @@ fn read_model(form: &mut Form, model: ModelConfig, p: &mut usize) -> ModelConfig
             *p += bad as usize;
             ModelConfig::Cnn(CnnConfig {
                 channels,
-                hidden: field(form, "hidden", |v| at_most(v, 1024, "At most 1024."), p),
+                hidden: field(form, "hidden", |v| one_to(v, 1024, "At most 1024."), p),
                 ..c
             })
         }
         ModelConfig::Gpt(g) => {
-            let width = field(form, "gpt-width", |v| at_most(v, 768, "At most 768."), p);
+            let width = field(form, "gpt-width", |v| one_to(v, 768, "At most 768."), p);
             let heads = field(
                 form,
                 "heads",
                 |h: usize| {
-                    at_most(h, 16, "At most 16 heads.")
+                    one_to(h, 16, "At most 16 heads.")
                         .or((h > 0 && width % h != 0).then_some("The heads must divide the width."))
                 },
                 p,
             );
             ModelConfig::Gpt(GptConfig {
-                layers: field(form, "layers", |v| at_most(v, 12, "At most 12 layers."), p),
+                layers: field(form, "layers", |v| one_to(v, 12, "At most 12 layers."), p),
                 heads,
                 width,
                 context: field(
@@ -253,7 +253,7 @@ fn read_model(form: &mut Form, model: ModelConfig, p: &mut usize) -> ModelConfig
                     |c: usize| {
                         (c < 2)
                             .then_some("At least 2.")
-                            .or(at_most(c, 512, "At most 512."))
+                            .or((c > 512).then_some("At most 512."))
                     },
                     p,
                 ),
