@@ -1,5 +1,6 @@
 // Strided copies: dst[dst_off + idx·ds] = src[src_off + idx·ss] for every index idx of `shape`.
-// Permute, slice, expand, concat and their backward passes are all this one kernel.
+// Permute, slice, expand, concat and their backward passes are all this one kernel. ELEM is f32,
+// or vec4<f32> where src/ops/copy.rs has put the copy in units of four.
 
 struct Params {
     n: u32,
@@ -11,8 +12,8 @@ struct Params {
     ds: array<vec4<u32>, 2>,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> src: array<f32>;
-@group(0) @binding(2) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(1) var<storage, read> src: array<{{ELEM}}>;
+@group(0) @binding(2) var<storage, read_write> dst: array<{{ELEM}}>;
 
 @compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn copy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

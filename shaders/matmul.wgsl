@@ -21,6 +21,10 @@ const DEPTH: u32 = 16u;
 override VEC4: bool;
 // K split into chunks (p.parts > 1).
 override SPLIT: bool;
+// What a product of causal attention may skip (src/ops/matmul.rs, `Causal`): 0 nothing, 1 C
+// above the diagonal, 2 op(A) right of it (k > row), 3 op(A) left of it (k < row). A constant,
+// so that the dense product compiles as before: as a parameter it cost matmul_4096 9 %.
+override CAUSAL: u32;
 
 // [k][32 groups of 4 rows] and [k][32 groups of 4 columns]: two indices, so that the bounds
 // check on the group is the same at every depth and leaves the inner loop.
@@ -129,8 +133,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let batch = select(wid.z, wid.z / p.parts, SPLIT);
     let a_base = batch * p.a_batch_stride;
     let b_base = batch * p.b_batch_stride;
-    let k_start = select(0u, (wid.z % p.parts) * p.k_chunk, SPLIT);
-    let k_end = select(p.k, min(p.k, k_start + p.k_chunk), SPLIT);
+    let k_first = select(0u, (wid.z % p.parts) * p.k_chunk, SPLIT);
+    let k_last = select(p.k, min(p.k, k_first + p.k_chunk), SPLIT);
+    // Causal attention's products skip what gives zeros or is not needed (CAUSAL): the
+    // tile's K range shrinks, to nothing for a tile of C above the diagonal.
+    let k_start = select(k_first, max(k_first, row0), CAUSAL == 3u);
+    let above = CAUSAL == 1u && col0 >= row0 + 128u;
+    let k_end = select(select(k_last, min(k_last, row0 + 128u), CAUSAL == 2u), k_start, above);
     var c00 = vec4<f32>(0.0);
     var c01 = vec4<f32>(0.0);
     var c10 = vec4<f32>(0.0);

@@ -256,6 +256,36 @@ fn argmax_picks_the_first_maximum() {
 }
 
 #[test]
+fn movement_in_rows_of_four_matches_cpu() {
+    run(async {
+        // Innermost axes of 8: the copies that keep them whole move vec4s (src/ops/copy.rs);
+        // an offset of 2 or a moved innermost axis falls back to single floats.
+        let x = || input(&[3, 5, 8], 7);
+        check_op("permute, rows kept", &[x()], 1e-6, |_, t| {
+            t[0].permute(&[1, 0, 2])
+        })
+        .await;
+        check_op("permute, rows moved", &[x()], 1e-6, |_, t| {
+            t[0].permute(&[2, 0, 1])
+        })
+        .await;
+        check_op("slice of whole fours", &[x()], 1e-6, |_, t| {
+            t[0].slice(2, 4, 4)
+        })
+        .await;
+        check_op("slice from 2", &[x()], 1e-6, |_, t| t[0].slice(2, 2, 4)).await;
+        check_op(
+            "concat of rows of 8",
+            &[x(), input(&[3, 2, 8], 8)],
+            1e-6,
+            |_, t| Tensor::concat(&[t[0].clone(), t[1].clone()], 1),
+        )
+        .await;
+        check_op("pad to 12", &[x()], 1e-6, |_, t| t[0].pad(2, (0, 4), 0.5)).await;
+    });
+}
+
+#[test]
 fn movement_ops_match_cpu() {
     run(async {
         let x = || input(&[3, 5, 7], 1);

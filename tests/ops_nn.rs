@@ -266,6 +266,33 @@ fn packed_attention_matches_cpu() {
 }
 
 #[test]
+fn attention_through_the_scores_matches_the_other_paths() {
+    run(async {
+        // The path long sequences take on real GPUs (heads gathered, batched score matmuls, a
+        // causal softmax), at small ragged sizes, heads of 8 and of 64: on the GPU against the
+        // CPU's row attention, and on the CPU against the GPU's tiled or row kernels. With 64
+        // heads of 202 positions the products are large enough for the 128 × 128 tiles, which
+        // skip what causality makes zero (a whole tile of scores, half of K in others).
+        for (b, t, c, h) in [(2, 37, 24, 3), (1, 70, 128, 2), (32, 202, 8, 2)] {
+            for scores_on_cpu in [false, true] {
+                check_op(
+                    &format!("attention via scores t={t} c={c} (on the CPU: {scores_on_cpu})"),
+                    &[input(&[b, t, 3 * c], 6)],
+                    1e-4,
+                    |device, x| match (device, scores_on_cpu) {
+                        (Device::Cpu, true) | (Device::Gpu(_), false) => {
+                            x[0].attention_via_scores(h)
+                        }
+                        _ => x[0].attention_packed(h),
+                    },
+                )
+                .await;
+            }
+        }
+    });
+}
+
+#[test]
 fn packed_attention_backward_survives_a_change_of_kernels() {
     run(async {
         // Forward on the tiled kernels, backward on the row kernels: both keep the softmax's

@@ -78,6 +78,37 @@ pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<T
     product(a, b, (ta, tb), Epilogue::default())
 }
 
+/// What a product of causal attention (src/ops/attention/scores.rs) knows to be zero or not
+/// needed, so that the large-tile kernel skips tiles or parts of K that give nothing. The
+/// other kernels and the CPU compute everything, which gives the same where it is needed.
+#[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Causal {
+    /// A dense product.
+    #[default]
+    No = 0,
+    /// Only C[i, j] with j ≤ i is needed (scores, and their gradient).
+    OutputLower = 1,
+    /// op(A)[i, k] is zero for k > i (probabilities times values or keys).
+    ALower = 2,
+    /// op(A)[i, k] is zero for k < i (transposed probabilities times queries or dO).
+    AUpper = 3,
+}
+
+/// op(a) · op(b) batched, skipping what `causal` says gives nothing: outside the graph (the
+/// entries it leaves out are not the product's).
+pub(crate) fn matmul_causal(
+    a: &Tensor,
+    b: &Tensor,
+    (ta, tb): (bool, bool),
+    causal: Causal,
+) -> Result<Tensor> {
+    let epilogue = Epilogue {
+        causal,
+        ..Epilogue::default()
+    };
+    crate::autograd::no_grad(|| product(a, b, (ta, tb), epilogue))
+}
+
 crate::kernel_params! {
     /// shaders/matmul_out.wgsl's parameters, shared by every matmul kernel.
     /// `k_chunk` and `parts`: how K is split (matmul_split.rs), all of it in one for every
@@ -94,6 +125,8 @@ struct Epilogue<'a> {
     bias: Option<&'a Tensor>,
     /// C's shape, added element by element (a residual connection).
     residual: Option<&'a Tensor>,
+    /// What the product may skip (`Causal`): not an addition, but known as C is planned.
+    causal: Causal,
 }
 
 impl Epilogue<'_> {
@@ -244,6 +277,7 @@ fn plan(
     d: Dims,
     (ta, tb): (bool, bool),
     operands: [&Tensor; 2],
+    causal: Causal,
 ) -> Result<(Kernel, [u32; 3], Split)> {
     let (m, n, k, nb) = (d.m, d.n, d.k, d.batches as u32);
     let whole = Split::whole(k);
@@ -264,7 +298,8 @@ fn plan(
         });
         let kernel = Kernel::new("matmul", source, "main")
             .constant("VEC4", rows_of_4)
-            .constant("SPLIT", big_split.parts > 1);
+            .constant("SPLIT", big_split.parts > 1)
+            .constant("CAUSAL", causal as u32);
         let [x, y, z] = tiles(128);
         let groups = [x, y, z * big_split.parts as u32];
         return Ok((kernel, groups, big_split));
@@ -285,7 +320,7 @@ fn gpu_product(
     (ta, tb): (bool, bool),
     epilogue: Epilogue,
 ) -> Result<Storage> {
-    let (kernel, groups, split) = plan(gpu, d, (ta, tb), [a, b])?;
+    let (kernel, groups, split) = plan(gpu, d, (ta, tb), [a, b], epilogue.causal)?;
     let max = gpu.limits().max_compute_workgroups_per_dimension;
     if let Some(&too_many) = groups.iter().find(|&&g| g > max) {
         return Err(Error::TooLarge {
@@ -422,7 +457,7 @@ impl Tensor {
         self.check_linear(weight)?;
         let epilogue = Epilogue {
             bias,
-            residual: None,
+            ..Epilogue::default()
         };
         self.fold_rows(|flat| product(flat, weight, (false, true), epilogue))
     }
@@ -451,6 +486,7 @@ impl Tensor {
         let epilogue = Epilogue {
             bias,
             residual: Some(&flat_residual),
+            ..Epilogue::default()
         };
         self.fold_rows(|flat| product(flat, weight, (false, true), epilogue))
     }

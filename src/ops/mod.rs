@@ -5,6 +5,7 @@
 mod attention;
 mod binary;
 mod conv;
+mod copy;
 mod dropout;
 mod embedding;
 mod layernorm;
@@ -21,8 +22,9 @@ mod shape;
 mod softmax;
 mod unary;
 
+pub(crate) use attention::SCORES_FROM;
 pub use binary::Binary;
-pub(crate) use matmul::matmul_raw;
+pub(crate) use matmul::{matmul_causal, matmul_raw, Causal};
 pub use shape::broadcast_shapes;
 pub use unary::Unary;
 

@@ -1,108 +1,12 @@
 //! Movement: reshape (no copy), permute/transpose, slice (strided too), concat and expand; pad
-//! in `pad.rs`. Everything that moves data is one strided-copy kernel with different strides
-//! and offsets.
+//! in `pad.rs`. Everything that moves data is one strided-copy kernel (copy.rs) with different
+//! strides and offsets.
 
-use super::gpu_of;
-use super::shape::{
-    broadcast_shapes, broadcast_strides, check_rank, pack, strided_offsets, strides, Packed,
-};
+use super::copy::{copy_into, Copy};
+use super::shape::{broadcast_shapes, broadcast_strides, strides};
 use crate::autograd::Backward;
 use crate::error::{Error, Result};
-use crate::gpu::{Binding, Kernel};
-use crate::tensor::{gpu_output, numel, DType, Device, Host, Storage, Tensor};
-
-/// One strided copy of the index space `shape` from `src` into `dst`.
-pub(super) struct Copy<'a> {
-    pub(super) src: &'a Tensor,
-    pub(super) src_off: usize,
-    pub(super) src_strides: Vec<usize>,
-    pub(super) shape: Vec<usize>,
-    pub(super) dst_off: usize,
-    pub(super) dst_strides: Vec<usize>,
-}
-
-crate::kernel_params! {
-    /// shaders/fill.wgsl: `n` elements set to `value`.
-    struct FillParams { n: u32, value: f32 }
-}
-
-crate::kernel_params! {
-    /// shaders/copy.wgsl: `n` elements of a strided view of `rank` dimensions.
-    struct CopyParams {
-        n: u32,
-        rank: u32,
-        src_off: u32,
-        dst_off: u32,
-        shape: Packed,
-        ss: Packed,
-        ds: Packed,
-    }
-}
-
-/// Runs the copies into a new f32 buffer of `len` elements that starts filled with zeros.
-fn copy_into(device: &Device, len: usize, copies: &[Copy]) -> Result<Storage> {
-    copy_over(device, len, 0.0, copies)
-}
-
-/// Runs the copies into a new f32 buffer of `len` elements that starts filled with `fill`.
-pub(super) fn copy_over(
-    device: &Device,
-    len: usize,
-    fill: f32,
-    copies: &[Copy],
-) -> Result<Storage> {
-    for c in copies {
-        c.src.expect_dtype("copy", DType::F32)?;
-        check_rank("copy", &c.shape)?;
-    }
-    match gpu_of(device) {
-        None => {
-            let mut out = vec![fill as f64; len];
-            for c in copies {
-                let v = c.src.host_f64("copy")?;
-                let from = strided_offsets(&c.shape, &c.src_strides);
-                let to = strided_offsets(&c.shape, &c.dst_strides);
-                for (s, d) in from.iter().zip(&to) {
-                    out[c.dst_off + d] = v[c.src_off + s];
-                }
-            }
-            Ok(Storage::Host(Host::F(out)))
-        }
-        Some(gpu) => {
-            let out = gpu_output(gpu, len)?;
-            let covered: usize = copies.iter().map(|c| numel(&c.shape)).sum();
-            if covered < len {
-                let kernel = Kernel::new("fill", include_str!("../../shaders/fill.wgsl"), "main");
-                let params = FillParams {
-                    n: len as u32,
-                    value: fill,
-                };
-                let bindings = [Binding::write(out.handle())];
-                gpu.dispatch(&kernel, &params, &bindings, gpu.groups_elementwise(len))?;
-            }
-            let kernel = Kernel::new("copy", include_str!("../../shaders/copy.wgsl"), "copy");
-            for c in copies {
-                let n = numel(&c.shape);
-                if n == 0 {
-                    continue;
-                }
-                let src = c.src.buffer("copy")?;
-                let params = CopyParams {
-                    n: n as u32,
-                    rank: c.shape.len() as u32,
-                    src_off: c.src_off as u32,
-                    dst_off: c.dst_off as u32,
-                    shape: pack(&c.shape),
-                    ss: pack(&c.src_strides),
-                    ds: pack(&c.dst_strides),
-                };
-                let bindings = [Binding::read(&src), Binding::write(out.handle())];
-                gpu.dispatch(&kernel, &params, &bindings, gpu.groups_elementwise(n))?;
-            }
-            Ok(Storage::Gpu(out))
-        }
-    }
-}
+use crate::tensor::{numel, DType, Tensor};
 
 /// A contiguous copy of `src` read through `src_strides` (and an offset) as `shape`.
 fn gather(

@@ -2,7 +2,7 @@
 //! tensor. Forward is the strided copy into a buffer filled with the value; backward is the
 //! slice of the gradient where the input went.
 
-use super::movement::{copy_over, Copy};
+use super::copy::{copy_over, Copy};
 use super::shape::strides;
 use crate::autograd::Backward;
 use crate::error::Result;

@@ -170,7 +170,9 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
     Footprint {
         parameters,
         frozen: 0,
-        activations: tokens.saturating_mul(per_token),
+        activations: tokens
+            .saturating_mul(per_token)
+            .saturating_add(attention_scores(c, batch)),
         parts: vec![
             part("an MLP weight (4·width × width)", mul(&[4, w, w]), "width"),
             part(
@@ -192,6 +194,16 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
         model_settings: "width or layers",
         step_settings: "batch or context",
     }
+}
+
+/// Floats of attention probabilities a step keeps where long contexts go through the T×T
+/// scores (src/ops/attention/scores.rs): batch × heads × context² per layer, and two more
+/// layers' worth for the scores and their gradients while one is in flight.
+fn attention_scores(c: &GptConfig, batch: usize) -> u64 {
+    if c.context < crate::ops::SCORES_FROM {
+        return 0;
+    }
+    mul(&[c.layers + 2, batch, c.heads, c.context, c.context])
 }
 
 /// With LoRA adapters of rank r on each block's four projections (in → out: width → 3·width,
@@ -384,6 +396,15 @@ mod tests {
         let why = refusal(&config);
         assert!(why.contains("weight gradients, one per example"), "{why}");
         assert!(why.contains("lower the batch or channels"), "{why}");
+    }
+
+    #[test]
+    fn long_contexts_count_the_attention_probabilities_they_keep() {
+        let activations = |context| Footprint::of(&gpt_config(2, 64, 8, context)).activations;
+        // Per token the rest grows linearly: what doubling 128 adds is only that.
+        let linear = 2 * activations(128);
+        let scores = (2 + 2) * 8 * 4 * 256 * 256;
+        assert_eq!(activations(256), linear + scores);
     }
 
     #[test]

@@ -1,10 +1,14 @@
 //! Causal multi-head self-attention as one op: q, k, v [B, T, C] with C split into heads;
-//! future positions masked, stable softmax, backward on the GPU without materialising the
-//! T×T matrix in memory. causal.rs takes q, k and v as three tensors, packed.rs as one
-//! [B, T, 3C] tensor; tiled.rs holds the FlashAttention-style kernels both use on real GPUs.
+//! future positions masked, stable softmax, backward on the GPU. causal.rs takes q, k and v
+//! as three tensors, packed.rs as one [B, T, 3C] tensor; tiled.rs holds the
+//! FlashAttention-style kernels both use on real GPUs, which never hold the T×T matrix;
+//! scores.rs the path through it that long packed sequences take there, as the faster.
 
 mod causal;
 mod packed;
+mod scores;
+
+pub(crate) use scores::SCORES_FROM;
 mod tiled;
 
 use crate::error::{Error, Result};

@@ -3,7 +3,7 @@
 //! gradients side by side; elsewhere the three are sliced out and `attention` runs.
 
 use super::causal::attention_backward;
-use super::{tiled, Dims};
+use super::{scores, tiled, Dims};
 use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -87,11 +87,20 @@ fn attention_packed_backward(
 }
 
 impl Tensor {
+    /// `attention_packed` through the T×T score matrix on any device, whatever the sizes:
+    /// the path long sequences take on real GPUs, open to tests at any size.
+    pub fn attention_via_scores(&self, heads: usize) -> Result<Tensor> {
+        scores::forward(self, packed_dims(self, heads)?)
+    }
+
     /// Causal self-attention over a packed [B, T, 3C] tensor that holds q, k and v side by side
     /// (as one linear layer makes them): the same as slicing the three out and calling
     /// `attention`, without the copies where the tiled GPU kernels run.
     pub fn attention_packed(&self, heads: usize) -> Result<Tensor> {
         let dm = packed_dims(self, heads)?;
+        if gpu_of(self.device()).is_some_and(|gpu| scores::chosen(gpu, dm)) {
+            return scores::forward(self, dm);
+        }
         let Some((gpu, plan)) = tiled(self, dm) else {
             let c = dm.c;
             return self.slice(2, 0, c)?.attention(
