@@ -123,6 +123,86 @@ fn put_b(s: u32, v: vec4<f32>) {
     b_tile[slot_depth(s, TB)][slot_group(s, TB)] = v;
 }
 
+// Where an operand's vec4s run along K (A stored [M, K], or B stored [N, K] with VEC4) the
+// tile wants them across rows. With BLOCKS a thread of the first half (A) or of the second (B)
+// fetches a block of 4 rows × 4 depths as four vec4s and stores it as four vec4s, transposed
+// in registers; without, each value goes into its component of a tile vec4 (put_a, put_b).
+// src/ops/matmul.rs sets BLOCKS in the browser only: on an H100 it took nanochar's page step
+// from 58 to 53 ms (Tint), and natively it cost 6 % (naga).
+override BLOCKS: bool;
+fn a_blocks() -> bool { return BLOCKS && VEC4 && !TA; }
+fn b_blocks() -> bool { return BLOCKS && VEC4 && TB; }
+
+// What a thread fetches of a tile for one slice: two slots, or a block, in v0..v3.
+struct Fetched { v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32> }
+
+// Row (or column) `j` of block `t` (0..128: 32 groups of 4 rows, 4 quarters of the slice).
+fn fetch_a_block(base: u32, row0: u32, k0: u32, t: u32, j: u32) -> vec4<f32> {
+    let r = row0 + (t / 4u) * 4u + j;
+    let kk = k0 + (t % 4u) * 4u;
+    if (r >= p.m || kk >= p.k) { return vec4<f32>(0.0); }
+    return a[(base + r * p.k + kk) >> 2u];
+}
+
+fn fetch_b_block(base: u32, col0: u32, k0: u32, t: u32, j: u32) -> vec4<f32> {
+    let cc = col0 + (t / 4u) * 4u + j;
+    let kk = k0 + (t % 4u) * 4u;
+    if (cc >= p.n || kk >= p.k) { return vec4<f32>(0.0); }
+    return b[(base + cc * p.k + kk) >> 2u];
+}
+
+fn fetch_a_all(base: u32, row0: u32, k0: u32, tid: u32) -> Fetched {
+    let zero = vec4<f32>(0.0);
+    if (!a_blocks()) {
+        return Fetched(fetch_a(base, row0, k0, tid), fetch_a(base, row0, k0, tid + 256u), zero, zero);
+    }
+    if (tid >= 128u) { return Fetched(zero, zero, zero, zero); }
+    return Fetched(fetch_a_block(base, row0, k0, tid, 0u), fetch_a_block(base, row0, k0, tid, 1u),
+                   fetch_a_block(base, row0, k0, tid, 2u), fetch_a_block(base, row0, k0, tid, 3u));
+}
+
+fn fetch_b_all(base: u32, col0: u32, k0: u32, tid: u32) -> Fetched {
+    let zero = vec4<f32>(0.0);
+    if (!b_blocks()) {
+        return Fetched(fetch_b(base, col0, k0, tid), fetch_b(base, col0, k0, tid + 256u), zero, zero);
+    }
+    if (tid < 128u) { return Fetched(zero, zero, zero, zero); }
+    let t = tid - 128u;
+    return Fetched(fetch_b_block(base, col0, k0, t, 0u), fetch_b_block(base, col0, k0, t, 1u),
+                   fetch_b_block(base, col0, k0, t, 2u), fetch_b_block(base, col0, k0, t, 3u));
+}
+
+fn put_a_all(tid: u32, f: Fetched) {
+    if (!a_blocks()) {
+        put_a(tid, f.v0);
+        put_a(tid + 256u, f.v1);
+        return;
+    }
+    if (tid >= 128u) { return; }
+    let g = tid / 4u;
+    let kk = (tid % 4u) * 4u;
+    a_tile[kk][g] = vec4<f32>(f.v0.x, f.v1.x, f.v2.x, f.v3.x);
+    a_tile[kk + 1u][g] = vec4<f32>(f.v0.y, f.v1.y, f.v2.y, f.v3.y);
+    a_tile[kk + 2u][g] = vec4<f32>(f.v0.z, f.v1.z, f.v2.z, f.v3.z);
+    a_tile[kk + 3u][g] = vec4<f32>(f.v0.w, f.v1.w, f.v2.w, f.v3.w);
+}
+
+fn put_b_all(tid: u32, f: Fetched) {
+    if (!b_blocks()) {
+        put_b(tid, f.v0);
+        put_b(tid + 256u, f.v1);
+        return;
+    }
+    if (tid < 128u) { return; }
+    let g = (tid - 128u) / 4u;
+    let kk = (tid % 4u) * 4u;
+    b_tile[kk][g] = vec4<f32>(f.v0.x, f.v1.x, f.v2.x, f.v3.x);
+    b_tile[kk + 1u][g] = vec4<f32>(f.v0.y, f.v1.y, f.v2.y, f.v3.y);
+    b_tile[kk + 2u][g] = vec4<f32>(f.v0.z, f.v1.z, f.v2.z, f.v3.z);
+    b_tile[kk + 3u][g] = vec4<f32>(f.v0.w, f.v1.w, f.v2.w, f.v3.w);
+}
+
+
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
@@ -157,22 +237,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     var c70 = vec4<f32>(0.0);
     var c71 = vec4<f32>(0.0);
 
-    // Two slots of each tile per thread.
-    var a0n = fetch_a(a_base, row0, k_start, tid);
-    var a1n = fetch_a(a_base, row0, k_start, tid + 256u);
-    var b0n = fetch_b(b_base, col0, k_start, tid);
-    var b1n = fetch_b(b_base, col0, k_start, tid + 256u);
+    // Two slots of each tile per thread, or a block for the threads of its half.
+    var an = fetch_a_all(a_base, row0, k_start, tid);
+    var bn = fetch_b_all(b_base, col0, k_start, tid);
     for (var k0 = k_start; k0 < k_end; k0 += DEPTH) {
-        put_a(tid, a0n);
-        put_a(tid + 256u, a1n);
-        put_b(tid, b0n);
-        put_b(tid + 256u, b1n);
+        put_a_all(tid, an);
+        put_b_all(tid, bn);
         workgroupBarrier();
         if (k0 + DEPTH < k_end) {
-            a0n = fetch_a(a_base, row0, k0 + DEPTH, tid);
-            a1n = fetch_a(a_base, row0, k0 + DEPTH, tid + 256u);
-            b0n = fetch_b(b_base, col0, k0 + DEPTH, tid);
-            b1n = fetch_b(b_base, col0, k0 + DEPTH, tid + 256u);
+            an = fetch_a_all(a_base, row0, k0 + DEPTH, tid);
+            bn = fetch_b_all(b_base, col0, k0 + DEPTH, tid);
         }
         // The slice's 16 depths written out (src/ops/matmul.rs repeats the block), so that
         // the tiles' depth index is a constant and needs no bounds check.

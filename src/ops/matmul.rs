@@ -11,6 +11,10 @@ use std::rc::Rc;
 
 /// Below this many 128×128 tiles a GPU would sit partly idle, so 64×64 tiles are used.
 const BIG_TILES_FROM: usize = 128;
+/// Whether the large-tile kernel stages operands stored along K as blocks transposed in
+/// registers (shaders/matmul.wgsl, BLOCKS): faster through the browser's compiler, slower
+/// through naga, measured on an H100 (docs/BENCHMARKS.md).
+const TRANSPOSE_IN_REGISTERS: bool = cfg!(target_arch = "wasm32");
 
 /// (rows, cols) of op(x) for the last two dimensions.
 fn op_dims(x: &Tensor, t: bool) -> (usize, usize) {
@@ -299,7 +303,8 @@ fn plan(
         let kernel = Kernel::new("matmul", source, "main")
             .constant("VEC4", rows_of_4)
             .constant("SPLIT", big_split.parts > 1)
-            .constant("CAUSAL", causal as u32);
+            .constant("CAUSAL", causal as u32)
+            .constant("BLOCKS", TRANSPOSE_IN_REGISTERS);
         let [x, y, z] = tiles(128);
         let groups = [x, y, z * big_split.parts as u32];
         return Ok((kernel, groups, big_split));
