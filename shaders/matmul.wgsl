@@ -25,6 +25,10 @@ override SPLIT: bool;
 // above the diagonal, 2 op(A) right of it (k > row), 3 op(A) left of it (k < row). A constant,
 // so that the dense product compiles as before: as a parameter it cost matmul_4096 9 %.
 override CAUSAL: u32;
+// Whether C has more than 64 columns: with 64 or fewer (attention's heads of 64 times
+// probabilities) the right half of each thread's columns is past the edge, and its products
+// are left out.
+override WIDE: bool;
 
 // [k][32 groups of 4 rows] and [k][32 groups of 4 columns]: two indices, so that the bounds
 // check on the group is the same at every depth and leaves the inner loop.
@@ -255,23 +259,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             let a0 = a_tile[#u][lid.y];
             let a1 = a_tile[#u][16u + lid.y];
             let b0 = b_tile[#u][lid.x];
+            // Read past the edge when not WIDE (the tile holds zeros there), but not used.
             let b1 = b_tile[#u][16u + lid.x];
             c00 += a0.x * b0;
-            c01 += a0.x * b1;
+            if (WIDE) { c01 += a0.x * b1; }
             c10 += a0.y * b0;
-            c11 += a0.y * b1;
+            if (WIDE) { c11 += a0.y * b1; }
             c20 += a0.z * b0;
-            c21 += a0.z * b1;
+            if (WIDE) { c21 += a0.z * b1; }
             c30 += a0.w * b0;
-            c31 += a0.w * b1;
+            if (WIDE) { c31 += a0.w * b1; }
             c40 += a1.x * b0;
-            c41 += a1.x * b1;
+            if (WIDE) { c41 += a1.x * b1; }
             c50 += a1.y * b0;
-            c51 += a1.y * b1;
+            if (WIDE) { c51 += a1.y * b1; }
             c60 += a1.z * b0;
-            c61 += a1.z * b1;
+            if (WIDE) { c61 += a1.z * b1; }
             c70 += a1.w * b0;
-            c71 += a1.w * b1;
+            if (WIDE) { c71 += a1.w * b1; }
         }
         //#end
         workgroupBarrier();

@@ -304,7 +304,8 @@ fn plan(
             .constant("VEC4", rows_of_4)
             .constant("SPLIT", big_split.parts > 1)
             .constant("CAUSAL", causal as u32)
-            .constant("BLOCKS", TRANSPOSE_IN_REGISTERS);
+            .constant("BLOCKS", TRANSPOSE_IN_REGISTERS)
+            .constant("WIDE", n > 64);
         let [x, y, z] = tiles(128);
         let groups = [x, y, z * big_split.parts as u32];
         return Ok((kernel, groups, big_split));
