@@ -11,6 +11,7 @@ use crate::gpu::Gpu;
 use crate::ops::copy::{copy_over, Copy};
 use crate::ops::{gpu_of, launch1, matmul_causal, row_kernel, Causal};
 use crate::tensor::{Host, Storage, Tensor};
+use std::rc::Rc;
 
 /// From this many positions the score matrix path is the faster on an H100 (measured: 1.3×
 /// at 1024; at 64 the tiled kernels are twice as fast).
@@ -69,10 +70,27 @@ crate::kernel_params! {
     struct CausalParams { rows: u32, cols: u32, scale: f32 }
 }
 
+/// A row kernel of the causal softmax over the [n, T, T] rows of `inputs[0]`, one output of
+/// their shape.
+fn causal_rows(
+    gpu: &Rc<Gpu>,
+    (family, source): (&'static str, &'static str),
+    inputs: &[&Tensor],
+    scale: f64,
+) -> Result<Storage> {
+    let (t, len) = (inputs[0].shape()[2], inputs[0].numel());
+    let (kernel, groups) = row_kernel(gpu, family, source, "main", len / t);
+    let params = CausalParams {
+        rows: (len / t) as u32,
+        cols: t as u32,
+        scale: scale as f32,
+    };
+    launch1(gpu, &kernel, &params, inputs, len, groups)
+}
+
 /// softmax(scale · s) over each row of [n, T, T] scores, keys after the row's query masked.
 fn causal_softmax(s: &Tensor, scale: f64) -> Result<Tensor> {
     let t = s.shape()[2];
-    let rows = s.numel() / t;
     let storage = match gpu_of(s.device()) {
         None => {
             let v = s.host_f64("attention")?;
@@ -89,13 +107,7 @@ fn causal_softmax(s: &Tensor, scale: f64) -> Result<Tensor> {
         }
         Some(gpu) => {
             let source = include_str!("../../../shaders/causal_softmax.wgsl");
-            let (kernel, groups) = row_kernel(gpu, "causal_softmax", source, "main", rows);
-            let params = CausalParams {
-                rows: rows as u32,
-                cols: t as u32,
-                scale: scale as f32,
-            };
-            launch1(gpu, &kernel, &params, &[s], s.numel(), groups)?
+            causal_rows(gpu, ("causal_softmax", source), &[s], scale)?
         }
     };
     Ok(Tensor::from_storage(
@@ -109,7 +121,6 @@ fn causal_softmax(s: &Tensor, scale: f64) -> Result<Tensor> {
 /// The gradient of the scores from the probabilities `p` and their gradient `g`.
 fn causal_softmax_backward(p: &Tensor, g: &Tensor, scale: f64) -> Result<Tensor> {
     let t = p.shape()[2];
-    let rows = p.numel() / t;
     let storage = match gpu_of(p.device()) {
         None => {
             let (pv, gv) = (p.host_f64("attention")?, g.host_f64("attention")?);
@@ -122,13 +133,7 @@ fn causal_softmax_backward(p: &Tensor, g: &Tensor, scale: f64) -> Result<Tensor>
         }
         Some(gpu) => {
             let source = include_str!("../../../shaders/causal_softmax_backward.wgsl");
-            let (kernel, groups) = row_kernel(gpu, "causal_softmax_backward", source, "main", rows);
-            let params = CausalParams {
-                rows: rows as u32,
-                cols: t as u32,
-                scale: scale as f32,
-            };
-            launch1(gpu, &kernel, &params, &[p, g], p.numel(), groups)?
+            causal_rows(gpu, ("causal_softmax_backward", source), &[p, g], scale)?
         }
     };
     Ok(Tensor::from_storage(
