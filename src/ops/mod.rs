@@ -22,7 +22,7 @@ mod shape;
 mod softmax;
 mod unary;
 
-pub(crate) use attention::SCORES_FROM;
+pub(crate) use attention::scores_bytes;
 pub use binary::Binary;
 pub(crate) use matmul::{matmul_causal, matmul_raw, Causal};
 pub use shape::broadcast_shapes;

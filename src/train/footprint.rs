@@ -200,10 +200,10 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
 /// scores (src/ops/attention/scores.rs): batch × heads × context² per layer, and two more
 /// layers' worth for the scores and their gradients while one is in flight.
 fn attention_scores(c: &GptConfig, batch: usize) -> u64 {
-    if c.context < crate::ops::SCORES_FROM {
-        return 0;
+    match crate::ops::scores_bytes(batch, c.heads, c.context) {
+        Some(bytes) => (bytes / 4).saturating_mul(c.layers as u64 + 2),
+        None => 0,
     }
-    mul(&[c.layers + 2, batch, c.heads, c.context, c.context])
 }
 
 /// With LoRA adapters of rank r on each block's four projections (in → out: width → 3·width,
@@ -400,11 +400,12 @@ mod tests {
 
     #[test]
     fn long_contexts_count_the_attention_probabilities_they_keep() {
-        let activations = |context| Footprint::of(&gpt_config(2, 64, 8, context)).activations;
-        // Per token the rest grows linearly: what doubling 128 adds is only that.
-        let linear = 2 * activations(128);
+        let at = |batch, context| Footprint::of(&gpt_config(2, 64, batch, context)).activations;
+        // Per token the rest grows linearly: what doubling 128 adds is only the probabilities.
         let scores = (2 + 2) * 8 * 4 * 256 * 256;
-        assert_eq!(activations(256), linear + scores);
+        assert_eq!(at(8, 256), 2 * at(8, 128) + scores);
+        // Past 256 MB of probabilities a call takes the tiled kernels, which keep none.
+        assert_eq!(at(1024, 256), 2 * at(1024, 128));
     }
 
     #[test]

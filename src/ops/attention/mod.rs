@@ -8,7 +8,7 @@ mod causal;
 mod packed;
 mod scores;
 
-pub(crate) use scores::SCORES_FROM;
+pub(crate) use scores::scores_bytes;
 mod tiled;
 
 use crate::error::{Error, Result};

@@ -15,17 +15,28 @@ use std::rc::Rc;
 
 /// From this many positions the score matrix path is the faster on an H100 (measured: 1.3×
 /// at 1024; at 64 the tiled kernels are twice as fast).
-pub(crate) const SCORES_FROM: usize = 256;
+const SCORES_FROM: usize = 256;
+/// The most bytes of probabilities one call may keep: past it the tiled kernels, which keep
+/// none, run instead, so that a large batch or context costs time rather than memory.
+const SCORES_MAX_BYTES: u64 = 256 << 20;
+
+/// The bytes of probabilities attention over `batch` × `heads` sequences of `t` positions
+/// keeps, if it goes through the scores on a real GPU; None if it takes the tiled kernels.
+pub(crate) fn scores_bytes(batch: usize, heads: usize, t: usize) -> Option<u64> {
+    let bytes = [batch, heads, t, t, 4]
+        .iter()
+        .fold(1u64, |n, &x| n.saturating_mul(x as u64));
+    (t >= SCORES_FROM && bytes <= SCORES_MAX_BYTES).then_some(bytes)
+}
 
 /// Whether attention of these sizes goes through the score matrix: a real GPU, a long enough
-/// sequence, and probabilities that fit one buffer binding.
+/// sequence, and probabilities within the budget and one buffer binding.
 pub(super) fn chosen(gpu: &Gpu, dm: Dims) -> bool {
-    let bytes = (dm.batch * dm.heads * dm.t * dm.t * 4) as u64;
     let limits = gpu.limits();
-    !gpu.is_cpu_emulated()
-        && dm.t >= SCORES_FROM
-        && bytes <= limits.max_storage_buffer_binding_size
-        && bytes <= limits.max_buffer_size
+    let fits = |bytes: u64| {
+        bytes <= limits.max_storage_buffer_binding_size && bytes <= limits.max_buffer_size
+    };
+    !gpu.is_cpu_emulated() && scores_bytes(dm.batch, dm.heads, dm.t).is_some_and(fits)
 }
 
 /// Head `h` of column block `part` (0 q, 1 k, 2 v) of a [B, T, parts·C] tensor, gathered as
