@@ -5,10 +5,10 @@
 // 64 + tx*4.., in sixteen vec4 registers named, not indexed, so that bounds checks never
 // touch the inner loop's registers; its workgroup reads are 4 vec4 loads per 64 FMAs.
 // The next slice is fetched into registers while this one is multiplied, so that global
-// latency hides behind the math. With VEC4 (each operand's rows a multiple of 4 long) a fetch
-// is one vec4 along the operand's rows; otherwise four edge-checked values. With K split
-// (src/ops/matmul_split.rs), workgroup_id.z = batch × parts + part and each workgroup
-// multiplies its chunk of K into a partial product.
+// latency hides behind the math. With VEC4_A (A's stored rows a multiple of 4 long) a fetch of
+// A is one vec4 along its rows, otherwise four edge-checked values; B likewise with VEC4_B.
+// With K split (src/ops/matmul_split.rs), workgroup_id.z = batch × parts + part and each
+// workgroup multiplies its chunk of K into a partial product.
 
 //#include matmul_out
 
@@ -18,7 +18,8 @@
 // Depths per slice: the multiply below is written out this many times (//#repeat 16), so
 // change both together.
 const DEPTH: u32 = 16u;
-override VEC4: bool;
+override VEC4_A: bool;
+override VEC4_B: bool;
 // K split into chunks (p.parts > 1).
 override SPLIT: bool;
 // What a product of causal attention may skip (src/ops/matmul.rs, `Causal`): 0 nothing, 1 C
@@ -58,11 +59,11 @@ fn slot_group(s: u32, along_depth: bool) -> u32 {
     return select(s % 32u, s / DEPTH, along_depth);
 }
 
-// What a thread fetches for slot s of the A tile at depth k0. With VEC4 and A stored [M, K],
+// What a thread fetches for slot s of the A tile at depth k0. With VEC4_A and A stored [M, K],
 // the vec4 runs along k (4 depths of one row, slot s = row * 4 + quarter); else 4 rows at one
 // depth, as the tile holds them.
 fn fetch_a(base: u32, row0: u32, k0: u32, s: u32) -> vec4<f32> {
-    if (VEC4) {
+    if (VEC4_A) {
         if (TA) {
             let kk = k0 + s / 32u;
             let r = row0 + (s % 32u) * 4u;
@@ -81,7 +82,7 @@ fn fetch_a(base: u32, row0: u32, k0: u32, s: u32) -> vec4<f32> {
 }
 
 fn put_a(s: u32, v: vec4<f32>) {
-    if (VEC4 && !TA) {
+    if (VEC4_A && !TA) {
         let r = s / 4u;
         let kk = (s % 4u) * 4u;
         a_tile[kk][r / 4u][r % 4u] = v.x;
@@ -93,10 +94,10 @@ fn put_a(s: u32, v: vec4<f32>) {
     a_tile[slot_depth(s, !TA)][slot_group(s, !TA)] = v;
 }
 
-// The same for B, whose tile holds 4 columns at one depth; with VEC4 and B stored [N, K] the
+// The same for B, whose tile holds 4 columns at one depth; with VEC4_B and B stored [N, K] the
 // fetched vec4 runs along k.
 fn fetch_b(base: u32, col0: u32, k0: u32, s: u32) -> vec4<f32> {
-    if (VEC4) {
+    if (VEC4_B) {
         if (!TB) {
             let kk = k0 + s / 32u;
             let cc = col0 + (s % 32u) * 4u;
@@ -115,7 +116,7 @@ fn fetch_b(base: u32, col0: u32, k0: u32, s: u32) -> vec4<f32> {
 }
 
 fn put_b(s: u32, v: vec4<f32>) {
-    if (VEC4 && TB) {
+    if (VEC4_B && TB) {
         let cc = s / 4u;
         let kk = (s % 4u) * 4u;
         b_tile[kk][cc / 4u][cc % 4u] = v.x;
@@ -127,15 +128,15 @@ fn put_b(s: u32, v: vec4<f32>) {
     b_tile[slot_depth(s, TB)][slot_group(s, TB)] = v;
 }
 
-// Where an operand's vec4s run along K (A stored [M, K], or B stored [N, K] with VEC4) the
+// Where an operand's vec4s run along K (A stored [M, K], or B stored [N, K], read as vec4s) the
 // tile wants them across rows. With BLOCKS a thread of the first half (A) or of the second (B)
 // fetches a block of 4 rows × 4 depths as four vec4s and stores it as four vec4s, transposed
 // in registers; without, each value goes into its component of a tile vec4 (put_a, put_b).
 // src/ops/matmul.rs sets BLOCKS in the browser only: on an H100 it took nanochar's page step
 // from 58 to 53 ms (Tint), and natively it cost 6 % (naga).
 override BLOCKS: bool;
-fn a_blocks() -> bool { return BLOCKS && VEC4 && !TA; }
-fn b_blocks() -> bool { return BLOCKS && VEC4 && TB; }
+fn a_blocks() -> bool { return BLOCKS && VEC4_A && !TA; }
+fn b_blocks() -> bool { return BLOCKS && VEC4_B && TB; }
 
 // What a thread fetches of a tile for one slice: two slots, or a block, in v0..v3.
 struct Fetched { v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32> }

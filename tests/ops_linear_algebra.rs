@@ -34,7 +34,8 @@ fn matmul_with_many_tiles_uses_the_large_tile_kernel_correctly() {
     run(async {
         // 32 × 2 × 2 tiles of 128 reach the large-tile kernel; 129 and 131 leave ragged edges
         // and odd rows (values fetched one by one); 132 and 136 leave ragged edges with rows a
-        // multiple of 4 long (fetched as vec4s, in every layout); depth 44 is two slices of 16 and a ragged 12.
+        // multiple of 4 long (fetched as vec4s, in every layout), or one operand's rows so and
+        // the other's not; depth 44 is two slices of 16 and a ragged 12.
         let cases = [
             (129, 131, false, false),
             (129, 131, true, true),
@@ -42,6 +43,8 @@ fn matmul_with_many_tiles_uses_the_large_tile_kernel_correctly() {
             (132, 136, true, false),
             (132, 136, false, true),
             (132, 136, true, true),
+            (129, 136, true, false),
+            (132, 131, false, false),
         ];
         for (m, n, ta, tb) in cases {
             let a = input(&stored(m, 44, ta, &[32]), 1);

@@ -295,13 +295,16 @@ fn plan(
     if (m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM || big_split.parts > 1)
         && vec4_buffers(&operands, "matmul")?
     {
-        // Rows that are a multiple of 4 long are fetched as vec4s.
-        let rows_of_4 = (if ta { m } else { k }) % 4 == 0 && (if tb { k } else { n }) % 4 == 0;
+        // An operand whose stored rows are a multiple of 4 long is fetched as vec4s, even when
+        // the other is not (the output layer's gradients over a vocabulary of 50,257).
+        let a_rows_of_4 = (if ta { m } else { k }) % 4 == 0;
+        let b_rows_of_4 = (if tb { k } else { n }) % 4 == 0;
         let source = generated_source("matmul", String::new(), || {
             repeat_blocks(include_str!("../../shaders/matmul.wgsl"))
         });
         let kernel = Kernel::new("matmul", source, "main")
-            .constant("VEC4", rows_of_4)
+            .constant("VEC4_A", a_rows_of_4)
+            .constant("VEC4_B", b_rows_of_4)
             .constant("SPLIT", big_split.parts > 1)
             .constant("CAUSAL", causal as u32)
             .constant("BLOCKS", TRANSPOSE_IN_REGISTERS)
