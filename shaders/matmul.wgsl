@@ -207,7 +207,6 @@ fn put_b_all(tid: u32, f: Fetched) {
     b_tile[kk + 3u][g] = vec4<f32>(f.v0.w, f.v1.w, f.v2.w, f.v3.w);
 }
 
-
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {

@@ -9,6 +9,7 @@ use crate::autograd::{no_grad, Backward};
 use crate::error::Result;
 use crate::gpu::Gpu;
 use crate::ops::copy::{copy_over, Copy};
+use crate::ops::shape::strides;
 use crate::ops::{gpu_of, launch1, matmul_causal, row_kernel, Causal};
 use crate::tensor::{Host, Storage, Tensor};
 use std::rc::Rc;
@@ -39,17 +40,27 @@ pub(super) fn chosen(gpu: &Gpu, dm: Dims) -> bool {
     !gpu.is_cpu_emulated() && scores_bytes(dm.batch, dm.heads, dm.t).is_some_and(fits)
 }
 
-/// Head `h` of column block `part` (0 q, 1 k, 2 v) of a [B, T, parts·C] tensor, gathered as
+/// The heads' layout, [B, H, T, d], in which `heads_of` gathers them.
+fn head_shape(dm: Dims) -> Vec<usize> {
+    vec![dm.batch, dm.heads, dm.t, dm.d]
+}
+
+/// Where (batch, head, position, element) lies in a [B, T, width] tensor whose heads are
+/// columns of d.
+fn packed_strides(dm: Dims, width: usize) -> Vec<usize> {
+    vec![dm.t * width, dm.d, width, 1]
+}
+
+/// The heads of column block `part` (0 q, 1 k, 2 v) of a [B, T, parts·C] tensor, gathered as
 /// [B·H, T, d]: one strided copy.
 fn heads_of(x: &Tensor, dm: Dims, part: usize) -> Result<Tensor> {
-    let width = x.shape()[2];
     let copy = Copy {
         src: x,
         src_off: part * dm.c,
-        src_strides: vec![dm.t * width, dm.d, width, 1],
-        shape: vec![dm.batch, dm.heads, dm.t, dm.d],
+        src_strides: packed_strides(dm, x.shape()[2]),
+        shape: head_shape(dm),
         dst_off: 0,
-        dst_strides: vec![dm.heads * dm.t * dm.d, dm.t * dm.d, dm.d, 1],
+        dst_strides: strides(&head_shape(dm)),
     };
     let storage = copy_over(x.device(), dm.batch * dm.t * dm.c, 0.0, &[copy])?;
     let shape = vec![dm.batch * dm.heads, dm.t, dm.d];
@@ -66,10 +77,10 @@ fn merged(parts: &[&Tensor], dm: Dims) -> Result<Storage> {
         .map(|(i, x)| Copy {
             src: x,
             src_off: 0,
-            src_strides: vec![dm.heads * dm.t * dm.d, dm.t * dm.d, dm.d, 1],
-            shape: vec![dm.batch, dm.heads, dm.t, dm.d],
+            src_strides: strides(&head_shape(dm)),
+            shape: head_shape(dm),
             dst_off: i * dm.c,
-            dst_strides: vec![dm.t * width, dm.d, width, 1],
+            dst_strides: packed_strides(dm, width),
         })
         .collect();
     copy_over(parts[0].device(), dm.batch * dm.t * width, 0.0, &copies)
