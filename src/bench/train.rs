@@ -72,7 +72,7 @@ impl Workload {
     /// One training step: forward, cross-entropy, backward, optimizer update (AdamW for the
     /// GPTs, Adam otherwise, as torch_ref.py).
     fn step(&mut self) -> Result<()> {
-        let loss = self.net.forward(&self.x)?.cross_entropy(&self.y)?;
+        let loss = self.net.loss(&self.x, &self.y, None)?;
         let grads = loss.backward()?;
         self.optimizer.step(&self.params, &grads)
     }

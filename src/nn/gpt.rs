@@ -219,6 +219,25 @@ pub struct Gpt {
     pos_emb: Embedding,
     blocks: Vec<Block>,
     ln_f: NormLayer,
+    /// On a GPU with a vocabulary not a multiple of 4 long, what the training loss adds to
+    /// the logits of the vocabulary padded to one (`padded_logits`): 0 for each token, a large
+    /// negative number for each pad, so that the softmax gives the pads nothing.
+    pad_mask: Option<Tensor>,
+}
+
+/// Tokens the output layer's vocabulary is padded with for the training loss on a GPU, so that
+/// the logits' rows are a multiple of 4 long and the large-tile matmul reads them and their
+/// gradients as vec4s: GPT-2's input gradients through its 50,257 logits ran at 26 TFLOPS
+/// read one value at a time, its other products at 40 (docs/BENCHMARKS.md).
+fn vocab_padding(vocab: usize) -> usize {
+    vocab.next_multiple_of(4) - vocab
+}
+
+/// The logits' mask for `vocab` tokens and `pad` pads (`Gpt::pad_mask`).
+fn pad_mask(vocab: usize, pad: usize, device: &crate::Device) -> Result<Tensor> {
+    let mut mask = vec![0.0; vocab];
+    mask.resize(vocab + pad, -1e30);
+    Tensor::from_vec(mask, &[vocab + pad], device)
 }
 
 impl Gpt {
@@ -236,7 +255,12 @@ impl Gpt {
                 .map(|_| Block::new(init, c, config.layers, config.norm))
                 .collect::<Result<_>>()?,
             ln_f: NormLayer::new(config.norm, init, c)?,
+            pad_mask: None,
         };
+        let pad = vocab_padding(config.vocab);
+        if pad > 0 && matches!(init.device(), crate::Device::Gpu(_)) {
+            gpt.pad_mask = Some(pad_mask(config.vocab, pad, init.device())?);
+        }
         init.set_frozen(false);
         if let Some(lora) = config.lora {
             for block in &mut gpt.blocks {
@@ -260,9 +284,10 @@ impl Module for Gpt {
 }
 
 impl Gpt {
-    /// Token ids [batch, T] (u32, T <= context) -> logits [batch * T, vocab], with dropout
-    /// drawn from `seed` when one is given; each block's packed q, k and v added to `seen`.
-    fn run(
+    /// Token ids [batch, T] (u32, T <= context) -> the last norm's output [batch * T, width],
+    /// with dropout drawn from `seed` when one is given; each block's packed q, k and v added
+    /// to `seen`.
+    fn hidden(
         &self,
         tokens: &Tensor,
         seed: Option<u32>,
@@ -285,21 +310,41 @@ impl Gpt {
         for block in &self.blocks {
             x = block.forward(&x, self.config.heads, &mut drop, seen.as_deref_mut())?;
         }
-        let x = self
-            .ln_f
+        self.ln_f
             .forward(&x)?
-            .reshape(&[batch * t, self.config.width])?;
-        x.matmul_t(&self.tok_emb.weight, false, true)
+            .reshape(&[batch * t, self.config.width])
+    }
+
+    /// Logits [batch * T, vocab] through the output layer, tied to the token embedding.
+    fn logits(&self, hidden: &Tensor) -> Result<Tensor> {
+        hidden.matmul_t(&self.tok_emb.weight, false, true)
+    }
+
+    /// Logits over the vocabulary padded to a multiple of 4 (`vocab_padding`), the pads'
+    /// weights zero and their logits masked far below the tokens': the same loss and
+    /// gradients as `logits`, through faster products. Without a mask, `logits`.
+    fn padded_logits(&self, hidden: &Tensor) -> Result<Tensor> {
+        let Some(mask) = &self.pad_mask else {
+            return self.logits(hidden);
+        };
+        let pad = mask.shape()[0] - self.config.vocab;
+        let weight = self.tok_emb.weight.pad(0, (0, pad), 0.0)?;
+        hidden.linear(&weight, Some(mask))
     }
 }
 
 impl Model for Gpt {
     fn forward(&self, tokens: &Tensor) -> Result<Tensor> {
-        self.run(tokens, None, None)
+        self.logits(&self.hidden(tokens, None, None)?)
     }
 
     fn forward_train(&self, tokens: &Tensor, seed: u32) -> Result<Tensor> {
-        self.run(tokens, Some(seed), None)
+        self.logits(&self.hidden(tokens, Some(seed), None)?)
+    }
+
+    fn loss(&self, tokens: &Tensor, targets: &Tensor, seed: Option<u32>) -> Result<Tensor> {
+        let logits = self.padded_logits(&self.hidden(tokens, seed, None)?)?;
+        logits.cross_entropy(targets)
     }
 
     /// Each layer's attention weights over one sequence of tokens [1, T]: [heads, T, T] as
@@ -313,7 +358,7 @@ impl Model for Gpt {
             });
         }
         let mut seen = Vec::new();
-        self.run(tokens, None, Some(&mut seen))?;
+        self.hidden(tokens, None, Some(&mut seen))?;
         let mask = causal_mask(t, tokens.device())?;
         seen.iter()
             .enumerate()

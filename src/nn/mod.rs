@@ -41,6 +41,17 @@ pub trait Model: Module {
         self.forward(x)
     }
 
+    /// The mean cross-entropy of the predictions for `x` against `targets`: of a training
+    /// step when a dropout `seed` is given, else of evaluation. A model may compute it
+    /// through logits shaped for speed rather than `forward`'s (the GPT's padded vocabulary).
+    fn loss(&self, x: &Tensor, targets: &Tensor, seed: Option<u32>) -> Result<Tensor> {
+        let logits = match seed {
+            Some(seed) => self.forward_train(x, seed)?,
+            None => self.forward(x)?,
+        };
+        logits.cross_entropy(targets)
+    }
+
     /// What the page shows of the model's insides for the inputs `x`: named intermediate
     /// results of the forward pass (hidden activations, feature maps, attention weights), in
     /// the order they are computed.

@@ -16,6 +16,9 @@ use crate::tensor::{DType, Storage, Tensor};
 const TARGET_GROUPS: usize = 256;
 /// Depth of matmul_small.wgsl's slices: chunks are whole slices.
 const DEPTH: usize = 16;
+/// The multiprocessors of the GPU that the large tiles' rounds are balanced for (an H100 has
+/// 132): each takes a tile at a time, so 192 tiles take two rounds, the second a third full.
+const MULTIPROCESSORS: usize = 132;
 
 /// How K is cut: chunks of `k_chunk` (a multiple of the slice depth), `parts` of them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,16 +50,24 @@ impl Split {
         Split::chunks_of(d.k, slices.div_ceil(wanted) * DEPTH)
     }
 
-    /// The split for 128 × 128 tiles (matmul.wgsl): none from `enough` tiles on, or below a
-    /// quarter of them (the 64 × 64 tiles fill the GPU better), or for K under 512; else
-    /// chunks of at least 256 that bring the workgroups to about twice `enough`.
+    /// The split for 128 × 128 tiles (matmul.wgsl): none below a quarter of `enough` tiles
+    /// (the 64 × 64 tiles fill the GPU better) or for K under 512. Below `enough`, chunks of
+    /// at least 256 that bring the workgroups to about twice `enough`; from there, the parts
+    /// that balance the rounds of workgroups (`balancing_parts`).
     pub(super) fn of_big(d: Dims, enough: usize) -> Split {
         let tiles = d.m.div_ceil(128) * d.n.div_ceil(128) * d.batches;
-        if tiles < enough / 4 || tiles >= enough || d.k < 512 {
+        if tiles < enough / 4 || d.k < 512 {
             return Split::whole(d.k);
         }
-        let wanted = (2 * enough / tiles).min(d.k / 256).max(1);
-        Split::chunks_of(d.k, d.k.div_ceil(wanted).div_ceil(DEPTH) * DEPTH)
+        let parts = if tiles < enough {
+            (2 * enough / tiles).min(d.k / 256).max(1)
+        } else {
+            balancing_parts(tiles, d.k)
+        };
+        if parts == 1 {
+            return Split::whole(d.k);
+        }
+        Split::chunks_of(d.k, d.k.div_ceil(parts).div_ceil(DEPTH) * DEPTH)
     }
 
     /// K in chunks of `k_chunk`, the last one short.
@@ -65,6 +76,26 @@ impl Split {
             k_chunk,
             parts: k.div_ceil(k_chunk),
         }
+    }
+}
+
+/// Parts (1 to 4, chunks of 256 or more) to cut K into so that `tiles` large tiles fill their
+/// rounds over `MULTIPROCESSORS` best: the fewest with the fewest rounds a part, if that saves
+/// a tenth or more. GPT-2's input gradients (192 tiles) take two parts, its weight gradients
+/// (144 tiles) four; from four rounds on, the last one's idle share is small.
+fn balancing_parts(tiles: usize, k: usize) -> usize {
+    if tiles >= 4 * MULTIPROCESSORS {
+        return 1;
+    }
+    let rounds = |parts: usize| (tiles * parts).div_ceil(MULTIPROCESSORS) as f64 / parts as f64;
+    let best = (1..=4)
+        .filter(|&parts| k / parts >= 256)
+        .min_by(|a, b| rounds(*a).total_cmp(&rounds(*b)))
+        .unwrap_or(1);
+    if rounds(best) <= 0.9 * rounds(1) {
+        best
+    } else {
+        1
     }
 }
 
@@ -168,6 +199,24 @@ mod tests {
         );
         // Enough tiles, too few, or a short K: one chunk.
         for (m, n, k) in [(2048, 2048, 1024), (256, 256, 1024), (1024, 1024, 300)] {
+            assert_eq!(Split::of_big(dims(m, n, k), 128).parts, 1, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn tiles_that_would_leave_a_round_mostly_idle_are_split_to_balance_it() {
+        // 192 tiles (GPT-2's input gradients): 2 rounds of 132 unsplit, 3 of 2 parts.
+        assert_eq!(
+            Split::of_big(dims(4096, 768, 3072), 128),
+            Split {
+                k_chunk: 1536,
+                parts: 2
+            }
+        );
+        // 144 tiles (its weight gradients): 5 rounds of 4 parts instead of 2 of 1.
+        assert_eq!(Split::of_big(dims(768, 3072, 4096), 128).parts, 4);
+        // 384 tiles fill 3 rounds and 1024 tiles 8, wasting little; K under 512 stays whole.
+        for (m, n, k) in [(16384, 384, 1536), (4096, 4096, 4096), (4096, 768, 400)] {
             assert_eq!(Split::of_big(dims(m, n, k), 128).parts, 1, "{m}x{n}x{k}");
         }
     }

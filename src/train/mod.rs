@@ -152,6 +152,11 @@ impl Net {
         self.as_model().forward(x)
     }
 
+    /// The model's loss for `x` against `targets` (`Model::loss`).
+    pub fn loss(&self, x: &Tensor, targets: &Tensor, seed: Option<u32>) -> Result<Tensor> {
+        self.as_model().loss(x, targets, seed)
+    }
+
     pub fn parameters(&self) -> Vec<(String, Tensor)> {
         self.as_model().parameters()
     }
@@ -297,11 +302,8 @@ impl Session {
     /// not read back (see `check`).
     pub fn train_step(&mut self) -> Result<()> {
         let (x, y) = self.next_batch()?;
-        let logits = self
-            .learner
-            .model()
-            .forward_train(&x, self.dropout_seed())?;
-        let loss = logits.cross_entropy(&y)?;
+        let seed = self.dropout_seed();
+        let loss = self.learner.model().loss(&x, &y, Some(seed))?;
         let grads = loss.backward()?;
         if std::mem::take(&mut self.watch) {
             let squares = flow::gradient_squares(&self.params, &grads, &self.device)?;
@@ -418,9 +420,7 @@ impl Session {
             let (x, y) = spread_windows(&t.val, rows, EVAL_BATCHES, context, b);
             let xt = Tensor::from_u32(x, &[rows, context], &self.device)?;
             let yt = Tensor::from_u32(y, &[rows * context], &self.device)?;
-            losses.push(no_grad(|| {
-                model.forward(&xt)?.cross_entropy(&yt)?.reshape(&[1])
-            })?);
+            losses.push(no_grad(|| model.loss(&xt, &yt, None)?.reshape(&[1]))?);
         }
         // One readback for all the batches.
         let losses = no_grad(|| Tensor::concat(&losses, 0))?.to_vec().await?;
