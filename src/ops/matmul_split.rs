@@ -17,7 +17,7 @@ const TARGET_GROUPS: usize = 256;
 /// Depth of matmul_small.wgsl's slices: chunks are whole slices.
 const DEPTH: usize = 16;
 /// The multiprocessors of the GPU that the large tiles' rounds are balanced for (an H100 has
-/// 132): each takes a tile at a time, so 192 tiles take two rounds, the second a third full.
+/// 132): each takes a tile at a time, so 192 tiles take two rounds, the second under half full.
 const MULTIPROCESSORS: usize = 132;
 
 /// How K is cut: chunks of `k_chunk` (a multiple of the slice depth), `parts` of them.
