@@ -145,6 +145,49 @@ fn gpt_dropout_is_seeded_alike_on_both_backends_and_off_in_evaluation() {
 }
 
 #[test]
+fn gpt_loss_through_the_padded_vocabulary_is_the_plain_one() {
+    use common::{assert_close, indices};
+    use webgrad::nn::{Gpt, GptConfig, Init, Model, Module};
+    run(async {
+        let config = GptConfig {
+            vocab: 1025,
+            context: 8,
+            layers: 1,
+            heads: 2,
+            width: 16,
+            dropout: 0.0,
+            norm: Default::default(),
+            lora: None,
+        };
+        let gpu = common::gpu().await;
+        let gpt = Gpt::new(&config, &mut Init::new(3, &gpu)).unwrap();
+        assert_eq!(
+            gpt.loss_vocab(),
+            1028,
+            "on a GPU the loss pads 1,025 tokens to 1,028"
+        );
+        let cpu = Gpt::new(&config, &mut Init::new(3, &Device::Cpu)).unwrap();
+        assert_eq!(cpu.loss_vocab(), 1025, "on the CPU it does not");
+        let tokens = Tensor::from_u32(indices(16, 1025, 1), &[2, 8], &gpu).unwrap();
+        let targets = Tensor::from_u32(indices(16, 1025, 2), &[16], &gpu).unwrap();
+        let padded = gpt.loss(&tokens, &targets, None).unwrap();
+        let plain = gpt
+            .forward(&tokens)
+            .unwrap()
+            .cross_entropy(&targets)
+            .unwrap();
+        let (a, b) = (padded.to_vec_f64().await, plain.to_vec_f64().await);
+        assert_close("padded loss", &a.unwrap(), &b.unwrap(), 1e-5);
+        let (ga, gb) = (padded.backward().unwrap(), plain.backward().unwrap());
+        for (name, p) in gpt.parameters() {
+            let a = ga.get(&p).unwrap().to_vec_f64().await.unwrap();
+            let b = gb.get(&p).unwrap().to_vec_f64().await.unwrap();
+            assert_close(&format!("padded gradient of {name}"), &a, &b, 1e-5);
+        }
+    });
+}
+
+#[test]
 fn gpt_with_rmsnorm_agrees_across_backends_and_learns() {
     use common::{assert_close, indices};
     use webgrad::data::Text;

@@ -228,10 +228,18 @@ pub struct Gpt {
 /// Tokens the output layer's vocabulary is padded with for the training loss on a GPU, so that
 /// the logits' rows are a multiple of 4 long and the large-tile matmul reads them and their
 /// gradients as vec4s: GPT-2's input gradients through its 50,257 logits ran at 26 TFLOPS
-/// read one value at a time, its other products at 40 (docs/BENCHMARKS.md).
+/// read one value at a time, its other products at 40 (docs/BENCHMARKS.md). A vocabulary
+/// under `PADDED_FROM` is left as it is.
 fn vocab_padding(vocab: usize) -> usize {
+    if vocab < PADDED_FROM {
+        return 0;
+    }
     vocab.next_multiple_of(4) - vocab
 }
+
+/// The smallest vocabulary worth padding: the characters' 65 logits make products too small
+/// for their reads to matter (nanochar moved by 0.1 ms), and the pad costs three dispatches.
+const PADDED_FROM: usize = 1024;
 
 /// The logits' mask for `vocab` tokens and `pad` pads (`Gpt::pad_mask`).
 fn pad_mask(vocab: usize, pad: usize, device: &crate::Device) -> Result<Tensor> {
@@ -313,6 +321,14 @@ impl Gpt {
         self.ln_f
             .forward(&x)?
             .reshape(&[batch * t, self.config.width])
+    }
+
+    /// The vocabulary the training loss runs over: `config.vocab`, or more with the pads of
+    /// `padded_logits`.
+    pub fn loss_vocab(&self) -> usize {
+        self.pad_mask
+            .as_ref()
+            .map_or(self.config.vocab, |m| m.shape()[0])
     }
 
     /// Logits [batch * T, vocab] through the output layer, tied to the token embedding.
