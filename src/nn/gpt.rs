@@ -230,7 +230,7 @@ pub struct Gpt {
 /// gradients as vec4s: GPT-2's input gradients through its 50,257 logits ran at 26 TFLOPS
 /// read one value at a time, its other products at 40 (docs/BENCHMARKS.md). A vocabulary
 /// under `PADDED_FROM` is left as it is.
-fn vocab_padding(vocab: usize) -> usize {
+pub(crate) fn vocab_padding(vocab: usize) -> usize {
     if vocab < PADDED_FROM {
         return 0;
     }

@@ -8,6 +8,7 @@ mod layers;
 mod mlp;
 
 pub use cnn::{Cnn, CnnConfig};
+pub(crate) use gpt::vocab_padding;
 pub use gpt::{Gpt, GptConfig, LoraConfig, Preset};
 pub use init::{Init, CPU_MAX_BYTES};
 pub use layers::{Activation, Adapter, Conv2d, Embedding, LayerNorm, Linear, Norm, NormLayer};

@@ -172,7 +172,8 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
         frozen: 0,
         activations: tokens
             .saturating_mul(per_token)
-            .saturating_add(attention_scores(c, batch)),
+            .saturating_add(attention_scores(c, batch))
+            .saturating_add(padded_output_layer(c)),
         parts: vec![
             part("an MLP weight (4·width × width)", mul(&[4, w, w]), "width"),
             part(
@@ -193,6 +194,15 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
         ],
         model_settings: "width or layers",
         step_settings: "batch or context",
+    }
+}
+
+/// Floats of the output layer's padded copy and its gradient, where the training loss pads a
+/// large vocabulary (`vocab_padding`).
+fn padded_output_layer(c: &GptConfig) -> u64 {
+    match crate::nn::vocab_padding(c.vocab) {
+        0 => 0,
+        pad => mul(&[2, c.vocab + pad, c.width]),
     }
 }
 
@@ -406,6 +416,27 @@ mod tests {
         assert_eq!(at(8, 256), 2 * at(8, 128) + scores);
         // Past 256 MB of probabilities a call takes the tiled kernels, which keep none.
         assert_eq!(at(1024, 256), 2 * at(1024, 128));
+    }
+
+    #[test]
+    fn a_padded_vocabulary_counts_the_output_layer_s_padded_copy() {
+        let with_vocab = |vocab: usize| {
+            let mut config = gpt_config(2, 64, 8, 128);
+            let ModelConfig::Gpt(g) = &mut config.model else {
+                unreachable!("the text task's model is a GPT")
+            };
+            g.vocab = vocab;
+            Footprint::of(&config).activations
+        };
+        // 2,049 tokens are padded to 2,052: the copy and its gradient, 2 × 2,052 × 64 floats,
+        // on top of what one more token per row adds (3 floats for each of 8 × 128 tokens).
+        let per_token = 3 * 8 * 128;
+        assert_eq!(
+            with_vocab(2049),
+            with_vocab(2048) + per_token + 2 * 2052 * 64
+        );
+        // 65 characters are not padded.
+        assert_eq!(with_vocab(65), with_vocab(64) + per_token);
     }
 
     #[test]
