@@ -130,10 +130,18 @@ fn matmul_broadcasts_batches() {
 fn linear_adds_its_bias_as_it_stores() {
     run(async {
         // Each matmul kernel: emulated-GPU, 64 × 64 tiles, and 128 × 128 tiles (64 × 2 tiles,
-        // rows a multiple of 4 long or not), columns ragged at the tile edges; and 64 × 64
+        // rows a multiple of 4 long or not, and C's rows a multiple of 4 long: C stored a vec4
+        // at a time), columns ragged at the tile edges; and 64 × 64
         // tiles with K split (2 tiles, 300 = 18 chunks of 16 and one of 12) summed with the
         // bias and the residual.
-        for (rows, k, n) in [(5, 7, 9), (8192, 12, 131), (8192, 13, 130), (10, 300, 70)] {
+        let shapes = [
+            (5, 7, 9),
+            (8192, 12, 131),
+            (8192, 13, 130),
+            (8192, 12, 132),
+            (10, 300, 70),
+        ];
+        for (rows, k, n) in shapes {
             let ins = [
                 input(&[2, rows / 2, k], 1),
                 input(&[n, k], 2),

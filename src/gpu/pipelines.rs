@@ -11,8 +11,9 @@ use std::rc::Rc;
 
 /// Shared pieces of shaders, pasted where a shader says `//#include NAME`. `rowwise` is
 /// special: its version follows the kernel's ROWWISE slot.
-/// Listed in the order they are pasted: an include may include those after it.
-const INCLUDES: [(&str, &str); 9] = [
+/// Listed in the order they are pasted: an include may include those after it. They are pasted
+/// by text, so no name may begin another (`includes_are_named_apart`).
+const INCLUDES: [(&str, &str); 11] = [
     ("math", include_str!("../../shaders/math.wgsl")),
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
@@ -31,6 +32,14 @@ const INCLUDES: [(&str, &str); 9] = [
     (
         "matmul_no_residual",
         include_str!("../../shaders/matmul_no_residual.wgsl"),
+    ),
+    (
+        "matmul_store_f32",
+        include_str!("../../shaders/matmul_store_f32.wgsl"),
+    ),
+    (
+        "matmul_store_vec4",
+        include_str!("../../shaders/matmul_store_vec4.wgsl"),
     ),
     (
         "attention_tiled_common",
@@ -307,4 +316,18 @@ fn bind_group_layout(device: &wgpu::Device, bindings: &[Binding]) -> wgpu::BindG
 /// for the benchmark's comparison only. The browser always checks.
 pub fn unchecked_shaders() -> bool {
     !cfg!(target_arch = "wasm32") && std::env::var("WEBGRAD_UNCHECKED").is_ok_and(|v| v == "1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::INCLUDES;
+
+    #[test]
+    fn includes_are_named_apart() {
+        for (a, _) in INCLUDES {
+            for (b, _) in INCLUDES {
+                assert!(a == b || !b.starts_with(a), "{b} begins with {a}");
+            }
+        }
+    }
 }

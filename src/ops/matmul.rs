@@ -135,25 +135,21 @@ struct Epilogue<'a> {
 
 impl Epilogue<'_> {
     /// The slots every matmul kernel takes (shaders/matmul_out.wgsl): what is bound after A
-    /// and B (the bias, then the residual) and where C is.
-    fn slots(&self, kernel: Kernel) -> Kernel {
+    /// and B (the bias, then the residual), where C is, and whether C is stored a vec4 at a
+    /// time (`vec4_stores`) or one value at a time. Reading the bias and the residual as vec4s
+    /// too made no difference on an H100 (docs/BENCHMARKS.md).
+    fn slots(&self, kernel: Kernel, vec4_stores: bool) -> Kernel {
         let (bias, residual) = (self.bias.is_some(), self.residual.is_some());
+        let pick = |yes: bool, names: [&'static str; 2]| names[yes as usize];
         let kernel = kernel
-            .slot(
-                "BIAS",
-                if bias {
-                    "matmul_bias"
-                } else {
-                    "matmul_no_bias"
-                },
-            )
+            .slot("BIAS", pick(bias, ["matmul_no_bias", "matmul_bias"]))
             .slot(
                 "RESIDUAL",
-                if residual {
-                    "matmul_residual"
-                } else {
-                    "matmul_no_residual"
-                },
+                pick(residual, ["matmul_no_residual", "matmul_residual"]),
+            )
+            .slot(
+                "STORE",
+                pick(vec4_stores, ["matmul_store_f32", "matmul_store_vec4"]),
             );
         let res = 3 + bias as usize;
         kernel.slot("RES", res).slot("OUT", res + residual as usize)
@@ -282,13 +278,18 @@ fn plan(
     (ta, tb): (bool, bool),
     operands: [&Tensor; 2],
     causal: Causal,
-) -> Result<(Kernel, [u32; 3], Split)> {
+) -> Result<Plan> {
     let (m, n, k, nb) = (d.m, d.n, d.k, d.batches as u32);
     let whole = Split::whole(k);
     if gpu.is_cpu_emulated() {
         let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));
         let groups = [m.div_ceil(8 * rows) as u32, n.div_ceil(cols) as u32, nb];
-        return Ok((matmul_regs::kernel(rows, cols), groups, whole));
+        return Ok(Plan::of(
+            matmul_regs::kernel(rows, cols),
+            groups,
+            whole,
+            false,
+        ));
     }
     let tiles = |side: usize| [n.div_ceil(side) as u32, m.div_ceil(side) as u32, nb];
     let big_split = Split::of_big(d, BIG_TILES_FROM);
@@ -311,13 +312,35 @@ fn plan(
             .constant("WIDE", n > 64);
         let [x, y, z] = tiles(128);
         let groups = [x, y, z * big_split.parts as u32];
-        return Ok((kernel, groups, big_split));
+        return Ok(Plan::of(kernel, groups, big_split, n % 4 == 0));
     }
     let source = include_str!("../../shaders/matmul_small.wgsl");
     let split = Split::of(d);
     let [x, y, z] = tiles(64);
     let groups = [x, y, z * split.parts as u32];
-    Ok((Kernel::new("matmul_small", source, "main"), groups, split))
+    let kernel = Kernel::new("matmul_small", source, "main");
+    Ok(Plan::of(kernel, groups, split, false))
+}
+
+/// How a product runs: its kernel and workgroups, how K is split, and whether the kernel's
+/// threads hand C's columns over in whole vec4s (the large tiles over rows a multiple of 4
+/// long), so that C can be stored a vec4 at a time.
+struct Plan {
+    kernel: Kernel,
+    groups: [u32; 3],
+    split: Split,
+    whole_vec4s: bool,
+}
+
+impl Plan {
+    fn of(kernel: Kernel, groups: [u32; 3], split: Split, whole_vec4s: bool) -> Plan {
+        Plan {
+            kernel,
+            groups,
+            split,
+            whole_vec4s,
+        }
+    }
 }
 
 /// The product on the GPU: the planned kernel over the operands (with their batch strides),
@@ -329,7 +352,12 @@ fn gpu_product(
     (ta, tb): (bool, bool),
     epilogue: Epilogue,
 ) -> Result<Storage> {
-    let (kernel, groups, split) = plan(gpu, d, (ta, tb), [a, b], epilogue.causal)?;
+    let Plan {
+        kernel,
+        groups,
+        split,
+        whole_vec4s,
+    } = plan(gpu, d, (ta, tb), [a, b], epilogue.causal)?;
     let max = gpu.limits().max_compute_workgroups_per_dimension;
     if let Some(&too_many) = groups.iter().find(|&&g| g > max) {
         return Err(Error::TooLarge {
@@ -350,13 +378,13 @@ fn gpu_product(
     };
     if split.parts > 1 {
         // The chunks' partial products side by side, then their sum with the epilogue.
-        let kernel = Epilogue::default().slots(kernel);
+        let kernel = Epilogue::default().slots(kernel, whole_vec4s);
         let len = split.parts * d.batches * d.m * d.n;
         let [parts] = launch(gpu, &kernel, &params, &[a, b], [len], groups)?;
         let tail = (epilogue.bias, epilogue.residual);
         return matmul_split::sum(parts, a, d, split, tail);
     }
-    let kernel = epilogue.slots(kernel);
+    let kernel = epilogue.slots(kernel, whole_vec4s);
     let mut inputs = vec![a, b];
     inputs.extend(epilogue.bias);
     inputs.extend(epilogue.residual);

@@ -1,0 +1,14 @@
+// C stored one value at a time, each column checked against the row's end: rows of any length.
+
+@group(0) @binding({{OUT}}) var<storage, read_write> c: array<f32>;
+
+// C[row, col..col + 4] = product + bias + residual, masked at the edges.
+fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
+    if (row >= p.m) { return; }
+    let at = base + row * p.n + col;
+    let v = product + bias4(col) + residual4(at, col);
+    if (col < p.n) { c[at] = v.x; }
+    if (col + 1u < p.n) { c[at + 1u] = v.y; }
+    if (col + 2u < p.n) { c[at + 2u] = v.z; }
+    if (col + 3u < p.n) { c[at + 3u] = v.w; }
+}

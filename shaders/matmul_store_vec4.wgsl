@@ -1,0 +1,11 @@
+// C stored a vec4 at a time, for rows a multiple of 4 long whose kernel hands `store` columns
+// in fours from a multiple of 4 (the large tiles): one store instead of four, and one check.
+
+@group(0) @binding({{OUT}}) var<storage, read_write> c: array<vec4<f32>>;
+
+// C[row, col..col + 4] = product + bias + residual, nothing past the edges.
+fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
+    if (row >= p.m || col >= p.n) { return; }
+    let at = base + row * p.n + col;
+    c[at >> 2u] = product + bias4(col) + residual4(at, col);
+}
