@@ -1,5 +1,5 @@
 // C stored a vec4 at a time, for rows a multiple of 4 long whose kernel hands `store` columns
-// in fours from a multiple of 4 (the large tiles): one store instead of four, and one check.
+// in fours from a multiple of 4 (the tiled kernels): one store instead of four, and one check.
 
 @group(0) @binding({{OUT}}) var<storage, read_write> c: array<vec4<f32>>;
 

@@ -133,13 +133,14 @@ fn linear_adds_its_bias_as_it_stores() {
         // rows a multiple of 4 long or not, and C's rows a multiple of 4 long: C stored a vec4
         // at a time), columns ragged at the tile edges; and 64 × 64
         // tiles with K split (2 tiles, 300 = 18 chunks of 16 and one of 12) summed with the
-        // bias and the residual.
+        // bias and the residual, their partial products stored one value or a vec4 at a time.
         let shapes = [
             (5, 7, 9),
             (8192, 12, 131),
             (8192, 13, 130),
             (8192, 12, 132),
             (10, 300, 70),
+            (10, 300, 72),
         ];
         for (rows, k, n) in shapes {
             let ins = [

@@ -319,11 +319,11 @@ fn plan(
     let [x, y, z] = tiles(64);
     let groups = [x, y, z * split.parts as u32];
     let kernel = Kernel::new("matmul_small", source, "main");
-    Ok(Plan::of(kernel, groups, split, false))
+    Ok(Plan::of(kernel, groups, split, n % 4 == 0))
 }
 
 /// How a product runs: its kernel and workgroups, how K is split, and whether the kernel's
-/// threads hand C's columns over in whole vec4s (the large tiles over rows a multiple of 4
+/// threads hand C's columns over in whole vec4s (the tiled kernels over rows a multiple of 4
 /// long), so that C can be stored a vec4 at a time.
 struct Plan {
     kernel: Kernel,
