@@ -1,14 +1,15 @@
 // Split-K's second pass (src/ops/matmul_split.rs): C = the sum of the partial products of the
 // K chunks (+ a bias per column) (+ a residual of C's shape). The partials are
 // [batches × parts, m, n], each batch's parts side by side; a thread per element of C. Without
-// a bias or a residual their bindings hold any buffer and are not read.
+// a bias or a residual their bindings hold any buffer and are not read. ELEM is f32, or
+// vec4<f32> where C's rows are a multiple of 4 long; n and len count ELEMs.
 
 struct Params { m: u32, n: u32, parts: u32, len: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> partial: array<f32>;
-@group(0) @binding(2) var<storage, read> bias: array<f32>;
-@group(0) @binding(3) var<storage, read> residual: array<f32>;
-@group(0) @binding(4) var<storage, read_write> c: array<f32>;
+@group(0) @binding(1) var<storage, read> partial: array<{{ELEM}}>;
+@group(0) @binding(2) var<storage, read> bias: array<{{ELEM}}>;
+@group(0) @binding(3) var<storage, read> residual: array<{{ELEM}}>;
+@group(0) @binding(4) var<storage, read_write> c: array<{{ELEM}}>;
 
 override HAS_BIAS: bool;
 override HAS_RESIDUAL: bool;
@@ -20,7 +21,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let size = p.m * p.n;
     let within = i % size;
     let first = (i / size) * p.parts * size + within;
-    var sum = 0.0;
+    var sum = {{ELEM}}(0.0);
     for (var s = 0u; s < p.parts; s++) {
         sum += partial[first + s * size];
     }

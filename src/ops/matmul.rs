@@ -68,7 +68,7 @@ fn cpu_matmul(
 
 /// Whether the buffers can be read as vec4s whole (shaders/matmul.wgsl binds them so): pool
 /// buffers are, unless one was sized exactly to the device's largest.
-fn vec4_buffers(xs: &[&Tensor], op: &'static str) -> Result<bool> {
+pub(super) fn vec4_buffers(xs: &[&Tensor], op: &'static str) -> Result<bool> {
     for x in xs {
         if x.buffer(op)?.binding_size() % 16 != 0 {
             return Ok(false);

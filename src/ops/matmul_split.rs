@@ -6,7 +6,7 @@
 //! (shaders/matmul_split_sum.wgsl). Unsplit, a few workgroups walk all of K in turn while the
 //! rest of the GPU idles.
 
-use super::matmul::Dims;
+use super::matmul::{vec4_buffers, Dims};
 use super::{gpu_of, launch1};
 use crate::error::Result;
 use crate::gpu::{Kernel, PooledBuffer};
@@ -100,7 +100,8 @@ fn balancing_parts(tiles: usize, k: usize) -> usize {
 }
 
 crate::kernel_params! {
-    /// shaders/matmul_split_sum.wgsl: C's rows and columns, the chunks per batch, C's length.
+    /// shaders/matmul_split_sum.wgsl: C's rows and columns, the chunks per batch, C's length,
+    /// columns and length counted in the kernel's elements (values, or vec4s).
     struct SplitSumParams { m: u32, n: u32, parts: u32, len: u32 }
 }
 
@@ -120,28 +121,36 @@ pub(super) fn sum(
         like.device(),
         Storage::Gpu(parts),
     );
+    // What is not there is bound as the partials again, never read.
+    let inputs = [&parts, bias.unwrap_or(&parts), residual.unwrap_or(&parts)];
+    // A vec4 at a time where C's rows run in fours and every buffer binds whole vec4s.
+    let width = if d.n % 4 == 0 && vec4_buffers(&inputs, "matmul")? {
+        4
+    } else {
+        1
+    };
+    let elem = if width == 4 { "vec4<f32>" } else { "f32" };
     let kernel = Kernel::new(
         "matmul_split_sum",
         include_str!("../../shaders/matmul_split_sum.wgsl"),
         "main",
     )
+    .slot("ELEM", elem)
     .constant("HAS_BIAS", bias.is_some())
     .constant("HAS_RESIDUAL", residual.is_some());
     let params = SplitSumParams {
         m: d.m as u32,
-        n: d.n as u32,
+        n: (d.n / width) as u32,
         parts: split.parts as u32,
-        len: len as u32,
+        len: (len / width) as u32,
     };
-    // What is not there is bound as the partials again, never read.
-    let inputs = [&parts, bias.unwrap_or(&parts), residual.unwrap_or(&parts)];
     launch1(
         gpu,
         &kernel,
         &params,
         &inputs,
         len,
-        gpu.groups_elementwise(len),
+        gpu.groups_elementwise(len / width),
     )
 }
 
