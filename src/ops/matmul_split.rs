@@ -124,7 +124,7 @@ pub(super) fn sum(
     // What is not there is bound as the partials again, never read.
     let inputs = [&parts, bias.unwrap_or(&parts), residual.unwrap_or(&parts)];
     // A vec4 at a time where C's rows run in fours and every buffer binds whole vec4s.
-    let width = if d.n % 4 == 0 && vec4_buffers(&inputs, "matmul")? {
+    let width = if d.n.is_multiple_of(4) && vec4_buffers(&inputs, "matmul")? {
         4
     } else {
         1
