@@ -219,8 +219,8 @@ pub struct Gpt {
     pos_emb: Embedding,
     blocks: Vec<Block>,
     ln_f: NormLayer,
-    /// On a GPU with a vocabulary not a multiple of 4 long, what the training loss adds to
-    /// the logits of the vocabulary padded to one (`padded_logits`): 0 for each token, a large
+    /// On a GPU with a vocabulary that `vocab_padding` pads, what the training loss adds to
+    /// the logits of the padded vocabulary (`padded_logits`): 0 for each token, a large
     /// negative number for each pad, so that the softmax gives the pads nothing.
     pad_mask: Option<Tensor>,
 }

@@ -284,12 +284,12 @@ fn plan(
     if gpu.is_cpu_emulated() {
         let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));
         let groups = [m.div_ceil(8 * rows) as u32, n.div_ceil(cols) as u32, nb];
-        return Ok(Plan::of(
-            matmul_regs::kernel(rows, cols),
+        return Ok(Plan {
+            kernel: matmul_regs::kernel(rows, cols),
             groups,
-            whole,
-            false,
-        ));
+            split: whole,
+            whole_vec4s: false,
+        });
     }
     let tiles = |side: usize| [n.div_ceil(side) as u32, m.div_ceil(side) as u32, nb];
     let big_split = Split::of_big(d, BIG_TILES_FROM);
@@ -312,14 +312,23 @@ fn plan(
             .constant("WIDE", n > 64);
         let [x, y, z] = tiles(128);
         let groups = [x, y, z * big_split.parts as u32];
-        return Ok(Plan::of(kernel, groups, big_split, n % 4 == 0));
+        return Ok(Plan {
+            kernel,
+            groups,
+            split: big_split,
+            whole_vec4s: n % 4 == 0,
+        });
     }
     let source = include_str!("../../shaders/matmul_small.wgsl");
     let split = Split::of(d);
     let [x, y, z] = tiles(64);
     let groups = [x, y, z * split.parts as u32];
-    let kernel = Kernel::new("matmul_small", source, "main");
-    Ok(Plan::of(kernel, groups, split, n % 4 == 0))
+    Ok(Plan {
+        kernel: Kernel::new("matmul_small", source, "main"),
+        groups,
+        split,
+        whole_vec4s: n % 4 == 0,
+    })
 }
 
 /// How a product runs: its kernel and workgroups, how K is split, and whether the kernel's
@@ -330,17 +339,6 @@ struct Plan {
     groups: [u32; 3],
     split: Split,
     whole_vec4s: bool,
-}
-
-impl Plan {
-    fn of(kernel: Kernel, groups: [u32; 3], split: Split, whole_vec4s: bool) -> Plan {
-        Plan {
-            kernel,
-            groups,
-            split,
-            whole_vec4s,
-        }
-    }
 }
 
 /// The product on the GPU: the planned kernel over the operands (with their batch strides),

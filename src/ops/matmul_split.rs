@@ -124,12 +124,11 @@ pub(super) fn sum(
     // What is not there is bound as the partials again, never read.
     let inputs = [&parts, bias.unwrap_or(&parts), residual.unwrap_or(&parts)];
     // A vec4 at a time where C's rows run in fours and every buffer binds whole vec4s.
-    let width = if d.n.is_multiple_of(4) && vec4_buffers(&inputs, "matmul")? {
-        4
+    let (width, elem) = if d.n.is_multiple_of(4) && vec4_buffers(&inputs, "matmul")? {
+        (4, "vec4<f32>")
     } else {
-        1
+        (1, "f32")
     };
-    let elem = if width == 4 { "vec4<f32>" } else { "f32" };
     let kernel = Kernel::new(
         "matmul_split_sum",
         include_str!("../../shaders/matmul_split_sum.wgsl"),

@@ -198,7 +198,7 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
 }
 
 /// Floats of the output layer's padded copy and its gradient, where the training loss pads a
-/// large vocabulary (`vocab_padding`).
+/// large vocabulary on a GPU (`vocab_padding`); counted for the CPU too, as an upper bound.
 fn padded_output_layer(c: &GptConfig) -> u64 {
     match crate::nn::vocab_padding(c.vocab) {
         0 => 0,
