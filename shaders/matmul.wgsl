@@ -39,13 +39,13 @@ var<workgroup> b_tile: array<array<vec4<f32>, 32>, DEPTH>;
 // op(A)[row, kk] and op(B)[kk, col] one value at a time, 0 past the edges.
 fn load_a(base: u32, row: u32, kk: u32) -> f32 {
     if (row >= p.m || kk >= p.k) { return 0.0; }
-    let i = select(base + row * p.k + kk, base + kk * p.m + row, TA);
+    let i = select(base + row * p.a_row_stride + kk, base + kk * p.a_row_stride + row, TA);
     return a[i >> 2u][i & 3u];
 }
 
 fn load_b(base: u32, kk: u32, col: u32) -> f32 {
     if (col >= p.n || kk >= p.k) { return 0.0; }
-    let i = select(base + kk * p.n + col, base + col * p.k + kk, TB);
+    let i = select(base + kk * p.b_row_stride + col, base + col * p.b_row_stride + kk, TB);
     return b[i >> 2u][i & 3u];
 }
 
@@ -68,12 +68,12 @@ fn fetch_a(base: u32, row0: u32, k0: u32, s: u32) -> vec4<f32> {
             let kk = k0 + s / 32u;
             let r = row0 + (s % 32u) * 4u;
             if (kk >= p.k || r >= p.m) { return vec4<f32>(0.0); }
-            return a[(base + kk * p.m + r) >> 2u];
+            return a[(base + kk * p.a_row_stride + r) >> 2u];
         }
         let r = row0 + s / 4u;
         let kk = k0 + (s % 4u) * 4u;
         if (r >= p.m || kk >= p.k) { return vec4<f32>(0.0); }
-        return a[(base + r * p.k + kk) >> 2u];
+        return a[(base + r * p.a_row_stride + kk) >> 2u];
     }
     let kk = k0 + slot_depth(s, !TA);
     let r = row0 + slot_group(s, !TA) * 4u;
@@ -102,12 +102,12 @@ fn fetch_b(base: u32, col0: u32, k0: u32, s: u32) -> vec4<f32> {
             let kk = k0 + s / 32u;
             let cc = col0 + (s % 32u) * 4u;
             if (kk >= p.k || cc >= p.n) { return vec4<f32>(0.0); }
-            return b[(base + kk * p.n + cc) >> 2u];
+            return b[(base + kk * p.b_row_stride + cc) >> 2u];
         }
         let cc = col0 + s / 4u;
         let kk = k0 + (s % 4u) * 4u;
         if (cc >= p.n || kk >= p.k) { return vec4<f32>(0.0); }
-        return b[(base + cc * p.k + kk) >> 2u];
+        return b[(base + cc * p.b_row_stride + kk) >> 2u];
     }
     let kk = k0 + slot_depth(s, TB);
     let cc = col0 + slot_group(s, TB) * 4u;
@@ -146,14 +146,14 @@ fn fetch_a_block(base: u32, row0: u32, k0: u32, t: u32, j: u32) -> vec4<f32> {
     let r = row0 + (t / 4u) * 4u + j;
     let kk = k0 + (t % 4u) * 4u;
     if (r >= p.m || kk >= p.k) { return vec4<f32>(0.0); }
-    return a[(base + r * p.k + kk) >> 2u];
+    return a[(base + r * p.a_row_stride + kk) >> 2u];
 }
 
 fn fetch_b_block(base: u32, col0: u32, k0: u32, t: u32, j: u32) -> vec4<f32> {
     let cc = col0 + (t / 4u) * 4u + j;
     let kk = k0 + (t % 4u) * 4u;
     if (cc >= p.n || kk >= p.k) { return vec4<f32>(0.0); }
-    return b[(base + cc * p.k + kk) >> 2u];
+    return b[(base + cc * p.b_row_stride + kk) >> 2u];
 }
 
 fn fetch_a_all(base: u32, row0: u32, k0: u32, tid: u32) -> Fetched {
@@ -215,8 +215,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     // Unsplit (SPLIT false, specialised away), all of K from 0: the split's index arithmetic
     // made the unsplit kernel 10 % slower on an H100.
     let batch = select(wid.z, wid.z / p.parts, SPLIT);
-    let a_base = batch * p.a_batch_stride;
-    let b_base = batch * p.b_batch_stride;
+    let a_base = a_start(batch);
+    let b_base = b_start(batch);
     let k_first = select(0u, (wid.z % p.parts) * p.k_chunk, SPLIT);
     let k_last = select(p.k, min(p.k, k_first + p.k_chunk), SPLIT);
     // Causal attention's products skip what gives zeros or is not needed (CAUSAL): the
@@ -282,7 +282,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         workgroupBarrier();
     }
 
-    let c_base = wid.z * p.m * p.n;
+    let c_base = c_start(wid.z);
     store(c_base, row0 + lid.y * 4u + 0u, col0 + lid.x * 4u, c00);
     store(c_base, row0 + lid.y * 4u + 0u, col0 + 64u + lid.x * 4u, c01);
     store(c_base, row0 + lid.y * 4u + 1u, col0 + lid.x * 4u, c10);

@@ -8,13 +8,13 @@
 // op(A)[row, kk], 0 past the edges.
 fn load_a(base: u32, row: u32, kk: u32) -> f32 {
     if (row >= p.m || kk >= p.k) { return 0.0; }
-    if (TA) { return a[base + kk * p.m + row]; }
-    return a[base + row * p.k + kk];
+    if (TA) { return a[base + kk * p.a_row_stride + row]; }
+    return a[base + row * p.a_row_stride + kk];
 }
 
 // op(B)[kk, col], 0 past the edges.
 fn load_b(base: u32, kk: u32, col: u32) -> f32 {
     if (col >= p.n || kk >= p.k) { return 0.0; }
-    if (TB) { return b[base + col * p.k + kk]; }
-    return b[base + kk * p.n + col];
+    if (TB) { return b[base + col * p.b_row_stride + kk]; }
+    return b[base + kk * p.b_row_stride + col];
 }

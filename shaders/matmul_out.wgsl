@@ -13,8 +13,36 @@ struct Params {
     // K cut into `parts` chunks of `k_chunk` (matmul_small.wgsl alone; 1 part elsewhere).
     k_chunk: u32,
     parts: u32,
+    // Where each matrix lies (src/ops/matmul_layout.rs): batch z is head z % heads of group
+    // z / heads, its matrix starts at offset + group × batch stride + head × head stride, and
+    // its stored rows lie row stride apart. Dense operands have one head and rows as long as
+    // the matrix's; attention reads its heads in place with several.
+    heads: u32,
+    a_offset: u32,
+    a_head_stride: u32,
+    a_row_stride: u32,
+    b_offset: u32,
+    b_head_stride: u32,
+    b_row_stride: u32,
+    c_offset: u32,
+    c_batch_stride: u32,
+    c_head_stride: u32,
+    c_row_stride: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
+
+// Where batch z's matrix of A, B or C starts.
+fn a_start(z: u32) -> u32 {
+    return p.a_offset + (z / p.heads) * p.a_batch_stride + (z % p.heads) * p.a_head_stride;
+}
+
+fn b_start(z: u32) -> u32 {
+    return p.b_offset + (z / p.heads) * p.b_batch_stride + (z % p.heads) * p.b_head_stride;
+}
+
+fn c_start(z: u32) -> u32 {
+    return p.c_offset + (z / p.heads) * p.c_batch_stride + (z % p.heads) * p.c_head_stride;
+}
 
 //#include {{BIAS}}
 //#include {{RESIDUAL}}

@@ -13,14 +13,14 @@
 
 // A[row, kk] as op(A) sees it.
 fn a_at(base: u32, row: u32, kk: u32) -> f32 {
-    if (TA) { return a[base + kk * p.m + row]; }
-    return a[base + row * p.k + kk];
+    if (TA) { return a[base + kk * p.a_row_stride + row]; }
+    return a[base + row * p.a_row_stride + kk];
 }
 
 // B[kk, col] as op(B) sees it.
 fn b_at(base: u32, kk: u32, col: u32) -> f32 {
-    if (TB) { return b[base + col * p.k + kk]; }
-    return b[base + kk * p.n + col];
+    if (TB) { return b[base + col * p.b_row_stride + kk]; }
+    return b[base + kk * p.b_row_stride + col];
 }
 
 // B[kk, col..col + 4], columns clamped to the last.
@@ -34,9 +34,9 @@ fn b4(base: u32, kk: u32, col: u32) -> vec4<f32> {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
     let row0 = wid.x * 8u * {{ROWS}}u + lane;
     let col0 = wid.y * {{COLS}}u;
-    let a_base = wid.z * p.a_batch_stride;
-    let b_base = wid.z * p.b_batch_stride;
-    let c_base = wid.z * p.m * p.n;
+    let a_base = a_start(wid.z);
+    let b_base = b_start(wid.z);
+    let c_base = c_start(wid.z);
     let last_row = p.m - 1u;
 {{DECLARE}}
     for (var kk = 0u; kk < p.k; kk++) {

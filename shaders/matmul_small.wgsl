@@ -18,8 +18,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let row0 = wid.y * TILE;
     let col0 = wid.x * TILE;
     let batch = wid.z / p.parts;
-    let a_base = batch * p.a_batch_stride;
-    let b_base = batch * p.b_batch_stride;
+    let a_base = a_start(batch);
+    let b_base = b_start(batch);
     let k_start = (wid.z % p.parts) * p.k_chunk;
     let k_end = min(p.k, k_start + p.k_chunk);
     let tid = lid.y * 16u + lid.x;
@@ -58,7 +58,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         workgroupBarrier();
     }
 
-    let c_base = wid.z * p.m * p.n;
+    let c_base = c_start(wid.z);
     let col = col0 + lid.x * 4u;
     let row = row0 + lid.y * 4u;
     store(c_base, row, col, acc0);

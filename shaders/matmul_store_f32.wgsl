@@ -5,7 +5,7 @@
 // C[row, col..col + 4] = product + bias + residual, masked at the edges.
 fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
     if (row >= p.m) { return; }
-    let at = base + row * p.n + col;
+    let at = base + row * p.c_row_stride + col;
     let v = product + bias4(col) + residual4(at, col);
     if (col < p.n) { c[at] = v.x; }
     if (col + 1u < p.n) { c[at + 1u] = v.y; }

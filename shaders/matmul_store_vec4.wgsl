@@ -6,6 +6,6 @@
 // C[row, col..col + 4] = product + bias + residual, nothing past the edges.
 fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
     if (row >= p.m || col >= p.n) { return; }
-    let at = base + row * p.n + col;
+    let at = base + row * p.c_row_stride + col;
     c[at >> 2u] = product + bias4(col) + residual4(at, col);
 }

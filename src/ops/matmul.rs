@@ -1,8 +1,9 @@
 //! Batched matrix multiplication with operands optionally transposed in place.
 
+use super::matmul_layout::{cpu_matmul, MatmulParams, Views};
 use super::matmul_regs;
 use super::matmul_split::{self, Split};
-use super::{generated_source, gpu_of, launch, launch1, repeat_blocks};
+use super::{generated_source, gpu_of, launch, launch1, launch_into, repeat_blocks};
 use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
@@ -28,42 +29,6 @@ fn op_dims(x: &Tensor, t: bool) -> (usize, usize) {
 
 fn batch_shape(x: &Tensor) -> &[usize] {
     &x.shape()[..x.rank() - 2]
-}
-
-fn cpu_matmul(
-    a: &[f64],
-    b: &[f64],
-    dims: (usize, usize, usize),
-    ta: bool,
-    tb: bool,
-    strides: (usize, usize),
-    batch: usize,
-) -> Vec<f64> {
-    let (m, n, k) = dims;
-    let mut c = vec![0.0; batch * m * n];
-    for z in 0..batch {
-        let (ab, bb) = (z * strides.0, z * strides.1);
-        for i in 0..m {
-            for j in 0..n {
-                let mut s = 0.0;
-                for l in 0..k {
-                    let av = if ta {
-                        a[ab + l * m + i]
-                    } else {
-                        a[ab + i * k + l]
-                    };
-                    let bv = if tb {
-                        b[bb + j * k + l]
-                    } else {
-                        b[bb + l * n + j]
-                    };
-                    s += av * bv;
-                }
-                c[z * m * n + i * n + j] = s;
-            }
-        }
-    }
-    c
 }
 
 /// Whether the buffers can be read as vec4s whole (shaders/matmul.wgsl binds them so): pool
@@ -96,30 +61,6 @@ pub(crate) enum Causal {
     ALower = 2,
     /// op(A)[i, k] is zero for k < i (transposed probabilities times queries or dO).
     AUpper = 3,
-}
-
-/// op(a) · op(b) batched, skipping what `causal` says gives nothing: outside the graph (the
-/// entries it leaves out are not the product's).
-pub(crate) fn matmul_causal(
-    a: &Tensor,
-    b: &Tensor,
-    (ta, tb): (bool, bool),
-    causal: Causal,
-) -> Result<Tensor> {
-    let epilogue = Epilogue {
-        causal,
-        ..Epilogue::default()
-    };
-    crate::autograd::no_grad(|| product(a, b, (ta, tb), epilogue))
-}
-
-crate::kernel_params! {
-    /// shaders/matmul_out.wgsl's parameters, shared by every matmul kernel.
-    /// `k_chunk` and `parts`: how K is split (matmul_split.rs), all of it in one for every
-    /// kernel but matmul_small.wgsl.
-    struct MatmulParams {
-        m: u32, n: u32, k: u32, a_batch_stride: u32, b_batch_stride: u32, k_chunk: u32, parts: u32,
-    }
 }
 
 /// What a matmul adds to the product as it stores C.
@@ -191,11 +132,11 @@ impl Epilogue<'_> {
 
 /// The sizes of one batched product: `batches` products of [m, k] · [k, n].
 #[derive(Clone, Copy)]
-pub(super) struct Dims {
-    pub(super) m: usize,
-    pub(super) n: usize,
-    pub(super) k: usize,
-    pub(super) batches: usize,
+pub(crate) struct Dims {
+    pub(crate) m: usize,
+    pub(crate) n: usize,
+    pub(crate) k: usize,
+    pub(crate) batches: usize,
 }
 
 /// (m, k, n) of op(a) · op(b), checked: both at least matrices, inner sizes equal.
@@ -251,7 +192,9 @@ fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -
         None => {
             let [(a_full, sa), (b_full, sb)] = &operands;
             let (av, bv) = (a_full.host_f64(name)?, b_full.host_f64(name)?);
-            let mut c = cpu_matmul(&av, &bv, (m, n, k), ta, tb, (*sa, *sb), d.batches);
+            let mut c = vec![0.0; d.batches * m * n];
+            let views = Views::dense(d, (ta, tb), (*sa, *sb));
+            cpu_matmul([&av, &bv], &mut c, d, (ta, tb), views);
             epilogue.add_cpu(&mut c, n)?;
             Storage::Host(Host::F(c))
         }
@@ -274,13 +217,13 @@ fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -
 /// with K split when there are few tiles (matmul_split.rs).
 fn plan(
     gpu: &Gpu,
-    d: Dims,
-    (ta, tb): (bool, bool),
+    (d, views): (Dims, Views),
     operands: [&Tensor; 2],
     causal: Causal,
 ) -> Result<Plan> {
     let (m, n, k, nb) = (d.m, d.n, d.k, d.batches as u32);
     let whole = Split::whole(k);
+    let splittable = views.splittable(d);
     if gpu.is_cpu_emulated() {
         let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));
         let groups = [m.div_ceil(8 * rows) as u32, n.div_ceil(cols) as u32, nb];
@@ -292,14 +235,16 @@ fn plan(
         });
     }
     let tiles = |side: usize| [n.div_ceil(side) as u32, m.div_ceil(side) as u32, nb];
-    let big_split = Split::of_big(d, BIG_TILES_FROM);
+    let big_split = match splittable {
+        true => Split::of_big(d, BIG_TILES_FROM),
+        false => whole,
+    };
     if (m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM || big_split.parts > 1)
         && vec4_buffers(&operands, "matmul")?
     {
         // An operand whose stored rows are a multiple of 4 long is fetched as vec4s, even when
         // the other is not (the output layer's gradients over a vocabulary of 50,257).
-        let a_rows_of_4 = (if ta { m } else { k }) % 4 == 0;
-        let b_rows_of_4 = (if tb { k } else { n }) % 4 == 0;
+        let (a_rows_of_4, b_rows_of_4) = (views.a.in_fours(), views.b.in_fours());
         let source = generated_source("matmul", String::new(), || {
             repeat_blocks(include_str!("../../shaders/matmul.wgsl"))
         });
@@ -316,18 +261,18 @@ fn plan(
             kernel,
             groups,
             split: big_split,
-            whole_vec4s: n % 4 == 0,
+            whole_vec4s: n % 4 == 0 && views.c.in_fours(),
         });
     }
     let source = include_str!("../../shaders/matmul_small.wgsl");
-    let split = Split::of(d);
+    let split = if splittable { Split::of(d) } else { whole };
     let [x, y, z] = tiles(64);
     let groups = [x, y, z * split.parts as u32];
     Ok(Plan {
         kernel: Kernel::new("matmul_small", source, "main"),
         groups,
         split,
-        whole_vec4s: n % 4 == 0,
+        whole_vec4s: n % 4 == 0 && views.c.in_fours(),
     })
 }
 
@@ -350,50 +295,82 @@ fn gpu_product(
     (ta, tb): (bool, bool),
     epilogue: Epilogue,
 ) -> Result<Storage> {
-    let Plan {
-        kernel,
-        groups,
-        split,
-        whole_vec4s,
-    } = plan(gpu, d, (ta, tb), [a, b], epilogue.causal)?;
+    let views = Views::dense(d, (ta, tb), (*sa, *sb));
+    let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], epilogue.causal)?;
+    if plan.split.parts > 1 {
+        // The chunks' partial products side by side, then their sum with the epilogue.
+        let kernel = Epilogue::default().slots(kernel, plan.whole_vec4s);
+        let len = plan.split.parts * d.batches * d.m * d.n;
+        let [parts] = launch(gpu, &kernel, &params, &[a, b], [len], plan.groups)?;
+        let tail = (epilogue.bias, epilogue.residual);
+        return matmul_split::sum(parts, a, d, plan.split, tail);
+    }
+    let kernel = epilogue.slots(kernel, plan.whole_vec4s);
+    let mut inputs = vec![a, b];
+    inputs.extend(epilogue.bias);
+    inputs.extend(epilogue.residual);
+    let len = d.batches * d.m * d.n;
+    launch1(gpu, &kernel, &params, &inputs, len, plan.groups)
+}
+
+/// The plan of a product on `gpu`, its kernel with the transposes set, and its parameters.
+fn planned(
+    gpu: &Rc<Gpu>,
+    (d, views): (Dims, Views),
+    (ta, tb): (bool, bool),
+    operands: [&Tensor; 2],
+    causal: Causal,
+) -> Result<(Kernel, MatmulParams, Plan)> {
+    let plan = plan(gpu, (d, views), operands, causal)?;
     let max = gpu.limits().max_compute_workgroups_per_dimension;
-    if let Some(&too_many) = groups.iter().find(|&&g| g > max) {
+    if let Some(&too_many) = plan.groups.iter().find(|&&g| g > max) {
         return Err(Error::TooLarge {
             limit: "maxComputeWorkgroupsPerDimension",
             requested: too_many as u64,
             max: max as u64,
         });
     }
-    let kernel = kernel.constant("TA", ta).constant("TB", tb);
-    let params = MatmulParams {
-        m: d.m as u32,
-        n: d.n as u32,
-        k: d.k as u32,
-        a_batch_stride: *sa as u32,
-        b_batch_stride: *sb as u32,
-        k_chunk: split.k_chunk as u32,
-        parts: split.parts as u32,
+    let kernel = plan.kernel.clone().constant("TA", ta).constant("TB", tb);
+    Ok((kernel, views.params(d, plan.split), plan))
+}
+
+/// op(a) · op(b) batched, each matrix where `views` says, written into `target` (which other
+/// products may fill in other parts), skipping what `causal` says gives nothing: outside the
+/// graph. Attention's products through the scores, on the heads in place.
+pub(crate) fn matmul_into(
+    target: &mut Storage,
+    [a, b]: [&Tensor; 2],
+    (d, views): (Dims, Views),
+    (ta, tb): (bool, bool),
+    causal: Causal,
+) -> Result<()> {
+    let target_len = match &*target {
+        Storage::Host(Host::F(c)) => c.len(),
+        Storage::Gpu(c) => (c.handle().binding_size() / 4) as usize,
+        _ => 0,
     };
-    if split.parts > 1 {
-        // The chunks' partial products side by side, then their sum with the epilogue.
-        let kernel = Epilogue::default().slots(kernel, whole_vec4s);
-        let len = split.parts * d.batches * d.m * d.n;
-        let [parts] = launch(gpu, &kernel, &params, &[a, b], [len], groups)?;
-        let tail = (epilogue.bias, epilogue.residual);
-        return matmul_split::sum(parts, a, d, split, tail);
+    views.check(d, (ta, tb), [a.numel(), b.numel(), target_len])?;
+    match (gpu_of(a.device()), target) {
+        (None, Storage::Host(Host::F(c))) => {
+            let (av, bv) = (a.host_f64("matmul")?, b.host_f64("matmul")?);
+            cpu_matmul([&av, &bv], c, d, (ta, tb), views);
+            Ok(())
+        }
+        (Some(gpu), Storage::Gpu(c)) => {
+            let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], causal)?;
+            let epilogue = Epilogue {
+                causal,
+                ..Epilogue::default()
+            };
+            let kernel = epilogue.slots(kernel, plan.whole_vec4s);
+            let [] = launch_into(gpu, &kernel, &params, &[a, b], &[c], [], plan.groups)?;
+            Ok(())
+        }
+        _ => Err(Error::Invalid {
+            op: "matmul",
+            why: "the target is not on the operands' device".into(),
+        }),
     }
-    let kernel = epilogue.slots(kernel, whole_vec4s);
-    let mut inputs = vec![a, b];
-    inputs.extend(epilogue.bias);
-    inputs.extend(epilogue.residual);
-    launch1(
-        gpu,
-        &kernel,
-        &params,
-        &inputs,
-        d.batches * d.m * d.n,
-        groups,
-    )
 }
 
 /// op(a)ᵀ · b when the shared dimension K is long and the output small (weight gradients,

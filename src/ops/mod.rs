@@ -11,6 +11,7 @@ mod embedding;
 mod layernorm;
 mod lora;
 mod matmul;
+mod matmul_layout;
 mod matmul_regs;
 mod matmul_split;
 mod movement;
@@ -24,7 +25,8 @@ mod unary;
 
 pub(crate) use attention::scores_bytes;
 pub use binary::Binary;
-pub(crate) use matmul::{matmul_causal, matmul_raw, Causal};
+pub(crate) use matmul::{matmul_into, matmul_raw, Causal, Dims as ProductDims};
+pub(crate) use matmul_layout::{Layout, Views};
 pub use shape::broadcast_shapes;
 pub use unary::Unary;
 

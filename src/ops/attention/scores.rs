@@ -1,6 +1,6 @@
-//! Causal attention through the T×T score matrix, for long sequences on real GPUs: the heads
-//! gathered into [B·H, T, d], the scores and the products with them as batched matmuls (the
-//! fastest kernel we have), a causal softmax in between. It keeps the probabilities for
+//! Causal attention through the T×T score matrix, for long sequences on real GPUs: the scores
+//! and the products with them as batched matmuls (the fastest kernel we have) that read and
+//! write the heads in place (src/ops/matmul_layout.rs), a causal softmax in between. It keeps the probabilities for
 //! backward, B·H·T² floats per call; past a few hundred positions the matmuls beat the tiled
 //! kernels' thread-per-row products, which grow with T² too (docs/BENCHMARKS.md).
 
@@ -8,10 +8,8 @@ use super::Dims;
 use crate::autograd::{no_grad, Backward};
 use crate::error::Result;
 use crate::gpu::Gpu;
-use crate::ops::copy::{copy_over, Copy};
-use crate::ops::shape::strides;
-use crate::ops::{gpu_of, launch1, matmul_causal, row_kernel, Causal};
-use crate::tensor::{Host, Storage, Tensor};
+use crate::ops::{gpu_of, launch1, matmul_into, row_kernel, Causal, Layout, ProductDims, Views};
+use crate::tensor::{gpu_output, numel, Device, Host, Storage, Tensor};
 use std::rc::Rc;
 
 /// From this many positions the score matrix path is the faster on an H100 (measured: 1.3×
@@ -40,50 +38,47 @@ pub(super) fn chosen(gpu: &Gpu, dm: Dims) -> bool {
     !gpu.is_cpu_emulated() && scores_bytes(dm.batch, dm.heads, dm.t).is_some_and(fits)
 }
 
-/// The heads' layout, [B, H, T, d], in which `heads_of` gathers them.
-fn head_shape(dm: Dims) -> Vec<usize> {
-    vec![dm.batch, dm.heads, dm.t, dm.d]
+/// Where head h of column block `part` (0 q, 1 k, 2 v) of a [B, T, parts·C] tensor lies, for
+/// the products to read or write it in place.
+fn heads_in(dm: Dims, parts: usize, part: usize) -> Layout {
+    Layout::heads_of(dm.t, parts * dm.c, dm.d, dm.heads, part)
 }
 
-/// Where (batch, head, position, element) lies in a [B, T, width] tensor whose heads are
-/// columns of d.
-fn packed_strides(dm: Dims, width: usize) -> Vec<usize> {
-    vec![dm.t * width, dm.d, width, 1]
+/// The [B·H, T, T] scores (or probabilities, or their gradients), dense.
+fn scores_layout(dm: Dims) -> Layout {
+    Layout::dense(dm.t, dm.t * dm.t, dm.heads)
 }
 
-/// The heads of column block `part` (0 q, 1 k, 2 v) of a [B, T, parts·C] tensor, gathered as
-/// [B·H, T, d]: one strided copy.
-fn heads_of(x: &Tensor, dm: Dims, part: usize) -> Result<Tensor> {
-    let copy = Copy {
-        src: x,
-        src_off: part * dm.c,
-        src_strides: packed_strides(dm, x.shape()[2]),
-        shape: head_shape(dm),
-        dst_off: 0,
-        dst_strides: strides(&head_shape(dm)),
+/// A buffer of `len` elements on `device` for products to fill.
+fn fresh(device: &Device, len: usize) -> Result<Storage> {
+    Ok(match gpu_of(device) {
+        Some(gpu) => Storage::Gpu(gpu_output(gpu, len)?),
+        None => Storage::Host(Host::F(vec![0.0; len])),
+    })
+}
+
+/// One of attention's B·H products per call, T rows each, of `k` deep into `n` columns: op(A)
+/// and op(B) read where their layouts say, C written into `target` where its layout says.
+fn product(
+    dm: Dims,
+    (target, c): (&mut Storage, Layout),
+    [(a, la), (b, lb)]: [(&Tensor, Layout); 2],
+    (k, n): (usize, usize),
+    (transposes, causal): ((bool, bool), Causal),
+) -> Result<()> {
+    let d = ProductDims {
+        m: dm.t,
+        n,
+        k,
+        batches: dm.batch * dm.heads,
     };
-    let storage = copy_over(x.device(), dm.batch * dm.t * dm.c, 0.0, &[copy])?;
-    let shape = vec![dm.batch * dm.heads, dm.t, dm.d];
-    Ok(Tensor::from_storage(shape, x.dtype(), x.device(), storage))
-}
-
-/// [B·H, T, d] tensors placed back side by side as the column blocks of one [B, T, n·C]:
-/// the inverse of `heads_of` for each.
-fn merged(parts: &[&Tensor], dm: Dims) -> Result<Storage> {
-    let width = parts.len() * dm.c;
-    let copies: Vec<Copy> = parts
-        .iter()
-        .enumerate()
-        .map(|(i, x)| Copy {
-            src: x,
-            src_off: 0,
-            src_strides: strides(&head_shape(dm)),
-            shape: head_shape(dm),
-            dst_off: i * dm.c,
-            dst_strides: packed_strides(dm, width),
-        })
-        .collect();
-    copy_over(parts[0].device(), dm.batch * dm.t * width, 0.0, &copies)
+    let views = Views {
+        heads: dm.heads,
+        a: la,
+        b: lb,
+        c,
+    };
+    matmul_into(target, [a, b], (d, views), transposes, causal)
 }
 
 crate::kernel_params! {
@@ -167,11 +162,10 @@ fn causal_softmax_backward(p: &Tensor, g: &Tensor, scale: f64) -> Result<Tensor>
 }
 
 /// Attention over a packed [B, T, 3C] tensor through the scores, as recorded for backward:
-/// the heads as gathered and the probabilities.
+/// the probabilities.
 struct AttentionScores {
     qkv: Tensor,
     dm: Dims,
-    heads: [Tensor; 3],
     p: Tensor,
 }
 
@@ -180,46 +174,68 @@ impl Backward for AttentionScores {
         vec![&self.qkv]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
-        let (dm, p, [q, k, v]) = (self.dm, &self.p, &self.heads);
-        let d_out = heads_of(g, dm, 0)?;
-        let dv = matmul_causal(p, &d_out, (true, false), Causal::AUpper)?;
-        let dp = matmul_causal(&d_out, v, (false, true), Causal::OutputLower)?;
+        let (dm, p, qkv) = (self.dm, &self.p, &self.qkv);
+        let (t, d) = (dm.t, dm.d);
+        let [q, k, v] = [0, 1, 2].map(|part| (qkv, heads_in(dm, 3, part)));
+        let (probs, d_out) = ((p, scores_layout(dm)), (g, heads_in(dm, 1, 0)));
+        let mut all = fresh(g.device(), qkv.numel())?;
+        let mut dp = fresh(g.device(), p.numel())?;
+        let (lower, upper, t_a) = (Causal::ALower, Causal::AUpper, (true, false));
+        let dv = heads_in(dm, 3, 2);
+        product(dm, (&mut all, dv), [probs, d_out], (t, d), (t_a, upper))?;
+        let scores = (&mut dp, scores_layout(dm));
+        let output_lower = ((false, true), Causal::OutputLower);
+        product(dm, scores, [d_out, v], (d, t), output_lower)?;
+        let dp = Tensor::from_storage(p.shape().to_vec(), p.dtype(), p.device(), dp);
         let ds = causal_softmax_backward(p, &dp, dm.scale())?;
         drop(dp);
-        let dq = matmul_causal(&ds, k, (false, false), Causal::ALower)?;
-        let dk = matmul_causal(&ds, q, (true, false), Causal::AUpper)?;
-        let storage = merged(&[&dq, &dk, &dv], dm)?;
-        let shape = self.qkv.shape().to_vec();
+        let ds = (&ds, scores_layout(dm));
+        let (dq, dk) = (heads_in(dm, 3, 0), heads_in(dm, 3, 1));
+        product(dm, (&mut all, dq), [ds, k], (t, d), ((false, false), lower))?;
+        product(dm, (&mut all, dk), [ds, q], (t, d), (t_a, upper))?;
+        let shape = qkv.shape().to_vec();
         Ok(vec![Tensor::from_storage(
             shape,
             g.dtype(),
             g.device(),
-            storage,
+            all,
         )])
     }
 }
 
 /// Causal attention over packed q, k and v through the T×T scores (see the module's note).
 pub(super) fn forward(qkv: &Tensor, dm: Dims) -> Result<Tensor> {
-    let (heads, p, out) = no_grad(|| -> Result<_> {
-        let heads = [
-            heads_of(qkv, dm, 0)?,
-            heads_of(qkv, dm, 1)?,
-            heads_of(qkv, dm, 2)?,
-        ];
-        let [q, k, v] = &heads;
-        let s = matmul_causal(q, k, (false, true), Causal::OutputLower)?;
-        let p = causal_softmax(&s, dm.scale())?;
-        let out = merged(
-            &[&matmul_causal(&p, v, (false, false), Causal::ALower)?],
+    let (p, out) = no_grad(|| -> Result<_> {
+        let (t, d, device) = (dm.t, dm.d, qkv.device());
+        let [q, k, v] = [0, 1, 2].map(|part| (qkv, heads_in(dm, 3, part)));
+        let scores_shape = vec![dm.batch * dm.heads, t, t];
+        let mut s = fresh(device, numel(&scores_shape))?;
+        let output_lower = ((false, true), Causal::OutputLower);
+        product(
             dm,
+            (&mut s, scores_layout(dm)),
+            [q, k],
+            (d, t),
+            output_lower,
         )?;
-        Ok((heads, p, out))
+        let s = Tensor::from_storage(scores_shape, qkv.dtype(), device, s);
+        let p = causal_softmax(&s, dm.scale())?;
+        drop(s);
+        let mut out = fresh(device, dm.batch * t * dm.c)?;
+        let probs = (&p, scores_layout(dm));
+        let a_lower = ((false, false), Causal::ALower);
+        product(
+            dm,
+            (&mut out, heads_in(dm, 1, 0)),
+            [probs, v],
+            (t, d),
+            a_lower,
+        )?;
+        Ok((p, out))
     })?;
     let op = AttentionScores {
         qkv: qkv.clone(),
         dm,
-        heads,
         p,
     };
     let shape = vec![dm.batch, dm.t, dm.c];
