@@ -28,6 +28,8 @@ struct Params {
     c_batch_stride: u32,
     c_head_stride: u32,
     c_row_stride: u32,
+    // With ROW_SUMS, where op(A)'s row sums go: this far after the start of each matrix of C.
+    sums_offset: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
 

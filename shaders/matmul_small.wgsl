@@ -13,6 +13,24 @@ const DEPTH: u32 = 16u;
 var<workgroup> a_tile: array<array<f32, 64>, 16>; // [k][m]
 var<workgroup> b_tile: array<array<f32, 64>, 16>; // [k][n]
 
+// With A transposed (a weight gradient), op(A)'s row sums, the bias's gradient, stored after
+// C's matrix by the workgroups of the first column of tiles (src/ops/matmul_bias_grad.rs):
+// each thread sums the values of row tid % 64 it stages, and 4 threads' sums are added here.
+override ROW_SUMS: bool;
+
+fn store_row_sums(c_base: u32, row0: u32, tid: u32, sums: f32) {
+    a_tile[tid / TILE][tid % TILE] = sums;
+    workgroupBarrier();
+    if (tid < 16u) {
+        var total = vec4<f32>(0.0);
+        for (var j = 0u; j < 4u; j++) {
+            let r = tid * 4u;
+            total += vec4<f32>(a_tile[j][r], a_tile[j][r + 1u], a_tile[j][r + 2u], a_tile[j][r + 3u]);
+        }
+        store_sums(c_base, row0 + tid * 4u, total);
+    }
+}
+
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let row0 = wid.y * TILE;
@@ -28,13 +46,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     var acc1 = vec4<f32>(0.0);
     var acc2 = vec4<f32>(0.0);
     var acc3 = vec4<f32>(0.0);
+    var row_sums = 0.0;
 
     for (var k0 = k_start; k0 < k_end; k0 += DEPTH) {
         // 64×16 elements of each operand, 4 per thread, in the order that keeps reads coalesced.
         for (var r = 0u; r < 4u; r++) {
             let e = tid + r * 256u;
             if (TA) {
-                a_tile[e / TILE][e % TILE] = load_a(a_base, row0 + e % TILE, k0 + e / TILE);
+                let v = load_a(a_base, row0 + e % TILE, k0 + e / TILE);
+                a_tile[e / TILE][e % TILE] = v;
+                if (ROW_SUMS) { row_sums += v; }
             } else {
                 a_tile[e % DEPTH][e / DEPTH] = load_a(a_base, row0 + e / DEPTH, k0 + e % DEPTH);
             }
@@ -59,6 +80,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     }
 
     let c_base = c_start(wid.z);
+    if (ROW_SUMS && wid.x == 0u) { store_row_sums(c_base, row0, tid, row_sums); }
     let col = col0 + lid.x * 4u;
     let row = row0 + lid.y * 4u;
     store(c_base, row, col, acc0);

@@ -12,3 +12,12 @@ fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
     if (col + 2u < p.n) { c[at + 2u] = v.z; }
     if (col + 3u < p.n) { c[at + 3u] = v.w; }
 }
+
+// op(A)'s sums of rows row..row + 4 (ROW_SUMS), after C's matrix, those past row m left out.
+fn store_sums(base: u32, row: u32, sums: vec4<f32>) {
+    let at = base + p.sums_offset + row;
+    if (row < p.m) { c[at] = sums.x; }
+    if (row + 1u < p.m) { c[at + 1u] = sums.y; }
+    if (row + 2u < p.m) { c[at + 2u] = sums.z; }
+    if (row + 3u < p.m) { c[at + 3u] = sums.w; }
+}

@@ -9,3 +9,10 @@ fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
     let at = base + row * p.c_row_stride + col;
     c[at >> 2u] = product + bias4(col) + residual4(at, col);
 }
+
+// op(A)'s sums of rows row..row + 4 (ROW_SUMS), after C's matrix; the layout leaves room for
+// the vec4 that crosses row m.
+fn store_sums(base: u32, row: u32, sums: vec4<f32>) {
+    if (row >= p.m) { return; }
+    c[(base + p.sums_offset + row) >> 2u] = sums;
+}

@@ -90,6 +90,54 @@ fn weight_gradients_over_many_rows_split_the_long_dimension_correctly() {
     });
 }
 
+/// The gradients of x, the weight and the bias of `x.linear(w, b)` for loss = Σ out · r with
+/// a fixed random r, on `device`.
+async fn linear_grads(device: &Device, (rows, k, n): (usize, usize, usize)) -> Vec<Vec<f64>> {
+    let leaf = |shape: &[usize], seed| {
+        let values = common::uniform(shape.iter().product(), -1.0, 1.0, seed);
+        Tensor::from_f64(values, shape, device).unwrap().with_grad()
+    };
+    let (x, w, b) = (leaf(&[rows, k], 1), leaf(&[n, k], 2), leaf(&[n], 3));
+    let r = Tensor::from_f64(common::uniform(rows * n, -1.0, 1.0, 4), &[rows, n], device);
+    let out = x.linear(&w, Some(&b)).unwrap();
+    let grads = out
+        .mul(&r.unwrap())
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap();
+    let mut all = Vec::new();
+    for t in [&x, &w, &b] {
+        all.push(grads.get(t).unwrap().to_vec_f64().await.unwrap());
+    }
+    all
+}
+
+#[test]
+fn weight_and_bias_gradients_from_one_product_match_cpu() {
+    run(async {
+        // The weight's gradient and the bias's from one product whose tiles also sum the rows
+        // of the output's gradient (ROW_SUMS): the linear test above covers the 64 × 64
+        // tiles; here 16,384 rows in 32 chunks of 512 times 4 tiles of 128 × 128, dW's rows a
+        // multiple of 4 long (stored a vec4 at a time) or not, the bias ragged at the tiles.
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("gpu() gives a GPU")
+        };
+        for (rows, k, n) in [(16384, 200, 130), (16384, 202, 129)] {
+            let want = linear_grads(&Device::Cpu, (rows, k, n)).await;
+            context.use_emulated_kernels(Some(false));
+            let got = linear_grads(&gpu, (rows, k, n)).await;
+            context.use_emulated_kernels(None);
+            for (i, what) in ["x", "weight", "bias"].iter().enumerate() {
+                let name = format!("linear {rows}x{k}x{n}: gradient of the {what}");
+                common::assert_close(&name, &got[i], &want[i], 1e-3);
+            }
+        }
+    });
+}
+
 #[test]
 fn matmul_broadcasts_batches() {
     run(async {
@@ -129,13 +177,17 @@ fn matmul_broadcasts_batches() {
 #[test]
 fn linear_adds_its_bias_as_it_stores() {
     run(async {
-        // Each matmul kernel: emulated-GPU, 64 × 64 tiles, and 128 × 128 tiles (64 × 2 tiles,
+        // The weight's and the bias's gradients from one product (matmul_bias_grad.rs): 10 rows
+        // in one chunk, 2048 in 32 of 64, 8192 in 32 of 256 (64 × 64 tiles here; 128 × 128
+        // in the test below). Each matmul kernel: emulated-GPU, 64 × 64 tiles, and 128 × 128
+        // tiles (64 × 2 tiles,
         // rows a multiple of 4 long or not, and C's rows a multiple of 4 long: C stored a vec4
         // at a time), columns ragged at the tile edges; and 64 × 64
         // tiles with K split (2 tiles, 300 = 18 chunks of 16 and one of 12) summed with the
         // bias and the residual, their partial products stored one value or a vec4 at a time.
         let shapes = [
             (5, 7, 9),
+            (2048, 12, 70),
             (8192, 12, 131),
             (8192, 13, 130),
             (8192, 12, 132),

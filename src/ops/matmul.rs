@@ -1,5 +1,6 @@
 //! Batched matrix multiplication with operands optionally transposed in place.
 
+use super::matmul_bias_grad::weight_and_bias_grads;
 use super::matmul_layout::{cpu_matmul, MatmulParams, Views};
 use super::matmul_regs;
 use super::matmul_split::{self, Split};
@@ -11,7 +12,7 @@ use crate::tensor::{numel, DType, Host, Storage, Tensor};
 use std::rc::Rc;
 
 /// Below this many 128×128 tiles a GPU would sit partly idle, so 64×64 tiles are used.
-const BIG_TILES_FROM: usize = 128;
+pub(super) const BIG_TILES_FROM: usize = 128;
 /// Whether the large-tile kernel stages operands stored along K as blocks transposed in
 /// registers (shaders/matmul.wgsl, BLOCKS): faster through the browser's compiler, slower
 /// through naga, measured on an H100 (docs/BENCHMARKS.md).
@@ -254,7 +255,8 @@ fn plan(
             .constant("SPLIT", big_split.parts > 1)
             .constant("CAUSAL", causal as u32)
             .constant("BLOCKS", TRANSPOSE_IN_REGISTERS)
-            .constant("WIDE", n > 64);
+            .constant("WIDE", n > 64)
+            .constant("ROW_SUMS", views.row_sums.is_some());
         let [x, y, z] = tiles(128);
         let groups = [x, y, z * big_split.parts as u32];
         return Ok(Plan {
@@ -269,7 +271,8 @@ fn plan(
     let [x, y, z] = tiles(64);
     let groups = [x, y, z * split.parts as u32];
     Ok(Plan {
-        kernel: Kernel::new("matmul_small", source, "main"),
+        kernel: Kernel::new("matmul_small", source, "main")
+            .constant("ROW_SUMS", views.row_sums.is_some()),
         groups,
         split,
         whole_vec4s: n % 4 == 0 && views.c.in_fours(),
@@ -357,6 +360,12 @@ pub(crate) fn matmul_into(
             Ok(())
         }
         (Some(gpu), Storage::Gpu(c)) => {
+            if views.row_sums.is_some() && (!ta || gpu.is_cpu_emulated()) {
+                return Err(Error::Invalid {
+                    op: "matmul",
+                    why: "row sums come with A transposed on the tiled kernels only".into(),
+                });
+            }
             let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], causal)?;
             let epilogue = Epilogue {
                 causal,
@@ -444,17 +453,27 @@ fn matmul_backward(
         };
         grads.push(da.sum_to_shape(a.shape())?);
     }
-    if b.requires_grad() {
-        let db = match (ta, tb) {
-            (false, true) => matmul_split_k(g, a)?,
-            (false, false) => matmul_split_k(a, g)?,
-            (true, true) => matmul_raw(g, a, true, true)?,
-            (true, false) => matmul_raw(a, g, false, false)?,
-        };
-        grads.push(db.sum_to_shape(b.shape())?);
-    }
-    if let Some(bias) = bias.filter(|t| t.requires_grad()) {
-        grads.push(g.sum_to_shape(bias.shape())?);
+    // A linear layer's weight and bias gradients from one product where the kernels allow.
+    let bias = bias.filter(|t| t.requires_grad());
+    let fused = match (bias, b.requires_grad(), (ta, tb)) {
+        (Some(_), true, (false, true)) => weight_and_bias_grads(g, a)?,
+        _ => None,
+    };
+    if let Some([dw, db]) = fused {
+        grads.extend([dw, db]);
+    } else {
+        if b.requires_grad() {
+            let db = match (ta, tb) {
+                (false, true) => matmul_split_k(g, a)?,
+                (false, false) => matmul_split_k(a, g)?,
+                (true, true) => matmul_raw(g, a, true, true)?,
+                (true, false) => matmul_raw(a, g, false, false)?,
+            };
+            grads.push(db.sum_to_shape(b.shape())?);
+        }
+        if let Some(bias) = bias {
+            grads.push(g.sum_to_shape(bias.shape())?);
+        }
     }
     if residual.is_some_and(|t| t.requires_grad()) {
         grads.push(g.clone());

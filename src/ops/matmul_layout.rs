@@ -17,6 +17,7 @@ crate::kernel_params! {
         a_offset: u32, a_head_stride: u32, a_row_stride: u32,
         b_offset: u32, b_head_stride: u32, b_row_stride: u32,
         c_offset: u32, c_batch_stride: u32, c_head_stride: u32, c_row_stride: u32,
+        sums_offset: u32,
     }
 }
 
@@ -81,13 +82,16 @@ impl Layout {
     }
 }
 
-/// The layouts of a product's A, B and C, whose batches come in groups of `heads`.
+/// The layouts of a product's A, B and C, whose batches come in groups of `heads`, and where
+/// op(A)'s row sums go, if they are wanted (for A transposed, on the tiled kernels): this far
+/// after the start of each matrix of C.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Views {
     pub(crate) heads: usize,
     pub(crate) a: Layout,
     pub(crate) b: Layout,
     pub(crate) c: Layout,
+    pub(crate) row_sums: Option<usize>,
 }
 
 impl Views {
@@ -98,13 +102,14 @@ impl Views {
             a: Layout::dense(if ta { d.m } else { d.k }, sa, 1),
             b: Layout::dense(if tb { d.k } else { d.n }, sb, 1),
             c: Layout::dense(d.n, d.m * d.n, 1),
+            row_sums: None,
         }
     }
 
-    /// Whether C is dense, so that K may be split: the split's partial products are stored
-    /// densely and summed into C by a pass that knows no other layout.
+    /// Whether C is dense and alone, so that K may be split: the split's partial products are
+    /// stored densely and summed into C by a pass that knows no other layout.
     pub(super) fn splittable(&self, d: Dims) -> bool {
-        self.heads == 1 && self.c == Layout::dense(d.n, d.m * d.n, 1)
+        self.heads == 1 && self.c == Layout::dense(d.n, d.m * d.n, 1) && self.row_sums.is_none()
     }
 
     /// Checks that every matrix lies within its buffer's `lens` (A, B, C) and that no two of
@@ -112,10 +117,18 @@ impl Views {
     pub(crate) fn check(&self, d: Dims, (ta, tb): (bool, bool), lens: [usize; 3]) -> Result<()> {
         let stored = |t: bool, (r, c): (usize, usize)| if t { (c, r) } else { (r, c) };
         let shapes = [stored(ta, (d.m, d.k)), stored(tb, (d.k, d.n)), (d.m, d.n)];
-        let layouts = [self.a, self.b, self.c];
-        for ((layout, shape), len) in layouts.iter().zip(shapes).zip(lens) {
+        // The row sums, m of them after each matrix of C, stored 4 at a time.
+        let sums_end = match self.row_sums {
+            Some(at) if d.batches > 0 => {
+                self.c.start(d.batches - 1, self.heads) + at + d.m.next_multiple_of(4)
+            }
+            _ => 0,
+        };
+        let layouts = [(self.a, 0), (self.b, 0), (self.c, sums_end)];
+        for (((layout, sums_end), shape), len) in layouts.iter().zip(shapes).zip(lens) {
             let overlapping = shape.0 > 1 && shape.1 > layout.row;
-            if self.heads == 0 || overlapping || layout.end(d.batches, self.heads, shape) > len {
+            let end = layout.end(d.batches, self.heads, shape).max(*sums_end);
+            if self.heads == 0 || overlapping || end > len {
                 return Err(Error::Invalid {
                     op: "matmul",
                     why: format!(
@@ -150,6 +163,7 @@ impl Views {
             c_batch_stride: u(self.c.batch),
             c_head_stride: u(self.c.head),
             c_row_stride: u(self.c.row),
+            sums_offset: u(self.row_sums.unwrap_or(0)),
         }
     }
 }
@@ -177,6 +191,10 @@ pub(super) fn cpu_matmul(
                 }
                 c[cb + i * lc.row + j] = s;
             }
+            if let Some(at) = views.row_sums {
+                let row = (0..k).map(|l| a[ab + if ta { l * la.row + i } else { i * la.row + l }]);
+                c[cb + at + i] = row.sum();
+            }
         }
     }
 }
@@ -200,6 +218,7 @@ mod tests {
             a: Layout::dense(t, t * t, heads),
             b: Layout::heads_of(t, 3 * heads * d, d, heads, part),
             c: Layout::heads_of(t, heads * d, d, heads, 0),
+            row_sums: None,
         };
         let lens = [2 * heads * t * t, 2 * t * 3 * heads * d, 2 * t * heads * d];
         for part in 0..3 {

@@ -11,6 +11,7 @@ mod embedding;
 mod layernorm;
 mod lora;
 mod matmul;
+mod matmul_bias_grad;
 mod matmul_layout;
 mod matmul_regs;
 mod matmul_split;

@@ -77,6 +77,7 @@ fn product(
         a: la,
         b: lb,
         c,
+        row_sums: None,
     };
     matmul_into(target, [a, b], (d, views), transposes, causal)
 }
