@@ -2,7 +2,8 @@
 // and, row by row, writes dx as layernorm_backward.wgsl does while each thread adds up g xh and g
 // for its own columns (col % ROW_WORKGROUP == thread) over the chunk. It writes one partial sum of each per
 // column and chunk, [2, chunks, cols], which layernorm_params_finish.wgsl adds up into dw and db.
-// Columns per thread (COLS_PER_LANE) size the sums kept in workgroup memory.
+// Columns per thread (COLS_PER_LANE) size the sums kept in workgroup memory. With ADDS, x's
+// gradient from its other uses (a residual connection's) is added into dx as it is stored.
 
 struct Params { rows: u32, cols: u32, chunk: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
@@ -10,8 +11,11 @@ struct Params { rows: u32, cols: u32, chunk: u32 }
 @group(0) @binding(2) var<storage, read> w: array<f32>;
 @group(0) @binding(3) var<storage, read> stats: array<f32>;
 @group(0) @binding(4) var<storage, read> g: array<f32>;
-@group(0) @binding(5) var<storage, read_write> dx: array<f32>;
-@group(0) @binding(6) var<storage, read_write> partials: array<f32>;
+@group(0) @binding(5) var<storage, read> so_far: array<f32>;
+@group(0) @binding(6) var<storage, read_write> dx: array<f32>;
+@group(0) @binding(7) var<storage, read_write> partials: array<f32>;
+
+override ADDS: bool;
 
 //#include rowwise
 
@@ -44,7 +48,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var j = lid; j < p.cols; j += LANES) {
             let gv = g[base + j];
             let xh = (x[base + j] - mean) * rstd;
-            dx[base + j] = rstd * (gv * w[j] - m1 - xh * m2);
+            var d = rstd * (gv * w[j] - m1 - xh * m2);
+            if (ADDS) { d += so_far[base + j]; }
+            dx[base + j] = d;
             sum_w[j] += gv * xh;
             sum_b[j] += gv;
         }

@@ -32,6 +32,18 @@ pub(crate) trait Backward {
 
     /// Gradients of the inputs given the output `out` and its gradient `g`: one per input.
     fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>>;
+
+    /// `backward` with the gradient the first input has gathered so far from its other uses
+    /// (a residual connection's), for a rule whose kernel adds it as it stores its own: the
+    /// sum in the same pass instead of a dispatch of its own. None where it cannot.
+    fn backward_adding(
+        &self,
+        _out: &Tensor,
+        _g: &Tensor,
+        _so_far: &Tensor,
+    ) -> Result<Option<Vec<Tensor>>> {
+        Ok(None)
+    }
 }
 
 /// A recorded op, kept by the tensor it made.
@@ -90,7 +102,11 @@ fn topological_order(root: &Tensor) -> Vec<Tensor> {
         }
         stack.push((t.clone(), true));
         if let Some(op) = t.op() {
-            for input in op.inputs() {
+            // The first input's subtree is ordered first, so backward reaches it last: a
+            // residual connection (a later input) has passed its gradient on by the time the
+            // main path's first op reaches the same tensor, which can then add it as it
+            // stores its own (`Backward::backward_adding`).
+            for input in op.inputs().into_iter().rev() {
                 stack.push((input.clone(), false));
             }
         }
@@ -121,12 +137,24 @@ impl Tensor {
                 let Some(g) = grads.remove(&node.id()) else {
                     continue;
                 };
-                let pairs = one_gradient_per_input(op.inputs(), op.backward(&node, &g)?)?;
-                for (input, grad) in pairs {
+                let inputs = op.inputs();
+                let so_far = inputs.first().and_then(|x| grads.get(&x.id())).cloned();
+                let adding = match so_far {
+                    Some(so_far) => op.backward_adding(&node, &g, &so_far)?,
+                    None => None,
+                };
+                let first_holds_its_sum = adding.is_some();
+                let rule_grads = match adding {
+                    Some(rule_grads) => rule_grads,
+                    None => op.backward(&node, &g)?,
+                };
+                let pairs = one_gradient_per_input(inputs, rule_grads)?;
+                for (i, (input, grad)) in pairs.enumerate() {
                     if !input.requires_grad() {
                         continue;
                     }
                     let sum = match grads.remove(&input.id()) {
+                        Some(_) if i == 0 && first_holds_its_sum => grad,
                         Some(prev) => prev.add(&grad)?,
                         None => grad,
                     };

@@ -88,8 +88,15 @@ fn layernorm_matches_cpu() {
         for (rows, seed) in [(&[3, 13][..], 1), (&[7, 293][..], 4)] {
             let x = input(&[rows, &[70]].concat(), seed);
             let (w, b) = (input(&[70], 2), input(&[70], 3));
-            check_op("layernorm", &[x, w, b], 1e-4, |_, t| {
+            let ins = [x, w, b];
+            check_op("layernorm", &ins, 1e-4, |_, t| {
                 t[0].layernorm(&t[1], &t[2], 1e-5)
+            })
+            .await;
+            // x also on a residual connection, as a transformer block's input is: its gradient
+            // from there is added into dx by the fused kernel (`backward_adding`), once.
+            check_op("x + layernorm(x)", &ins, 1e-4, |_, t| {
+                t[0].add(&t[0].layernorm(&t[1], &t[2], 1e-5)?)
             })
             .await;
         }

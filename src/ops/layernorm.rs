@@ -34,6 +34,28 @@ impl Backward for LayerNormOp {
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         layernorm_backward(&self.x, &self.weight, &self.stats, g)
     }
+    /// On real GPUs the fused kernel adds x's gradient from the residual connection into dx.
+    fn backward_adding(
+        &self,
+        _out: &Tensor,
+        g: &Tensor,
+        so_far: &Tensor,
+    ) -> Result<Option<Vec<Tensor>>> {
+        let x = &self.x;
+        let Some(gpu) = gpu_of(x.device()) else {
+            return Ok(None);
+        };
+        if so_far.shape() != x.shape() || so_far.dtype() != DType::F32 {
+            return Ok(None);
+        }
+        let cols = self.weight.numel();
+        let inputs = [x, &self.weight, &self.stats, g];
+        let fused = backward_fused(gpu, inputs, (x.numel() / cols, cols), Some(so_far))?;
+        Ok(fused.map(|(dx, dw, db)| {
+            let dx = Tensor::from_storage(x.shape().to_vec(), DType::F32, x.device(), dx);
+            vec![dx, dw, db]
+        }))
+    }
 }
 
 /// Gradients of x, weight and bias.
@@ -55,7 +77,7 @@ fn layernorm_backward(
             };
             (Storage::Host(Host::F(dx)), param(dw), param(db))
         }
-        Some(gpu) => match backward_fused(gpu, inputs, sizes)? {
+        Some(gpu) => match backward_fused(gpu, inputs, sizes, None)? {
             Some(grads) => grads,
             None => backward_rows(gpu, inputs, sizes)?,
         },
@@ -133,13 +155,15 @@ crate::kernel_params! {
 const FINISH_COLS: usize = 16;
 
 /// dx, dw and db on real GPUs in two dispatches (shaders/layernorm_backward_fused.wgsl, then
-/// shaders/layernorm_params_finish.wgsl): dx and partial sums of dw and db over chunks of
-/// rows, then their totals. None where it does not apply (emulated GPUs, no rows, rows too
-/// wide for the sums in workgroup memory, more chunks than a dispatch may have).
+/// shaders/layernorm_params_finish.wgsl): dx (plus `so_far`, x's gradient from its other
+/// uses, if given) and partial sums of dw and db over chunks of rows, then their totals. None
+/// where it does not apply (emulated GPUs, no rows, rows too wide for the sums in workgroup
+/// memory, more chunks than a dispatch may have).
 fn backward_fused(
     gpu: &Rc<Gpu>,
     [x, weight, stats, g]: [&Tensor; 4],
     (rows, cols): (usize, usize),
+    so_far: Option<&Tensor>,
 ) -> Result<Option<(Storage, Tensor, Tensor)>> {
     let limits = gpu.limits();
     let lanes = ROW_WORKGROUP as usize;
@@ -162,14 +186,16 @@ fn backward_fused(
         "main",
     )
     .slot("ROWWISE", "shared")
-    .slot("COLS_PER_LANE", cols_per_lane);
+    .slot("COLS_PER_LANE", cols_per_lane)
+    .constant("ADDS", so_far.is_some());
     let params = ChunkedRowsParams {
         rows: rows as u32,
         cols: cols as u32,
         chunk: chunk as u32,
     };
     let outputs = [x.numel(), 2 * chunks * cols];
-    let inputs = [x, weight, stats, g];
+    // Without a gradient to add, g is bound in its place and not read.
+    let inputs = [x, weight, stats, g, so_far.unwrap_or(g)];
     let [dx, partials] = launch(
         gpu,
         &kernel,

@@ -50,6 +50,13 @@ pub fn layers() -> Vec<OpCase> {
         1e-4,
         Box::new(|_, t| t[0].layernorm(&t[1], &t[2], 1e-5)),
     ));
+    let ins = vec![input(&[13, 70], 4), input(&[70], 5), input(&[70], 6)];
+    cases.push(case(
+        "x + layernorm(x)",
+        ins,
+        1e-4,
+        Box::new(|_, t| t[0].add(&t[0].layernorm(&t[1], &t[2], 1e-5)?)),
+    ));
     cases.push(case(
         "rmsnorm",
         vec![input(&[5, 70], 11), input(&[70], 12)],
