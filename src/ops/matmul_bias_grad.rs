@@ -6,8 +6,9 @@
 //! and db together (none for one chunk).
 
 use super::gpu_of;
-use super::matmul::{matmul_into, Causal, Dims, BIG_TILES_FROM};
+use super::matmul::{matmul_into, Dims};
 use super::matmul_layout::{Layout, Views};
+use super::matmul_plan::{Causal, BIG_TILES_FROM};
 use crate::error::Result;
 use crate::tensor::{gpu_output, DType, Storage, Tensor};
 

@@ -6,7 +6,8 @@
 //! (shaders/matmul_split_sum.wgsl). Unsplit, a few workgroups walk all of K in turn while the
 //! rest of the GPU idles.
 
-use super::matmul::{vec4_buffers, Dims};
+use super::matmul::Dims;
+use super::matmul_plan::vec4_buffers;
 use super::{gpu_of, launch1};
 use crate::error::Result;
 use crate::gpu::{Kernel, PooledBuffer};

@@ -13,6 +13,7 @@ mod lora;
 mod matmul;
 mod matmul_bias_grad;
 mod matmul_layout;
+mod matmul_plan;
 mod matmul_regs;
 mod matmul_split;
 mod movement;
@@ -26,8 +27,9 @@ mod unary;
 
 pub(crate) use attention::scores_bytes;
 pub use binary::Binary;
-pub(crate) use matmul::{matmul_into, matmul_raw, Causal, Dims as ProductDims};
+pub(crate) use matmul::{matmul_into, matmul_raw, Dims as ProductDims};
 pub(crate) use matmul_layout::{Layout, Views};
+pub(crate) use matmul_plan::Causal;
 pub use shape::broadcast_shapes;
 pub use unary::Unary;
 

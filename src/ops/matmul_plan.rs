@@ -1,0 +1,211 @@
+//! How a product runs: which kernel computes it on a GPU and with how many workgroups
+//! (`plan`), and what its kernel adds to it as it stores C (`Epilogue`).
+
+use super::matmul::Dims;
+use super::matmul_layout::{MatmulParams, Views};
+use super::matmul_regs;
+use super::matmul_split::Split;
+use super::{generated_source, repeat_blocks};
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, Kernel};
+use crate::tensor::{DType, Tensor};
+use std::rc::Rc;
+
+/// Below this many 128×128 tiles a GPU would sit partly idle, so 64×64 tiles are used.
+pub(super) const BIG_TILES_FROM: usize = 128;
+/// Whether the large-tile kernel stages operands stored along K as blocks transposed in
+/// registers (shaders/matmul.wgsl, BLOCKS): faster through the browser's compiler, slower
+/// through naga, measured on an H100 (docs/BENCHMARKS.md).
+const TRANSPOSE_IN_REGISTERS: bool = cfg!(target_arch = "wasm32");
+
+/// Whether the buffers can be read as vec4s whole (shaders/matmul.wgsl binds them so): pool
+/// buffers are, unless one was sized exactly to the device's largest.
+pub(super) fn vec4_buffers(xs: &[&Tensor], op: &'static str) -> Result<bool> {
+    for x in xs {
+        if x.buffer(op)?.binding_size() % 16 != 0 {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// What a product of causal attention (src/ops/attention/scores.rs) knows to be zero or not
+/// needed, so that the large-tile kernel skips tiles or parts of K that give nothing. The
+/// other kernels and the CPU compute everything, which gives the same where it is needed.
+#[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Causal {
+    /// A dense product.
+    #[default]
+    No = 0,
+    /// Only C[i, j] with j ≤ i is needed (scores, and their gradient).
+    OutputLower = 1,
+    /// op(A)[i, k] is zero for k > i (probabilities times values or keys).
+    ALower = 2,
+    /// op(A)[i, k] is zero for k < i (transposed probabilities times queries or dO).
+    AUpper = 3,
+}
+
+/// What a matmul adds to the product as it stores C.
+#[derive(Default, Clone, Copy)]
+pub(super) struct Epilogue<'a> {
+    /// [N], added to every row (linear layers).
+    pub(super) bias: Option<&'a Tensor>,
+    /// C's shape, added element by element (a residual connection).
+    pub(super) residual: Option<&'a Tensor>,
+    /// What the product may skip (`Causal`): not an addition, but known as C is planned.
+    pub(super) causal: Causal,
+}
+
+impl Epilogue<'_> {
+    /// The slots every matmul kernel takes (shaders/matmul_out.wgsl): what is bound after A
+    /// and B (the bias, then the residual), where C is, and whether C is stored a vec4 at a
+    /// time (`vec4_stores`) or one value at a time. Reading the bias and the residual as vec4s
+    /// too made no difference on an H100 (docs/BENCHMARKS.md).
+    pub(super) fn slots(&self, kernel: Kernel, vec4_stores: bool) -> Kernel {
+        let (bias, residual) = (self.bias.is_some(), self.residual.is_some());
+        let pick = |yes: bool, names: [&'static str; 2]| names[yes as usize];
+        let kernel = kernel
+            .slot("BIAS", pick(bias, ["matmul_no_bias", "matmul_bias"]))
+            .slot(
+                "RESIDUAL",
+                pick(residual, ["matmul_no_residual", "matmul_residual"]),
+            )
+            .slot(
+                "STORE",
+                pick(vec4_stores, ["matmul_store_f32", "matmul_store_vec4"]),
+            );
+        let res = 3 + bias as usize;
+        kernel.slot("RES", res).slot("OUT", res + residual as usize)
+    }
+
+    /// Checks the bias against N columns and the residual against C's shape.
+    pub(super) fn check(&self, a: &Tensor, c_shape: &[usize]) -> Result<()> {
+        let name = "matmul";
+        let n = c_shape[c_shape.len() - 1];
+        for (t, want) in [(self.bias, &[n][..]), (self.residual, c_shape)] {
+            let Some(t) = t else { continue };
+            t.expect_dtype(name, DType::F32)?;
+            a.same_device(name, t)?;
+            if t.shape() != want {
+                return Err(Error::Shape {
+                    op: name,
+                    a: c_shape.to_vec(),
+                    b: t.shape().to_vec(),
+                    why: format!("a bias must be [{n}] and a residual the output's shape"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The same on the CPU, into `c` of `n` columns.
+    pub(super) fn add_cpu(&self, c: &mut [f64], n: usize) -> Result<()> {
+        if let Some(bias) = self.bias {
+            let bv = bias.host_f64("matmul")?;
+            c.iter_mut().enumerate().for_each(|(i, x)| *x += bv[i % n]);
+        }
+        if let Some(residual) = self.residual {
+            let rv = residual.host_f64("matmul")?;
+            c.iter_mut().zip(rv).for_each(|(x, r)| *x += r);
+        }
+        Ok(())
+    }
+}
+
+/// Which kernel computes a product on `gpu`, and its workgroups: register blocking without
+/// barriers on emulated GPUs; on real ones 128 × 128 tiles once there are enough of them to
+/// fill a large GPU and the operands can be read as whole vec4s (`vec4_buffers`), else 64 × 64
+/// with K split when there are few tiles (matmul_split.rs).
+fn plan(
+    gpu: &Gpu,
+    (d, views): (Dims, Views),
+    operands: [&Tensor; 2],
+    causal: Causal,
+) -> Result<Plan> {
+    let (m, n, k, nb) = (d.m, d.n, d.k, d.batches as u32);
+    let whole = Split::whole(k);
+    let splittable = views.splittable(d);
+    if gpu.is_cpu_emulated() {
+        let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));
+        let groups = [m.div_ceil(8 * rows) as u32, n.div_ceil(cols) as u32, nb];
+        return Ok(Plan {
+            kernel: matmul_regs::kernel(rows, cols),
+            groups,
+            split: whole,
+            whole_vec4s: false,
+        });
+    }
+    let tiles = |side: usize| [n.div_ceil(side) as u32, m.div_ceil(side) as u32, nb];
+    let big_split = match splittable {
+        true => Split::of_big(d, BIG_TILES_FROM),
+        false => whole,
+    };
+    if (m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM || big_split.parts > 1)
+        && vec4_buffers(&operands, "matmul")?
+    {
+        // An operand whose stored rows are a multiple of 4 long is fetched as vec4s, even when
+        // the other is not (the output layer's gradients over a vocabulary of 50,257).
+        let (a_rows_of_4, b_rows_of_4) = (views.a.in_fours(), views.b.in_fours());
+        let source = generated_source("matmul", String::new(), || {
+            repeat_blocks(include_str!("../../shaders/matmul.wgsl"))
+        });
+        let kernel = Kernel::new("matmul", source, "main")
+            .constant("VEC4_A", a_rows_of_4)
+            .constant("VEC4_B", b_rows_of_4)
+            .constant("SPLIT", big_split.parts > 1)
+            .constant("CAUSAL", causal as u32)
+            .constant("BLOCKS", TRANSPOSE_IN_REGISTERS)
+            .constant("WIDE", n > 64)
+            .constant("ROW_SUMS", views.row_sums.is_some());
+        let [x, y, z] = tiles(128);
+        let groups = [x, y, z * big_split.parts as u32];
+        return Ok(Plan {
+            kernel,
+            groups,
+            split: big_split,
+            whole_vec4s: n % 4 == 0 && views.c.in_fours(),
+        });
+    }
+    let source = include_str!("../../shaders/matmul_small.wgsl");
+    let split = if splittable { Split::of(d) } else { whole };
+    let [x, y, z] = tiles(64);
+    let groups = [x, y, z * split.parts as u32];
+    Ok(Plan {
+        kernel: Kernel::new("matmul_small", source, "main")
+            .constant("ROW_SUMS", views.row_sums.is_some()),
+        groups,
+        split,
+        whole_vec4s: n % 4 == 0 && views.c.in_fours(),
+    })
+}
+
+/// How a product runs: its kernel and workgroups, how K is split, and whether the kernel's
+/// threads hand C's columns over in whole vec4s (the tiled kernels over rows a multiple of 4
+/// long), so that C can be stored a vec4 at a time.
+pub(super) struct Plan {
+    pub(super) kernel: Kernel,
+    pub(super) groups: [u32; 3],
+    pub(super) split: Split,
+    pub(super) whole_vec4s: bool,
+}
+
+/// The plan of a product on `gpu`, its kernel with the transposes set, and its parameters.
+pub(super) fn planned(
+    gpu: &Rc<Gpu>,
+    (d, views): (Dims, Views),
+    (ta, tb): (bool, bool),
+    operands: [&Tensor; 2],
+    causal: Causal,
+) -> Result<(Kernel, MatmulParams, Plan)> {
+    let plan = plan(gpu, (d, views), operands, causal)?;
+    let max = gpu.limits().max_compute_workgroups_per_dimension;
+    if let Some(&too_many) = plan.groups.iter().find(|&&g| g > max) {
+        return Err(Error::TooLarge {
+            limit: "maxComputeWorkgroupsPerDimension",
+            requested: too_many as u64,
+            max: max as u64,
+        });
+    }
+    let kernel = plan.kernel.clone().constant("TA", ta).constant("TB", tb);
+    Ok((kernel, views.params(d, plan.split), plan))
+}
