@@ -9,3 +9,7 @@ fn residual4(at: u32, col: u32) -> vec4<f32> {
     return vec4<f32>(residual[min(at, last)], residual[min(at + 1u, last)],
                      residual[min(at + 2u, last)], residual[min(at + 3u, last)]);
 }
+
+fn finish4(at: u32, col: u32, v: vec4<f32>) -> vec4<f32> {
+    return v + residual4(at, col);
+}

@@ -20,6 +20,9 @@
 //! on an H100: gpt_small 195 → 151, nanochar 281 → 227, mlp 29 → 23, cnn 53 → 49). gpt_small
 //! 173 → 165 and nanochar 255 → 243 when LayerNorm's backward added the residual connection's
 //! gradient into dx as it stored it (`Backward::backward_adding`) instead of a sum of its own.
+//! gpt_small 165 → 157 and nanochar 243 → 237 when the MLP's GELU passed its gradient on in the
+//! store of the product that makes it (`Tensor::gelu_linear_residual`; at batch 1 gpt_small's
+//! products through it also stopped splitting K, which the sum pass cannot follow).
 //! WEBGRAD_PROFILE=1 prints the kernels of the step.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -108,10 +111,10 @@ fn cnn_step_dispatches() {
 
 #[test]
 fn gpt_small_step_dispatches() {
-    check("gpt_small_b32", 165);
+    check("gpt_small_b32", 157);
 }
 
 #[test]
 fn gpt_nanochar_step_dispatches() {
-    check("gpt_nanochar_b64", 243);
+    check("gpt_nanochar_b64", 237);
 }

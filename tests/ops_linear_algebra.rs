@@ -90,6 +90,31 @@ fn weight_gradients_over_many_rows_split_the_long_dimension_correctly() {
     });
 }
 
+#[test]
+fn gelu_linear_residual_passes_its_gradient_through_the_gelu_in_the_store() {
+    run(async {
+        // residual + gelu(x)·wᵀ + b, whose backward multiplies x's gradient by GELU's
+        // derivative as the product stores it: each kernel set; 64 × 64 tiles for x's
+        // gradient of 5, 2048 and 8192 rows (the last 13 wide, stored one value at a time),
+        // 128 × 128 for 8192 rows 260 wide (stored a vec4 at a time).
+        for (rows, k, n) in [(5, 7, 9), (2048, 12, 70), (8192, 13, 130), (8192, 260, 12)] {
+            let ins = [
+                input(&[2, rows / 2, k], 1),
+                input(&[n, k], 2),
+                input(&[n], 3),
+                input(&[2, rows / 2, n], 4),
+            ];
+            check_op(
+                &format!("gelu linear {rows}x{k}x{n}"),
+                &ins,
+                1e-4,
+                |_, t| t[0].gelu_linear_residual(&t[1], Some(&t[2]), &t[3]),
+            )
+            .await;
+        }
+    });
+}
+
 /// The gradients of x, the weight and the bias of `x.linear(w, b)` for loss = Σ out · r with
 /// a fixed random r, on `device`.
 async fn linear_grads(device: &Device, (rows, k, n): (usize, usize, usize)) -> Vec<Vec<f64>> {

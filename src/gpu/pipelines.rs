@@ -13,8 +13,7 @@ use std::rc::Rc;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 11] = [
-    ("math", include_str!("../../shaders/math.wgsl")),
+const INCLUDES: [(&str, &str); 12] = [
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
     (
@@ -34,6 +33,10 @@ const INCLUDES: [(&str, &str); 11] = [
         include_str!("../../shaders/matmul_no_residual.wgsl"),
     ),
     (
+        "matmul_gelu_grad",
+        include_str!("../../shaders/matmul_gelu_grad.wgsl"),
+    ),
+    (
         "matmul_store_f32",
         include_str!("../../shaders/matmul_store_f32.wgsl"),
     ),
@@ -49,6 +52,7 @@ const INCLUDES: [(&str, &str); 11] = [
         "attention_tiled_keys",
         include_str!("../../shaders/attention_tiled_keys.wgsl"),
     ),
+    ("math", include_str!("../../shaders/math.wgsl")),
 ];
 const ROWWISE: &str = include_str!("../../shaders/rowwise.wgsl");
 const ROWWISE_SERIAL: &str = include_str!("../../shaders/rowwise_serial.wgsl");

@@ -143,8 +143,8 @@ impl Block {
         if let Some(seen) = seen {
             seen.push(qkv);
         }
-        let h = self.fc.forward(&self.ln2.forward(&x)?)?.gelu()?;
-        drop.residual(&self.fc_proj, &h, &x)
+        let pre = self.fc.forward(&self.ln2.forward(&x)?)?;
+        drop.gelu_residual(&self.fc_proj, &pre, &x)
     }
 }
 
@@ -208,6 +208,20 @@ impl DropoutPass {
         match self {
             DropoutPass::Off => linear.forward_residual(h, residual),
             DropoutPass::On { .. } => residual.add(&self.apply(linear.forward(h)?)?),
+        }
+    }
+
+    /// residual + dropout(linear(gelu(pre))); with dropout off, the residual and the GELU's
+    /// backward fused into the products.
+    fn gelu_residual(
+        &mut self,
+        linear: &Linear,
+        pre: &Tensor,
+        residual: &Tensor,
+    ) -> Result<Tensor> {
+        match self {
+            DropoutPass::Off => linear.forward_gelu_residual(pre, residual),
+            DropoutPass::On { .. } => self.residual(linear, &pre.gelu()?, residual),
         }
     }
 }

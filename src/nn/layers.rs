@@ -64,6 +64,15 @@ impl Linear {
             Some(a) => x.lora_linear_residual(w, bias, (&a.a, &a.b), a.scale, residual),
         }
     }
+
+    /// `residual + self.forward(pre.gelu())`, the GELU's backward folded into the product's
+    /// (`Tensor::gelu_linear_residual`); with an adapter, the GELU and `forward_residual`.
+    pub fn forward_gelu_residual(&self, pre: &Tensor, residual: &Tensor) -> Result<Tensor> {
+        match &self.adapter {
+            None => pre.gelu_linear_residual(&self.weight, self.bias.as_ref(), residual),
+            Some(_) => self.forward_residual(&pre.gelu()?, residual),
+        }
+    }
 }
 
 impl Module for Linear {

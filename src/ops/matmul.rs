@@ -66,7 +66,19 @@ fn checked_dims(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool)) -> Result<(usize
 
 /// op(a) · op(b) over broadcast batch dimensions, plus the epilogue's bias and residual, added
 /// as C is stored.
-fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -> Result<Tensor> {
+fn product(a: &Tensor, b: &Tensor, t: (bool, bool), epilogue: Epilogue) -> Result<Tensor> {
+    product_of(a, b, t, epilogue, None)
+}
+
+/// `product`, recorded for backward with a = gelu(`gelu_of`) where given: backward then passes
+/// a's gradient through the GELU as it stores it, straight to gelu_of.
+fn product_of(
+    a: &Tensor,
+    b: &Tensor,
+    (ta, tb): (bool, bool),
+    epilogue: Epilogue,
+    gelu_of: Option<&Tensor>,
+) -> Result<Tensor> {
     let name = "matmul";
     let (m, k, n) = checked_dims(a, b, (ta, tb))?;
     let batch = super::broadcast_shapes(name, batch_shape(a), batch_shape(b))?;
@@ -109,6 +121,7 @@ fn product(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool), epilogue: Epilogue) -
         tb,
         bias: epilogue.bias.cloned(),
         residual: epilogue.residual.cloned(),
+        gelu_of: gelu_of.cloned(),
     };
     Ok(Tensor::from_op(shape, DType::F32, a.device(), storage, op))
 }
@@ -123,7 +136,7 @@ fn gpu_product(
     epilogue: Epilogue,
 ) -> Result<Storage> {
     let views = Views::dense(d, (ta, tb), (*sa, *sb));
-    let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], epilogue.causal)?;
+    let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], &epilogue)?;
     if plan.split.parts > 1 {
         // The chunks' partial products side by side, then their sum with the epilogue.
         let kernel = Epilogue::default().slots(kernel, plan.whole_vec4s);
@@ -136,6 +149,7 @@ fn gpu_product(
     let mut inputs = vec![a, b];
     inputs.extend(epilogue.bias);
     inputs.extend(epilogue.residual);
+    inputs.extend(epilogue.gelu_grad);
     let len = d.batches * d.m * d.n;
     launch1(gpu, &kernel, &params, &inputs, len, plan.groups)
 }
@@ -169,11 +183,11 @@ pub(crate) fn matmul_into(
                     why: "row sums come with A transposed on the tiled kernels only".into(),
                 });
             }
-            let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], causal)?;
             let epilogue = Epilogue {
                 causal,
                 ..Epilogue::default()
             };
+            let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], &epilogue)?;
             let kernel = epilogue.slots(kernel, plan.whole_vec4s);
             let [] = launch_into(gpu, &kernel, &params, &[a, b], &[c], [], plan.groups)?;
             Ok(())
@@ -220,13 +234,16 @@ struct MatMulOp {
     bias: Option<Tensor>,
     /// Added element by element as the product is stored (Tensor::linear_residual).
     residual: Option<Tensor>,
+    /// What a is the GELU of, outside the graph (Tensor::gelu_linear_residual): the input
+    /// whose gradient backward gives in a's place.
+    gelu_of: Option<Tensor>,
 }
 
 impl Backward for MatMulOp {
     /// Only the inputs that need a gradient: a frozen weight (LoRA's base, a layer not being
     /// fine-tuned) or the data fed to the first layer costs no product in backward.
     fn inputs(&self) -> Vec<&Tensor> {
-        [&self.a, &self.b]
+        [self.gelu_of.as_ref().unwrap_or(&self.a), &self.b]
             .into_iter()
             .chain(&self.bias)
             .chain(&self.residual)
@@ -235,26 +252,32 @@ impl Backward for MatMulOp {
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         let extras = (self.bias.as_ref(), self.residual.as_ref());
-        matmul_backward(&self.a, &self.b, (self.ta, self.tb), extras, g)
+        let a = (&self.a, self.gelu_of.as_ref());
+        matmul_backward(a, &self.b, (self.ta, self.tb), extras, g)
     }
 }
 
-/// Gradients of op(a) · op(b) (+ bias) (+ residual) with respect to a, b, the bias and the
-/// residual: those present and needing one, in that order.
+/// Gradients of op(a) · op(b) (+ bias) (+ residual) with respect to a (or what a is the GELU
+/// of), b, the bias and the residual: those present and needing one, in that order.
 fn matmul_backward(
-    a: &Tensor,
+    (a, gelu_of): (&Tensor, Option<&Tensor>),
     b: &Tensor,
     (ta, tb): (bool, bool),
     (bias, residual): (Option<&Tensor>, Option<&Tensor>),
     g: &Tensor,
 ) -> Result<Vec<Tensor>> {
     let mut grads = Vec::with_capacity(4);
-    if a.requires_grad() {
+    let first = gelu_of.unwrap_or(a);
+    if first.requires_grad() {
+        let through_gelu = Epilogue {
+            gelu_grad: gelu_of,
+            ..Epilogue::default()
+        };
         let da = match ta {
             true => matmul_raw(b, g, tb, true)?,
-            false => matmul_raw(g, b, false, !tb)?,
+            false => product(g, b, (false, !tb), through_gelu)?,
         };
-        grads.push(da.sum_to_shape(a.shape())?);
+        grads.push(da.sum_to_shape(first.shape())?);
     }
     // A linear layer's weight and bias gradients from one product where the kernels allow.
     let bias = bias.filter(|t| t.requires_grad());
@@ -304,25 +327,20 @@ impl Tensor {
         bias: Option<&Tensor>,
         residual: &Tensor,
     ) -> Result<Tensor> {
-        self.check_linear(weight)?;
-        let n = weight.shape()[0];
-        let mut out_shape = self.shape().to_vec();
-        *out_shape.last_mut().expect("rank >= 2") = n;
-        if residual.shape() != out_shape {
-            return Err(Error::Shape {
-                op: "linear",
-                a: out_shape,
-                b: residual.shape().to_vec(),
-                why: "a residual must have the output's shape".into(),
-            });
-        }
-        let flat_residual = residual.reshape(&[residual.numel() / n.max(1), n])?;
-        let epilogue = Epilogue {
-            bias,
-            residual: Some(&flat_residual),
-            ..Epilogue::default()
-        };
-        self.fold_rows(|flat| product(flat, weight, (false, true), epilogue))
+        residual_product(self, (weight, bias), residual, None)
+    }
+
+    /// `residual + self.gelu().linear(weight, bias)`, a transformer's MLP after its first
+    /// layer: backward passes the gradient through the GELU as the product that makes it
+    /// stores it (shaders/matmul_gelu_grad.wgsl), with no pass of its own.
+    pub fn gelu_linear_residual(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        residual: &Tensor,
+    ) -> Result<Tensor> {
+        let h = crate::autograd::no_grad(|| self.gelu())?;
+        residual_product(&h, (weight, bias), residual, Some(self))
     }
 
     fn check_linear(&self, weight: &Tensor) -> Result<()> {
@@ -362,4 +380,37 @@ impl Tensor {
         }
         matmul_raw(self, other, ta, tb)
     }
+}
+
+/// `residual + input.linear(weight, bias)`, recorded with input = gelu(`gelu_of`) where given.
+fn residual_product(
+    input: &Tensor,
+    (weight, bias): (&Tensor, Option<&Tensor>),
+    residual: &Tensor,
+    gelu_of: Option<&Tensor>,
+) -> Result<Tensor> {
+    input.check_linear(weight)?;
+    let n = weight.shape()[0];
+    let mut out_shape = input.shape().to_vec();
+    *out_shape.last_mut().expect("rank >= 2") = n;
+    if residual.shape() != out_shape {
+        return Err(Error::Shape {
+            op: "linear",
+            a: out_shape,
+            b: residual.shape().to_vec(),
+            why: "a residual must have the output's shape".into(),
+        });
+    }
+    let flat_residual = residual.reshape(&[residual.numel() / n.max(1), n])?;
+    let epilogue = Epilogue {
+        bias,
+        residual: Some(&flat_residual),
+        ..Epilogue::default()
+    };
+    let k = input.shape()[input.rank() - 1];
+    let flat_gelu_of = match gelu_of {
+        Some(x) => Some(x.reshape(&[x.numel() / k.max(1), k])?),
+        None => None,
+    };
+    input.fold_rows(|flat| product_of(flat, weight, (false, true), epilogue, flat_gelu_of.as_ref()))
 }

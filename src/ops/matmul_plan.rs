@@ -5,6 +5,7 @@ use super::matmul::Dims;
 use super::matmul_layout::{MatmulParams, Views};
 use super::matmul_regs;
 use super::matmul_split::Split;
+use super::unary::gelu_grad;
 use super::{generated_source, repeat_blocks};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
@@ -52,6 +53,9 @@ pub(super) struct Epilogue<'a> {
     pub(super) bias: Option<&'a Tensor>,
     /// C's shape, added element by element (a residual connection).
     pub(super) residual: Option<&'a Tensor>,
+    /// C's shape: C is multiplied by GELU's derivative at it, element by element (a gradient
+    /// passed back through the GELU that made the product's input). Not with a residual.
+    pub(super) gelu_grad: Option<&'a Tensor>,
     /// What the product may skip (`Causal`): not an addition, but known as C is planned.
     pub(super) causal: Causal,
 }
@@ -64,25 +68,30 @@ impl Epilogue<'_> {
     pub(super) fn slots(&self, kernel: Kernel, vec4_stores: bool) -> Kernel {
         let (bias, residual) = (self.bias.is_some(), self.residual.is_some());
         let pick = |yes: bool, names: [&'static str; 2]| names[yes as usize];
+        // The residual's place: the residual, GELU's input for its derivative, or nothing.
+        let (tail, tail_kernel) = match (self.residual, self.gelu_grad) {
+            (Some(_), _) => (true, "matmul_residual"),
+            (None, Some(_)) => (true, "matmul_gelu_grad"),
+            (None, None) => (false, "matmul_no_residual"),
+        };
         let kernel = kernel
             .slot("BIAS", pick(bias, ["matmul_no_bias", "matmul_bias"]))
-            .slot(
-                "RESIDUAL",
-                pick(residual, ["matmul_no_residual", "matmul_residual"]),
-            )
+            .slot("RESIDUAL", tail_kernel)
             .slot(
                 "STORE",
                 pick(vec4_stores, ["matmul_store_f32", "matmul_store_vec4"]),
             );
         let res = 3 + bias as usize;
-        kernel.slot("RES", res).slot("OUT", res + residual as usize)
+        debug_assert!(!(residual && self.gelu_grad.is_some()), "one tail at most");
+        kernel.slot("RES", res).slot("OUT", res + tail as usize)
     }
 
     /// Checks the bias against N columns and the residual against C's shape.
     pub(super) fn check(&self, a: &Tensor, c_shape: &[usize]) -> Result<()> {
         let name = "matmul";
         let n = c_shape[c_shape.len() - 1];
-        for (t, want) in [(self.bias, &[n][..]), (self.residual, c_shape)] {
+        let tails = [(self.residual, c_shape), (self.gelu_grad, c_shape)];
+        for (t, want) in [(self.bias, &[n][..])].into_iter().chain(tails) {
             let Some(t) = t else { continue };
             t.expect_dtype(name, DType::F32)?;
             a.same_device(name, t)?;
@@ -108,6 +117,10 @@ impl Epilogue<'_> {
             let rv = residual.host_f64("matmul")?;
             c.iter_mut().zip(rv).for_each(|(x, r)| *x += r);
         }
+        if let Some(input) = self.gelu_grad {
+            let xv = input.host_f64("matmul")?;
+            c.iter_mut().zip(xv).for_each(|(v, x)| *v *= gelu_grad(x));
+        }
         Ok(())
     }
 }
@@ -120,11 +133,13 @@ fn plan(
     gpu: &Gpu,
     (d, views): (Dims, Views),
     operands: [&Tensor; 2],
-    causal: Causal,
+    epilogue: &Epilogue,
 ) -> Result<Plan> {
     let (m, n, k, nb) = (d.m, d.n, d.k, d.batches as u32);
     let whole = Split::whole(k);
-    let splittable = views.splittable(d);
+    // The split's sum pass adds a bias and a residual, but knows no GELU.
+    let splittable = views.splittable(d) && epilogue.gelu_grad.is_none();
+    let causal = epilogue.causal;
     if gpu.is_cpu_emulated() {
         let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));
         let groups = [m.div_ceil(8 * rows) as u32, n.div_ceil(cols) as u32, nb];
@@ -195,9 +210,9 @@ pub(super) fn planned(
     (d, views): (Dims, Views),
     (ta, tb): (bool, bool),
     operands: [&Tensor; 2],
-    causal: Causal,
+    epilogue: &Epilogue,
 ) -> Result<(Kernel, MatmulParams, Plan)> {
-    let plan = plan(gpu, (d, views), operands, causal)?;
+    let plan = plan(gpu, (d, views), operands, epilogue)?;
     let max = gpu.limits().max_compute_workgroups_per_dimension;
     if let Some(&too_many) = plan.groups.iter().find(|&&g| g > max) {
         return Err(Error::TooLarge {

@@ -42,7 +42,7 @@ fn gelu(x: f64) -> f64 {
     0.5 * x * (1.0 + (GELU_K * (x + 0.044715 * x * x * x)).tanh())
 }
 
-fn gelu_grad(x: f64) -> f64 {
+pub(super) fn gelu_grad(x: f64) -> f64 {
     let t = (GELU_K * (x + 0.044715 * x * x * x)).tanh();
     0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * GELU_K * (1.0 + 3.0 * 0.044715 * x * x)
 }

@@ -50,6 +50,14 @@ pub fn layers() -> Vec<OpCase> {
         1e-4,
         Box::new(|_, t| t[0].layernorm(&t[1], &t[2], 1e-5)),
     ));
+    let (x, w, b) = (input(&[2, 9, 12], 1), input(&[7, 12], 2), input(&[7], 3));
+    let ins = vec![x, w, b, input(&[2, 9, 7], 4)];
+    cases.push(case(
+        "gelu_linear_residual",
+        ins,
+        1e-4,
+        Box::new(|_, t| t[0].gelu_linear_residual(&t[1], Some(&t[2]), &t[3])),
+    ));
     let ins = vec![input(&[13, 70], 4), input(&[70], 5), input(&[70], 6)];
     cases.push(case(
         "x + layernorm(x)",
