@@ -111,6 +111,14 @@ fn gelu_linear_residual_passes_its_gradient_through_the_gelu_in_the_store() {
                 |_, t| t[0].gelu_linear_residual(&t[1], Some(&t[2]), &t[3]),
             )
             .await;
+            // Without the residual (the path with dropout after the product).
+            if k % 2 == 1 {
+                let name = format!("gelu linear, no residual, {rows}x{k}x{n}");
+                check_op(&name, &ins[..3], 1e-4, |_, t| {
+                    t[0].gelu_linear(&t[1], Some(&t[2]))
+                })
+                .await;
+            }
         }
     });
 }

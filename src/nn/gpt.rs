@@ -211,8 +211,8 @@ impl DropoutPass {
         }
     }
 
-    /// residual + dropout(linear(gelu(pre))); with dropout off, the residual and the GELU's
-    /// backward fused into the products.
+    /// residual + dropout(linear(gelu(pre))), the GELU's backward fused into the product's,
+    /// and with dropout off the residual too.
     fn gelu_residual(
         &mut self,
         linear: &Linear,
@@ -221,7 +221,7 @@ impl DropoutPass {
     ) -> Result<Tensor> {
         match self {
             DropoutPass::Off => linear.forward_gelu_residual(pre, residual),
-            DropoutPass::On { .. } => self.residual(linear, &pre.gelu()?, residual),
+            DropoutPass::On { .. } => residual.add(&self.apply(linear.forward_gelu(pre)?)?),
         }
     }
 }

@@ -65,6 +65,15 @@ impl Linear {
         }
     }
 
+    /// `self.forward(pre.gelu())`, the GELU's backward folded into the product's
+    /// (`Tensor::gelu_linear`); with an adapter, the GELU and `forward`.
+    pub fn forward_gelu(&self, pre: &Tensor) -> Result<Tensor> {
+        match &self.adapter {
+            None => pre.gelu_linear(&self.weight, self.bias.as_ref()),
+            Some(_) => self.forward(&pre.gelu()?),
+        }
+    }
+
     /// `residual + self.forward(pre.gelu())`, the GELU's backward folded into the product's
     /// (`Tensor::gelu_linear_residual`); with an adapter, the GELU and `forward_residual`.
     pub fn forward_gelu_residual(&self, pre: &Tensor, residual: &Tensor) -> Result<Tensor> {

@@ -311,12 +311,15 @@ impl Tensor {
     /// A linear layer: self · weightᵀ + bias over the last dimension of self ([.., K] with
     /// weight [N, K] and bias [N]), the bias added as the product is stored.
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
-        self.check_linear(weight)?;
-        let epilogue = Epilogue {
-            bias,
-            ..Epilogue::default()
-        };
-        self.fold_rows(|flat| product(flat, weight, (false, true), epilogue))
+        linear_of(self, (weight, bias), None, None)
+    }
+
+    /// `self.gelu().linear(weight, bias)`: backward passes the gradient through the GELU as
+    /// the product that makes it stores it (shaders/matmul_gelu_grad.wgsl), with no pass of
+    /// its own.
+    pub fn gelu_linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        let h = crate::autograd::no_grad(|| self.gelu())?;
+        linear_of(&h, (weight, bias), None, Some(self))
     }
 
     /// `residual + self.linear(weight, bias)`, the residual added as the product is stored
@@ -327,12 +330,11 @@ impl Tensor {
         bias: Option<&Tensor>,
         residual: &Tensor,
     ) -> Result<Tensor> {
-        residual_product(self, (weight, bias), residual, None)
+        linear_of(self, (weight, bias), Some(residual), None)
     }
 
     /// `residual + self.gelu().linear(weight, bias)`, a transformer's MLP after its first
-    /// layer: backward passes the gradient through the GELU as the product that makes it
-    /// stores it (shaders/matmul_gelu_grad.wgsl), with no pass of its own.
+    /// layer, the GELU's backward as in `gelu_linear`.
     pub fn gelu_linear_residual(
         &self,
         weight: &Tensor,
@@ -340,7 +342,7 @@ impl Tensor {
         residual: &Tensor,
     ) -> Result<Tensor> {
         let h = crate::autograd::no_grad(|| self.gelu())?;
-        residual_product(&h, (weight, bias), residual, Some(self))
+        linear_of(&h, (weight, bias), Some(residual), Some(self))
     }
 
     fn check_linear(&self, weight: &Tensor) -> Result<()> {
@@ -382,29 +384,33 @@ impl Tensor {
     }
 }
 
-/// `residual + input.linear(weight, bias)`, recorded with input = gelu(`gelu_of`) where given.
-fn residual_product(
+/// `input.linear(weight, bias)` (+ residual, added as the product is stored), recorded with
+/// input = gelu(`gelu_of`) where given.
+fn linear_of(
     input: &Tensor,
     (weight, bias): (&Tensor, Option<&Tensor>),
-    residual: &Tensor,
+    residual: Option<&Tensor>,
     gelu_of: Option<&Tensor>,
 ) -> Result<Tensor> {
     input.check_linear(weight)?;
     let n = weight.shape()[0];
     let mut out_shape = input.shape().to_vec();
     *out_shape.last_mut().expect("rank >= 2") = n;
-    if residual.shape() != out_shape {
-        return Err(Error::Shape {
-            op: "linear",
-            a: out_shape,
-            b: residual.shape().to_vec(),
-            why: "a residual must have the output's shape".into(),
-        });
-    }
-    let flat_residual = residual.reshape(&[residual.numel() / n.max(1), n])?;
+    let flat_residual = match residual {
+        Some(r) if r.shape() != out_shape => {
+            return Err(Error::Shape {
+                op: "linear",
+                a: out_shape,
+                b: r.shape().to_vec(),
+                why: "a residual must have the output's shape".into(),
+            })
+        }
+        Some(r) => Some(r.reshape(&[r.numel() / n.max(1), n])?),
+        None => None,
+    };
     let epilogue = Epilogue {
         bias,
-        residual: Some(&flat_residual),
+        residual: flat_residual.as_ref(),
         ..Epilogue::default()
     };
     let k = input.shape()[input.rank() - 1];
@@ -412,5 +418,6 @@ fn residual_product(
         Some(x) => Some(x.reshape(&[x.numel() / k.max(1), k])?),
         None => None,
     };
-    input.fold_rows(|flat| product_of(flat, weight, (false, true), epilogue, flat_gelu_of.as_ref()))
+    let gelu_of = flat_gelu_of.as_ref();
+    input.fold_rows(|flat| product_of(flat, weight, (false, true), epilogue, gelu_of))
 }
