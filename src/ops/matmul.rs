@@ -207,10 +207,7 @@ fn matmul_split_k(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if a.rank() == 2 && b.rank() == 2 && a.shape()[0] == b.shape()[0] {
         let (k, m, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
         if k >= 4096 && m.div_ceil(128) * n.div_ceil(128) < BIG_TILES_FROM {
-            if let Some(s) = [32, 16, 8, 4]
-                .into_iter()
-                .find(|s| k % s == 0 && k / s >= 512)
-            {
+            if let Some(s) = matmul_split::long_k_chunks(k) {
                 let parts = matmul_raw(
                     &a.reshape(&[s, k / s, m])?,
                     &b.reshape(&[s, k / s, n])?,

@@ -9,6 +9,7 @@ use super::gpu_of;
 use super::matmul::{matmul_into, Dims};
 use super::matmul_layout::{Layout, Views};
 use super::matmul_plan::{Causal, BIG_TILES_FROM};
+use super::matmul_split::long_k_chunks;
 use crate::error::Result;
 use crate::tensor::{gpu_output, DType, Storage, Tensor};
 
@@ -33,8 +34,7 @@ fn chunks(k: usize, (m, n): (usize, usize)) -> Option<usize> {
         return None;
     }
     let cut = |s: usize, rows: usize| k.is_multiple_of(s) && k / s >= rows;
-    let long = [32, 16, 8, 4].into_iter().find(|&s| cut(s, 512));
-    if let Some(s) = long.filter(|&s| big_tiles * s >= BIG_TILES_FROM) {
+    if let Some(s) = long_k_chunks(k).filter(|&s| big_tiles * s >= BIG_TILES_FROM) {
         return Some(s);
     }
     let cuts: Vec<usize> = [1, 2, 4, 8, 16, 32]

@@ -100,6 +100,15 @@ fn balancing_parts(tiles: usize, k: usize) -> usize {
     }
 }
 
+/// How many chunks a long K (a weight gradient's rows) is cut into to be multiplied as one
+/// batch: 32, 16, 8 or 4, the most that keep 512 rows or more each; None for a shorter K.
+/// Both `matmul_split_k` and the weight-and-bias gradients (matmul_bias_grad.rs) cut so.
+pub(super) fn long_k_chunks(k: usize) -> Option<usize> {
+    [32, 16, 8, 4]
+        .into_iter()
+        .find(|&s| k.is_multiple_of(s) && k / s >= 512)
+}
+
 crate::kernel_params! {
     /// shaders/matmul_split_sum.wgsl: C's rows and columns, the chunks per batch, C's length,
     /// columns and length counted in the kernel's elements (values, or vec4s).
