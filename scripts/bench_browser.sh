@@ -6,5 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
+source scripts/cargo_env.sh
 source scripts/site.sh
 node tests/e2e/bench.mjs "$site_url" "${1:-matmul_1024,mlp_mnist_b128}" "${2:-}"

@@ -7,8 +7,11 @@ cd "$(dirname "$0")/.."
 say() { printf '[setup] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-# Debian packages: lavapipe (software Vulkan) for native tests, Chromium for browser tests.
+# Debian packages: lavapipe (software Vulkan) for native tests, Chromium for browser tests;
+# Node's npm for the end-to-end tests' playwright-core, and curl for rustup, where missing.
 apt_packages=(mesa-vulkan-drivers chromium chromium-driver)
+command -v npm >/dev/null || apt_packages+=(nodejs npm)
+command -v cargo >/dev/null || apt_packages+=(curl ca-certificates)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -17,6 +20,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   say "apt-get install ${missing[*]}"
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Rust itself, through rustup, on a machine that has none; the scripts that call this one read
+# ~/.cargo/env after it (scripts/cargo_env.sh).
+if ! command -v cargo >/dev/null; then
+  say "Rust through rustup (https://rustup.rs)"
+  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+  # shellcheck source=/dev/null
+  source "$HOME/.cargo/env"
 fi
 
 # The WebAssembly target.

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
+source scripts/cargo_env.sh
 
 # Software Vulkan wants a runtime dir; without one it only complains, but loudly.
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}

@@ -11,6 +11,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 fn set_running(on: bool) {
+    if on && refused_for_settings() {
+        return;
+    }
     super::set_running(on);
     show_running(on);
     if on {
@@ -18,6 +21,25 @@ fn set_running(on: bool) {
         dom::set_hidden("hint", true);
     } else {
         with(|s| super::runs::keep(&s.run));
+    }
+}
+
+/// Whether invalid settings left no run to train or step: the first invalid control is then
+/// brought into view instead.
+fn refused_for_settings() -> bool {
+    if !super::settings_invalid() {
+        return false;
+    }
+    if let Some((id, _)) = dom::invalid_settings().first() {
+        dom::reveal_setting(id);
+    }
+    true
+}
+
+/// Takes one step, unless invalid settings left no run.
+fn step() {
+    if !refused_for_settings() {
+        post(Request::Step);
     }
 }
 
@@ -102,7 +124,7 @@ pub fn install() {
     );
     action(&api, "train", || set_running(true));
     action(&api, "pause", || set_running(false));
-    action(&api, "step", || post(Request::Step));
+    action(&api, "step", step);
     action(&api, "reset", super::reset);
     action(&api, "loseDevice", || post(Request::LoseDevice));
     getter(&api, "bench", super::bench::state);
@@ -132,7 +154,7 @@ pub fn wire_controls() {
     on("train", "click", |_| {
         set_running(!with(|s| s.status.running))
     });
-    on("step", "click", |_| post(Request::Step));
+    on("step", "click", |_| step());
     on("reset", "click", |_| super::reset());
     on("task", "change", |_| {
         let _ = set_task(&dom::value("task"));
@@ -152,7 +174,13 @@ pub fn wire_controls() {
             form::show_marks(&form.marks);
             if valid.is_some() {
                 update_url();
-                super::clear_error_if(super::SETTINGS_INVALID);
+                // No run could be built from the settings before: build one now that they
+                // are valid (there is nothing of the user's to lose).
+                let unbuilt = super::settings_invalid();
+                super::clear_settings_invalid();
+                if unbuilt {
+                    super::reset();
+                }
             }
         });
     }

@@ -72,6 +72,41 @@ pub fn mark(id: &str, problem: Option<&str>) {
     sentence_after(&input, "hint", problem);
 }
 
+/// The settings controls marked invalid (`mark`), in page order: each one's id and the words
+/// of its label.
+pub fn invalid_settings() -> Vec<(String, String)> {
+    let Ok(list) = document().query_selector_all("#settings .invalid") else {
+        return Vec::new();
+    };
+    (0..list.length())
+        .filter_map(|i| list.item(i)?.dyn_into::<web_sys::Element>().ok())
+        .map(|control| (control.id(), label_words(&control)))
+        .collect()
+}
+
+/// The words of a control's label before the control (its id where it has none).
+fn label_words(control: &web_sys::Element) -> String {
+    let label = control.parent_element().filter(|p| p.tag_name() == "LABEL");
+    label
+        .and_then(|l| l.first_child())
+        .and_then(|words| words.text_content())
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| control.id())
+}
+
+/// Opens the settings and brings a control into view, focused: on a phone they start folded,
+/// far below the sentence that sends the user there.
+pub fn reveal_setting(id: &str) {
+    if let Some(settings) = by_id::<web_sys::HtmlDetailsElement>("settings") {
+        settings.set_open(true);
+    }
+    if let Some(control) = by_id::<web_sys::HtmlElement>(id) {
+        control.scroll_into_view();
+        let _ = control.focus();
+    }
+}
+
 /// A sentence after a control that its own checks leave alone, such as why it does not show
 /// what the page's link asked for; None removes it.
 pub fn note_beside(id: &str, note: Option<&str>) {

@@ -31,7 +31,7 @@ use crate::train::{Config, SampleSettings, Task};
 use crate::Gpu;
 use form::Form;
 use protocol::{FineTune, Plan, Request};
-use shared::{clear_error_if, show_error, show_note, with, SETTINGS_INVALID};
+use shared::{clear_settings_invalid, settings_invalid, show_error, show_note, with};
 use wasm_bindgen::prelude::*;
 
 /// Characters a Sample writes.

@@ -4,7 +4,8 @@
 
 use super::charts::{self, Point};
 use super::protocol::{Built, Envelope, Evaluated, PadView, Progress, Report};
-use super::shared::{show_error, show_note, with, Status};
+use super::shared::SETTINGS_INVALID;
+use super::shared::{show_error, show_note, show_settings_invalid, with, Status};
 use super::{api, dom, flow_chart, form, histogram_view, pad, redraw, runs, settings, views};
 use super::{summary, text_views};
 use crate::train::Task;
@@ -61,6 +62,7 @@ pub fn apply(envelope: Envelope) {
                 show_note(note);
             }
         }
+        Report::Failed(why) if why == SETTINGS_INVALID => show_settings_invalid(),
         Report::Failed(why) => show_error(Some(why)),
         Report::Note(note) => show_note(note),
         Report::ClearError => show_error(None),

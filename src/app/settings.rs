@@ -215,11 +215,14 @@ fn read_model(form: &mut Form, model: ModelConfig, p: &mut usize) -> ModelConfig
             ..m
         }),
         ModelConfig::Cnn(c) => {
+            // A part that is not a count (8,x) makes the whole list invalid.
             let channels: Vec<usize> = form
                 .value("channels")
                 .split(',')
-                .filter_map(|s| s.trim().parse().ok())
-                .collect();
+                .filter(|s| !s.trim().is_empty())
+                .map(|s| s.trim().parse())
+                .collect::<Result<_, _>>()
+                .unwrap_or_default();
             let bad = channels.is_empty() || channels.contains(&0) || channels.len() > 4;
             form.mark(
                 "channels",

@@ -100,12 +100,41 @@ pub(super) fn show_error(message: Option<String>) {
     with(|s| s.status.error = message);
 }
 
-/// The error shown when Reset finds invalid settings; fixing them removes it.
-pub(super) const SETTINGS_INVALID: &str = "Some settings are not valid; see the notes beside them.";
+/// What the worker answers when Reset finds invalid settings, and how the page's sentence about
+/// them starts (`show_settings_invalid`); fixing them removes it.
+pub(super) const SETTINGS_INVALID: &str = "Some settings are not valid";
 
-/// Hides the error sentence if it is `message`, whose cause is gone.
-pub(super) fn clear_error_if(message: &str) {
-    if with(|s| s.status.error.as_deref() == Some(message)) {
+/// Whether the error shown is about invalid settings: no run could be built from them, so
+/// there is nothing to train until they are fixed.
+pub(super) fn settings_invalid() -> bool {
+    with(|s| {
+        s.status
+            .error
+            .as_deref()
+            .is_some_and(|e| e.starts_with(SETTINGS_INVALID))
+    })
+}
+
+/// The error about invalid settings, naming the controls marked invalid by their labels: on a
+/// phone the notes beside them are far below the sentence.
+pub(super) fn show_settings_invalid() {
+    let labels: Vec<String> = dom::invalid_settings()
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
+    let sentence = match labels.as_slice() {
+        [] => format!("{SETTINGS_INVALID}; see the notes beside them."),
+        _ => format!(
+            "{SETTINGS_INVALID}: {}. See the notes beside them in Settings.",
+            labels.join(", ")
+        ),
+    };
+    show_error(Some(sentence));
+}
+
+/// Hides the error about invalid settings, whose cause is gone.
+pub(super) fn clear_settings_invalid() {
+    if settings_invalid() {
         show_error(None);
     }
 }

@@ -115,6 +115,32 @@ export async function badInput(t, url, out) {
   if (await hint(page, 'top-k', 'link-hint') || await hint(page, 'temperature', 'link-hint')) {
     await fail('bad input: a sampling control keeps its sentence after it was fixed');
   }
+  // A link with settings no run can be built from: the sentence names them, and Train brings
+  // the first into view instead of seeming to start (nothing would train). Fixed, they build
+  // the run, which then trains.
+  await page.goto(`${url}?task=digits&channels=8,x&lr=-1`);
+  await page.waitForFunction(() => document.getElementById('error').textContent.includes('not valid'), null, { timeout: 60000 })
+    .catch(() => fail('bad input: a link with invalid settings gave no sentence'));
+  const invalid = await page.textContent('#error');
+  await expect('an invalid link names the channels', invalid, 'Channels per stage');
+  await expect('an invalid link names the learning rate', invalid, 'Learning rate');
+  await page.evaluate(() => { document.getElementById('settings').open = false; });
+  await page.click('#train');
+  await expect('Train with invalid settings', await page.textContent('#train'), 'Train');
+  await expect('Train opens the settings', String(await page.evaluate(() => document.getElementById('settings').open)), 'true');
+  await expect('Train focuses the first invalid control', await page.evaluate(() => document.activeElement.id), 'channels');
+  await page.screenshot({ path: `${out}/bad-link-train.png` });
+  for (const [id, value] of [['channels', '8,16'], ['lr', '0.01']]) {
+    await page.fill(`#${id}`, value);
+    await page.dispatchEvent(`#${id}`, 'change');
+  }
+  await firstEvaluation(t);
+  await page.click('#train');
+  await page.waitForFunction(() => window.webgrad.state().step > 0, null, { timeout: 60000 })
+    .catch(() => fail('bad input: the run built once the settings were fixed does not train'));
+  await page.click('#train');
+  tested += 1;
+
   // A learning rate far too high: the loss runs away, finite (so the NaN guard lets it run),
   // and the page says so beside the learning rate. On the CPU backend, whose f64 keeps it
   // finite.
