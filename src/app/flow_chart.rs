@@ -10,13 +10,14 @@ const ID: &str = "flow-chart";
 /// The update-to-weight ratio usually called healthy (Karpathy's rule of thumb).
 const HEALTHY_RATIO: f32 = 1e-3;
 
-/// Draws both panels from the flows of the run so far.
-pub fn draw(flows: &[Flow]) -> Option<()> {
+/// Draws both panels from the flows of the run so far, over its steps up to `last_step` (the
+/// loss chart's), so that both charts put a step at the same place.
+pub fn draw(flows: &[Flow], last_step: u64) -> Option<()> {
     let r = Ratio::of(ID)?;
     let root = CanvasBackend::new(ID)?.into_drawing_area();
     root.fill(&WHITE).ok()?;
     let (left, right) = root.split_horizontally(root.dim_in_pixel().0 / 2);
-    let last = flows.last().map_or(1, |f| f.step).max(1);
+    let last = flows.last().map_or(1, |f| f.step).max(last_step).max(1);
     panel(
         &left,
         r,

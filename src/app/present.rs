@@ -99,6 +99,7 @@ fn show_built(built: Built) {
         s.overlays = runs::overlays(&chosen);
         s.history.clear();
         s.flows.clear();
+        s.status.flow_step = None;
         s.views = None;
         s.points = built.points;
         s.eval_every = built.eval_every;
@@ -171,6 +172,7 @@ fn show_evaluated(e: Evaluated) {
             .flow
             .filter(|f| s.flows.last().is_none_or(|l| l.step < f.step))
         {
+            s.status.flow_step = Some(flow.step);
             s.flows.push(flow);
         }
         s.run.add(e.step, e.val_loss);
@@ -234,7 +236,8 @@ pub fn show_stats() {
                 t += &format!(" · {:.0} tokens/s", r * s.items_per_step as f32);
             }
         }
-        t += &format!(" · {:.0} s", s.trained_ms / 1000.0);
+        // A no-break space keeps the unit with its number when the line wraps.
+        t += &format!(" · {:.0}\u{a0}s", s.trained_ms / 1000.0);
         (t, s.history.clone(), s.flows.clone(), s.overlays.clone())
     });
     dom::set_text("stats", &text);
@@ -244,5 +247,6 @@ pub fn show_stats() {
         dom::checked("log-scale"),
         dom::value("smoothing").parse().unwrap_or(0.8),
     );
-    flow_chart::draw(&flows);
+    let last_step = history.last().map_or(0, |p| p.step);
+    flow_chart::draw(&flows, last_step);
 }

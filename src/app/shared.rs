@@ -32,6 +32,8 @@ pub struct Status {
     /// A LoRA run's rank, and its latest loss on the text its base model learnt.
     pub lora_rank: Option<usize>,
     pub base_loss: Option<f32>,
+    /// The step of the latest gradient flow on the flow chart.
+    pub flow_step: Option<u64>,
 }
 
 #[derive(Default)]

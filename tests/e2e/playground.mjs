@@ -81,6 +81,8 @@ await page.waitForFunction(() => { const s = window.webgrad.state(); return !s.r
   .catch(() => fail('spiral: the run did not stop at its step count with a sentence'));
 const done = await state();
 if (done.step !== 1500) await fail(`spiral: stopped at step ${done.step}, not its 1500`);
+// However fast the run went, the flow chart's latest point is its last step.
+if (done.flow_step !== done.step) await fail(`spiral: the gradient flow ends at step ${done.flow_step}, not at the run's ${done.step}`);
 if (!(await page.isVisible('#note'))) await fail('spiral: the done sentence is not shown');
 console.log(`spiral done: ${done.note}`);
 await page.screenshot({ path: `${out}/done.png` });

@@ -374,9 +374,11 @@ impl Trainer {
         let first = session.step;
         let (every, end) = (session.config.eval_every, session.config.steps);
         loop {
-            // The step before the views are read keeps its gradient norms for the flow chart.
-            let last = (session.step + 1) % every == 0 || session.step + 1 == end;
-            if then_evaluate || (last && inspect_due) {
+            // The step before the views are read keeps its gradient norms for the flow chart,
+            // and so does the run's last, whose views are read however soon it comes.
+            let final_step = session.step + 1 == end;
+            let last = (session.step + 1) % every == 0 || final_step;
+            if then_evaluate || final_step || (last && inspect_due) {
                 session.watch_next_step();
             }
             session.train_step().map_err(|e| e.sentence())?;
