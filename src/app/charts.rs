@@ -182,12 +182,12 @@ impl Curves {
         let orange = RGBColor(230, 126, 34);
         let (width, key) = (r.px(2.0), r.px(16.0) as i32);
         chart
-            .draw_series(LineSeries::new(self.train, blue.stroke_width(width)))
+            .draw_series(curve(self.train, blue.stroke_width(width), r))
             .ok()?
             .label("train (smoothed)")
             .legend(move |(x, y)| PathElement::new([(x, y), (x + key, y)], blue));
         chart
-            .draw_series(LineSeries::new(self.val, orange.stroke_width(width)))
+            .draw_series(curve(self.val, orange.stroke_width(width), r))
             .ok()?
             .label("validation")
             .legend(move |(x, y)| PathElement::new([(x, y), (x + key, y)], orange));
@@ -221,6 +221,17 @@ impl Curves {
     }
 }
 
+/// A curve through `points`, with a dot where there is one point only: a line through a single
+/// point draws nothing, and a chart before the first steps would look empty.
+fn curve(
+    points: Vec<(u64, f32)>,
+    style: ShapeStyle,
+    r: Ratio,
+) -> LineSeries<CanvasBackend, (u64, f32)> {
+    let dot = if points.len() == 1 { r.px(3.0) } else { 0 };
+    LineSeries::new(points, style).point_size(dot)
+}
+
 fn draw_accuracy(history: &[Point]) -> Option<()> {
     let r = Ratio::of("acc-chart")?;
     let root = CanvasBackend::new("acc-chart")?.into_drawing_area();
@@ -239,6 +250,6 @@ fn draw_accuracy(history: &[Point]) -> Option<()> {
         .ok()?;
     mesh(&mut chart, r, None, 6)?;
     let green = RGBColor(39, 174, 96).stroke_width(r.px(2.0));
-    chart.draw_series(LineSeries::new(acc, green)).ok()?;
+    chart.draw_series(curve(acc, green, r)).ok()?;
     root.present().ok()
 }

@@ -102,7 +102,10 @@ pub fn reveal_setting(id: &str) {
         settings.set_open(true);
     }
     if let Some(control) = by_id::<web_sys::HtmlElement>(id) {
-        control.scroll_into_view();
+        // Centred, so that its label and the notes around it show too.
+        let centred = web_sys::ScrollIntoViewOptions::new();
+        centred.set_block(web_sys::ScrollLogicalPosition::Center);
+        control.scroll_into_view_with_scroll_into_view_options(&centred);
         let _ = control.focus();
     }
 }

@@ -69,10 +69,16 @@ pub fn draw(insides: &[Inside], weights: &[Inside]) {
                 y_of(k, col.maps.len()),
                 (side, side),
             );
+            // A thin frame, so that a neuron pale all over still shows where it is and the
+            // weights' lines end at something.
+            ctx.set_stroke_style_str("#b8bec8");
+            ctx.set_line_width(1.0);
+            ctx.stroke_rect(x_of(c), y_of(k, col.maps.len()), side, side);
         }
         if col.total > col.maps.len() {
             let y = y_of(col.maps.len(), col.maps.len()) + 10.0;
-            let _ = ctx.fill_text(&format!("+{}", col.total - col.maps.len()), x_of(c), y);
+            let more = format!("+{} more", col.total - col.maps.len());
+            let _ = ctx.fill_text(&more, x_of(c), y);
         }
     }
 }

@@ -39,7 +39,10 @@ pub fn apply(envelope: Envelope) {
         Report::Progress(progress) => show_progress(progress),
         Report::Evaluated(evaluated) => show_evaluated(evaluated),
         Report::Views(views) => {
-            with(|s| s.views = Some(views));
+            with(|s| {
+                s.views_step = s.status.step;
+                s.views = Some(views);
+            });
             redraw::views();
         }
         Report::Histograms(hists) => histogram_view::draw(&hists),

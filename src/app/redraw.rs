@@ -41,9 +41,9 @@ pub fn views() {
 /// The digit grid, the confusion matrix and the chosen cell's digits, then (for a CNN) its
 /// filters and its feature maps.
 fn digits(d: &DigitViews) {
-    let (selected, chosen) = with(|s| (s.selected_digit, s.chosen_cell));
+    let (selected, chosen, step) = with(|s| (s.selected_digit, s.chosen_cell, s.views_step));
     views::draw_digits("digit-grid", &d.grid, selected);
-    views::draw_confusion(&d.counts, d.classes, chosen);
+    views::draw_confusion(&d.counts, d.classes, chosen, step);
     let cell_digits = d
         .cell
         .as_ref()

@@ -52,6 +52,9 @@ pub(super) struct Shared {
     /// The 2-D points of the run, and the latest views: a view's option redraws from them.
     pub(super) points: Option<Points>,
     pub(super) views: Option<Views>,
+    /// The step the latest views were read at: the confusion matrix's accuracy is of that
+    /// model, which may be newer than the last evaluation's.
+    pub(super) views_step: u64,
     /// The pad's drawing through the model (its feature maps), while shown.
     pub(super) pad_maps: Vec<Inside>,
     /// Resets asked for so far: work of a session older than the latest request is stale.

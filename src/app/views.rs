@@ -121,9 +121,10 @@ pub fn digit_rgba(pixels: &[f32]) -> Vec<u8> {
 pub const MATRIX_AT: (f64, f64) = (34.0, 34.0);
 pub const MATRIX_CELL: f64 = 20.0;
 
-/// The confusion matrix of all test predictions, rows true class and columns predicted, each
-/// cell with its count; each row's accuracy on its right; the chosen cell framed.
-pub fn draw_confusion(counts: &[usize], k: usize, chosen: Option<(usize, usize)>) {
+/// The confusion matrix of all test predictions of the model at `step`, rows true class and
+/// columns predicted, each cell with its count; each row's accuracy on its right; the chosen
+/// cell framed.
+pub fn draw_confusion(counts: &[usize], k: usize, chosen: Option<(usize, usize)>, step: u64) {
     let Some((ctx, _, _)) = sharp("confusion") else {
         return;
     };
@@ -132,7 +133,7 @@ pub fn draw_confusion(counts: &[usize], k: usize, chosen: Option<(usize, usize)>
     set_text(
         "digit-accuracy",
         &format!(
-            "Validation accuracy {:.1}% ({right} of {} right). Rows are the true digit, columns the model's guess: right guesses lie on the diagonal. Click a cell to see its digits.",
+            "Validation accuracy at step {step}: {:.1}% ({right} of {} right). Rows are the true digit, columns the model's guess: right guesses lie on the diagonal. Click a cell to see its digits.",
             100.0 * right as f64 / total.max(1) as f64,
             total
         ),

@@ -63,6 +63,11 @@ export async function padPreparesDrawings({ page, fail }) {
 
 // A cell of the confusion matrix shows its digits; a click on a digit shows its feature maps.
 export async function digitClicks({ page, fail }) {
+  // Paused, the matrix's accuracy says which model it is of: the one paused, which can be
+  // newer than the last evaluation the stats line shows.
+  const { step } = await page.evaluate(() => window.webgrad.state());
+  await page.waitForFunction((step) => document.getElementById('digit-accuracy').textContent.includes(`at step ${step}:`), step, { timeout: 30000 })
+    .catch(async () => fail(`digits: the matrix's caption does not name the paused step ${step}: "${await page.textContent('#digit-accuracy')}"`));
   const box = await page.locator('#confusion').boundingBox();
   // Cells on the diagonal (true d, guessed d) until one holds digits: the matrix starts 34 px
   // in, cells are 20 px.

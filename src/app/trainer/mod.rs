@@ -99,6 +99,13 @@ struct Trainer {
     lora_base: Option<finetune::Base>,
 }
 
+/// Whether the flow chart gets a point at every evaluation: on the CPU backend, where reading
+/// the flow costs nothing. On a GPU each reading is a round trip (in Chrome, a good part of a
+/// millisecond), so the flow is read with the views, at most every INSPECT_EVERY_MS.
+fn flow_at_each_evaluation(session: &Session) -> bool {
+    matches!(session.device(), Device::Cpu)
+}
+
 impl Trainer {
     fn new(device: Device) -> Trainer {
         Trainer {
@@ -374,11 +381,13 @@ impl Trainer {
         let first = session.step;
         let (every, end) = (session.config.eval_every, session.config.steps);
         loop {
-            // The step before the views are read keeps its gradient norms for the flow chart,
-            // and so does the run's last, whose views are read however soon it comes.
+            // The step before an evaluation keeps its gradient norms for the flow chart
+            // (`flow_at_each_evaluation`), and so does the run's last, so that the chart
+            // reaches it however fast the run.
             let final_step = session.step + 1 == end;
             let last = (session.step + 1) % every == 0 || final_step;
-            if then_evaluate || final_step || (last && inspect_due) {
+            let flow_due = inspect_due || flow_at_each_evaluation(session);
+            if then_evaluate || final_step || (last && flow_due) {
                 session.watch_next_step();
             }
             session.train_step().map_err(|e| e.sentence())?;
@@ -434,7 +443,7 @@ impl Trainer {
     }
 
     /// Validation figures and a point on the charts; with `inspect`, the gradient flow and
-    /// fresh views too.
+    /// fresh views too (the flow at every evaluation on the CPU backend).
     async fn evaluate(&mut self, train: Option<f32>, inspect: bool) -> Result<(), String> {
         let Some(session) = self.session.as_mut() else {
             return Ok(());
@@ -449,7 +458,7 @@ impl Trainer {
             ),
             None => None,
         };
-        let flow = match inspect {
+        let flow = match inspect || flow_at_each_evaluation(session) {
             true => session.flow().await.map_err(|e| e.sentence())?,
             false => None,
         };
