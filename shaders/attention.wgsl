@@ -15,7 +15,7 @@ struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
 
 var<{{SCORES}}> score: array<f32, {{T}}>;
 
-@compute @workgroup_size(ROW_WORKGROUP)
+@compute @workgroup_size(ROW_THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let row = row_of(wid, nwg, lid);

@@ -9,7 +9,21 @@ struct Params { rows: u32, cols: u32, scale: f32 }
 
 //#include rowwise
 
-@compute @workgroup_size(ROW_WORKGROUP)
+const NONE: f32 = -3.402823e38;
+
+// This lane's scaled scores at columns j, j + LANES, j + 2 LANES and j + 3 LANES, NONE past
+// the keys: four loads in flight before any is used. One at a time, each waited for before the
+// next, left the kernel at a third of the memory's speed on an H100 (docs/BENCHMARKS.md).
+fn scores4(base: u32, j: u32, keys: u32) -> vec4<f32> {
+    var v = vec4<f32>(NONE);
+    if (j < keys) { v.x = x[base + j] * p.scale; }
+    if (j + LANES < keys) { v.y = x[base + j + LANES] * p.scale; }
+    if (j + 2u * LANES < keys) { v.z = x[base + j + 2u * LANES] * p.scale; }
+    if (j + 3u * LANES < keys) { v.w = x[base + j + 3u * LANES] * p.scale; }
+    return v;
+}
+
+@compute @workgroup_size(ROW_THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let row = row_of(wid, nwg, lid);
@@ -17,14 +31,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let base = row * p.cols;
     // Keys up to and including the query's own position.
     let keys = select(0u, row % p.cols + 1u, valid);
-    var m = -3.402823e38;
-    for (var j = lane(lid); j < keys; j += LANES) { m = max(m, x[base + j] * p.scale); }
+    let step = 4u * LANES;
+    var m = NONE;
+    for (var j = lane(lid); j < keys; j += step) {
+        let v = scores4(base, j, keys);
+        m = max(m, max(max(v.x, v.y), max(v.z, v.w)));
+    }
     m = row_max(m, lid);
     var s = 0.0;
-    for (var j = lane(lid); j < keys; j += LANES) { s += exp(x[base + j] * p.scale - m); }
+    for (var j = lane(lid); j < keys; j += step) {
+        let e = exp(scores4(base, j, keys) - m);
+        s += (e.x + e.y) + (e.z + e.w);
+    }
     s = row_sum(s, lid);
     if (!valid) { return; }
-    for (var j = lane(lid); j < p.cols; j += LANES) {
-        y[base + j] = select(0.0, exp(x[base + j] * p.scale - m) / s, j < keys);
+    // The masked future: exp(NONE - m) is 0.
+    for (var j = lane(lid); j < p.cols; j += step) {
+        let e = exp(scores4(base, j, keys) - m) / s;
+        y[base + j] = e.x;
+        if (j + LANES < p.cols) { y[base + j + LANES] = e.y; }
+        if (j + 2u * LANES < p.cols) { y[base + j + 2u * LANES] = e.z; }
+        if (j + 3u * LANES < p.cols) { y[base + j + 3u * LANES] = e.w; }
     }
 }

@@ -11,22 +11,39 @@ struct Params { rows: u32, cols: u32, eps: f32 }
 
 //#include rowwise
 
-@compute @workgroup_size(ROW_WORKGROUP)
+// This lane's x at columns j, j + LANES, j + 2 LANES and j + 3 LANES, 0 past the row: four
+// loads in flight before any is used (one at a time, each waited for, the kernel ran at a third
+// of the memory's speed on an H100, docs/BENCHMARKS.md).
+fn x4(base: u32, j: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    if (j < p.cols) { v.x = x[base + j]; }
+    if (j + LANES < p.cols) { v.y = x[base + j + LANES]; }
+    if (j + 2u * LANES < p.cols) { v.z = x[base + j + 2u * LANES]; }
+    if (j + 3u * LANES < p.cols) { v.w = x[base + j + 3u * LANES]; }
+    return v;
+}
+
+fn in_row(j: u32) -> vec4<bool> {
+    return vec4<u32>(j, j + LANES, j + 2u * LANES, j + 3u * LANES) < vec4<u32>(p.cols);
+}
+
+@compute @workgroup_size(ROW_THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let row = row_of(wid, nwg, lid);
     let valid = row < p.rows;
     let base = row * p.cols;
+    let step = 4u * LANES;
     var s = 0.0;
     if (valid) {
-        for (var j = lane(lid); j < p.cols; j += LANES) { s += x[base + j]; }
+        for (var j = lane(lid); j < p.cols; j += step) { s += dot(x4(base, j), vec4<f32>(1.0)); }
     }
     let mean = row_sum(s, lid) / f32(p.cols);
     var v = 0.0;
     if (valid) {
-        for (var j = lane(lid); j < p.cols; j += LANES) {
-            let d = x[base + j] - mean;
-            v += d * d;
+        for (var j = lane(lid); j < p.cols; j += step) {
+            let d = select(vec4<f32>(0.0), x4(base, j) - mean, in_row(j));
+            v += dot(d, d);
         }
     }
     let rstd = inverseSqrt(row_sum(v, lid) / f32(p.cols) + p.eps);

@@ -23,7 +23,7 @@ fn better(a: f32, ia: u32, b: f32, ib: u32) -> bool {
     return a > b || (a == b && ia < ib);
 }
 
-@compute @workgroup_size(ROW_WORKGROUP)
+@compute @workgroup_size(ROW_THREADS)
 fn max_axis(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) lid: u32) {
     let col = row_of(wid, nwg, lid);
@@ -42,18 +42,19 @@ fn max_axis(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
         }
     }
     if (LANES > 1u) {
+        // A tree within each row's LANES threads, which are neighbours in the workgroup.
         part[lid] = best;
         part_index[lid] = best_j;
         workgroupBarrier();
-        for (var s = WG / 2u; s > 0u; s = s / 2u) {
-            if (lid < s && better(part[lid + s], part_index[lid + s], part[lid], part_index[lid])) {
+        for (var s = LANES / 2u; s > 0u; s = s / 2u) {
+            if (lane(lid) < s && better(part[lid + s], part_index[lid + s], part[lid], part_index[lid])) {
                 part[lid] = part[lid + s];
                 part_index[lid] = part_index[lid + s];
             }
             workgroupBarrier();
         }
-        best = part[0];
-        best_j = part_index[0];
+        best = part[lid - lane(lid)];
+        best_j = part_index[lid - lane(lid)];
     }
     if (lane(lid) == 0u && valid) {
         out[col] = best;

@@ -8,9 +8,7 @@ struct Params { outer: u32, n: u32, inner: u32 }
 
 //#include rowwise
 
-var<workgroup> part: array<f32, WG>;
-
-@compute @workgroup_size(ROW_WORKGROUP)
+@compute @workgroup_size(ROW_THREADS)
 fn sum_axis(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) lid: u32) {
     let col = row_of(wid, nwg, lid);

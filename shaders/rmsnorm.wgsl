@@ -10,7 +10,7 @@ struct Params { rows: u32, cols: u32, eps: f32 }
 
 //#include rowwise
 
-@compute @workgroup_size(ROW_WORKGROUP)
+@compute @workgroup_size(ROW_THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let row = row_of(wid, nwg, lid);

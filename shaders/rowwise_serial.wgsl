@@ -4,6 +4,7 @@
 
 const WG: u32 = ROW_WORKGROUP;
 const LANES: u32 = 1u;
+const ROW_THREADS: u32 = ROW_WORKGROUP;
 
 fn row_of(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return (wid.x + wid.y * nwg.x) * WG + lid;
@@ -20,5 +21,9 @@ fn row_sum(v: f32, lid: u32) -> f32 {
 }
 
 fn row_max(v: f32, lid: u32) -> f32 {
+    return v;
+}
+
+fn row_sum2(v: vec2<f32>, lid: u32) -> vec2<f32> {
     return v;
 }

@@ -83,11 +83,16 @@ fn embedding_gathers_and_scatter_adds() {
 fn layernorm_matches_cpu() {
     run(async {
         // The GPU kernels' backward takes chunks of rows: 39 rows make 39 chunks of one row,
-        // 2051 rows 684 chunks of three, the last one of two. 70 columns: two per thread, the
-        // second ragged.
-        for (rows, seed) in [(&[3, 13][..], 1), (&[7, 293][..], 4)] {
-            let x = input(&[rows, &[70]].concat(), seed);
-            let (w, b) = (input(&[70], 2), input(&[70], 3));
+        // 2051 rows 684 chunks of three, the last one of two, rows taken 4 at a time. 70
+        // columns: two per thread, the second ragged; 300: the threads' loads of four columns
+        // at a time go round twice.
+        for (rows, cols, seed) in [
+            (&[3, 13][..], 70, 1),
+            (&[7, 293][..], 70, 4),
+            (&[3, 5][..], 300, 5),
+        ] {
+            let x = input(&[rows, &[cols]].concat(), seed);
+            let (w, b) = (input(&[cols], 2), input(&[cols], 3));
             let ins = [x, w, b];
             check_op("layernorm", &ins, 1e-4, |_, t| {
                 t[0].layernorm(&t[1], &t[2], 1e-5)
@@ -279,8 +284,14 @@ fn attention_through_the_scores_matches_the_other_paths() {
         // causal softmax), at small ragged sizes, heads of 8 and of 64: on the GPU against the
         // CPU's row attention, and on the CPU against the GPU's tiled or row kernels. With 64
         // heads of 202 positions the products are large enough for the 128 × 128 tiles, which
-        // skip what causality makes zero (a whole tile of scores, half of K in others).
-        for (b, t, c, h) in [(2, 37, 24, 3), (1, 70, 128, 2), (32, 202, 8, 2)] {
+        // skip what causality makes zero (a whole tile of scores, half of K in others). 261
+        // keys: the softmax's loads of four columns at a time go round twice.
+        for (b, t, c, h) in [
+            (2, 37, 24, 3),
+            (1, 70, 128, 2),
+            (32, 202, 8, 2),
+            (1, 261, 8, 1),
+        ] {
             for scores_on_cpu in [false, true] {
                 check_op(
                     &format!("attention via scores t={t} c={c} (on the CPU: {scores_on_cpu})"),

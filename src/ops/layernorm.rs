@@ -1,7 +1,7 @@
 //! LayerNorm over the last axis with weight and bias.
 
 use super::reduce::BUSY_GROUPS;
-use super::{gpu_of, launch, launch1, row_kernel, RowsParams};
+use super::{gpu_of, launch, launch1, row_kernel, RowsParams, ROWS_PER_GROUP};
 use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel, PooledBuffer, ROW_WORKGROUP};
@@ -168,12 +168,19 @@ fn backward_fused(
     let limits = gpu.limits();
     let lanes = ROW_WORKGROUP as usize;
     let cols_per_lane = cols.div_ceil(lanes);
-    // Two sums per column and the row reduction's float per lane.
-    let workgroup_bytes = 2 * lanes * cols_per_lane * 4 + lanes * 4;
+    // Each row slot's two sums per column, and row_sum2's vec2 per thread.
+    let workgroup_bytes =
+        |per_group: usize| per_group * (2 * lanes * cols_per_lane * 4 + lanes * 8);
+    let max_bytes = limits.max_compute_workgroup_storage_size as usize;
+    let per_group = [ROWS_PER_GROUP as usize, 2, 1]
+        .into_iter()
+        .find(|&g| workgroup_bytes(g) <= max_bytes);
     let chunks = rows.min(BUSY_GROUPS);
+    let Some(per_group) = per_group else {
+        return Ok(None);
+    };
     if gpu.is_cpu_emulated()
         || rows == 0
-        || workgroup_bytes > limits.max_compute_workgroup_storage_size as usize
         || chunks > limits.max_compute_workgroups_per_dimension as usize
     {
         return Ok(None);
@@ -186,6 +193,7 @@ fn backward_fused(
         "main",
     )
     .slot("ROWWISE", "shared")
+    .slot("ROW_GROUP", per_group)
     .slot("COLS_PER_LANE", cols_per_lane)
     .constant("ADDS", so_far.is_some());
     let params = ChunkedRowsParams {

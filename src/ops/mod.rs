@@ -164,8 +164,33 @@ pub fn gpu_of(device: &Device) -> Option<&Rc<Gpu>> {
     }
 }
 
-/// A row kernel (one output row per workgroup on real GPUs, per thread on emulated ones, see
-/// shaders/rowwise.wgsl) and the workgroups that cover `rows` rows.
+/// Rows a workgroup of a shared-mode row kernel takes (shaders/rowwise.wgsl): on an H100 one
+/// row of a few hundred columns per workgroup left the kernels bound by barriers and
+/// workgroup starts (docs/BENCHMARKS.md).
+pub(crate) const ROWS_PER_GROUP: u32 = 4;
+
+/// How a row kernel spreads its rows over threads.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum RowMode {
+    /// A thread per row (shaders/rowwise_serial.wgsl): emulated GPUs, where barriers are
+    /// costly, and rows whose neighbours are neighbours in memory, as columns of a matrix are.
+    Serial,
+    /// 64 threads per row, this many rows to a workgroup (shaders/rowwise.wgsl).
+    Shared(u32),
+}
+
+impl RowMode {
+    /// The usual mode on `gpu`.
+    pub(crate) fn of(gpu: &Gpu) -> RowMode {
+        match gpu.is_cpu_emulated() {
+            true => RowMode::Serial,
+            false => RowMode::Shared(ROWS_PER_GROUP),
+        }
+    }
+}
+
+/// A row kernel in the usual mode on `gpu` (`RowMode::of`) and the workgroups that cover
+/// `rows` rows.
 pub(crate) fn row_kernel(
     gpu: &Gpu,
     family: &'static str,
@@ -173,26 +198,30 @@ pub(crate) fn row_kernel(
     entry: &'static str,
     rows: usize,
 ) -> (Kernel, [u32; 3]) {
-    row_kernel_mode(gpu.is_cpu_emulated(), gpu, family, source, entry, rows)
+    row_kernel_mode(RowMode::of(gpu), gpu, family, source, entry, rows)
 }
 
-/// `row_kernel` with the mode chosen by the caller: serial (one thread per row) also suits
-/// real GPUs when neighbouring rows are neighbouring in memory, as columns of a matrix are.
+/// `row_kernel` in the mode the caller chooses.
 pub(crate) fn row_kernel_mode(
-    serial: bool,
+    mode: RowMode,
     gpu: &Gpu,
     family: &'static str,
     source: &'static str,
     entry: &'static str,
     rows: usize,
 ) -> (Kernel, [u32; 3]) {
-    let kernel = Kernel::new(family, source, entry)
-        .slot("ROWWISE", if serial { "serial" } else { "shared" })
-        .slot("SCORES", if serial { "private" } else { "workgroup" });
-    let groups = if serial {
-        gpu.groups_1d(rows, ROW_WORKGROUP)
-    } else {
-        gpu.groups_1d(rows, 1)
-    };
-    (kernel, groups)
+    let kernel = Kernel::new(family, source, entry);
+    match mode {
+        RowMode::Serial => (
+            kernel.slot("ROWWISE", "serial").slot("SCORES", "private"),
+            gpu.groups_1d(rows, ROW_WORKGROUP),
+        ),
+        RowMode::Shared(per_group) => (
+            kernel
+                .slot("ROWWISE", "shared")
+                .slot("SCORES", "workgroup")
+                .slot("ROW_GROUP", per_group),
+            gpu.groups_1d(rows, per_group),
+        ),
+    }
 }

@@ -2,7 +2,7 @@
 //! and `sum_to_shape`, which undoes broadcasting in backward passes.
 
 use super::shape::{axis_index, broadcast_shapes};
-use super::{gpu_of, launch, launch1, row_kernel, row_kernel_mode};
+use super::{gpu_of, launch, launch1, row_kernel, row_kernel_mode, RowMode};
 use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
@@ -202,8 +202,11 @@ fn sum_rowwise(
 ) -> Result<Storage> {
     let cols = outer * inner;
     // Wide rows: neighbouring threads read neighbouring columns, so a thread per column.
-    let serial = gpu.is_cpu_emulated() || inner >= 64;
-    let (kernel, groups) = row_kernel_mode(serial, gpu, "reduce_sum", SUM, "sum_axis", cols);
+    let mode = match inner >= 64 {
+        true => RowMode::Serial,
+        false => RowMode::of(gpu),
+    };
+    let (kernel, groups) = row_kernel_mode(mode, gpu, "reduce_sum", SUM, "sum_axis", cols);
     let params = AxisParams::new((outer, n, inner));
     launch1(gpu, &kernel, &params, &[x], cols, groups)
 }

@@ -5,8 +5,8 @@ use super::{tiled, Dims};
 use crate::autograd::Backward;
 use crate::error::{Error, Result};
 use crate::gpu::PooledBuffer;
-use crate::gpu::{Gpu, ROW_WORKGROUP};
-use crate::ops::{gpu_of, launch, row_kernel};
+use crate::gpu::{Gpu, Kernel, ROW_WORKGROUP};
+use crate::ops::{gpu_of, launch, row_kernel_mode, RowMode};
 use crate::tensor::{DType, Host, Storage, Tensor};
 use std::rc::Rc;
 
@@ -43,6 +43,21 @@ fn score_slots(gpu: &Gpu, t: usize) -> Result<usize> {
         });
     }
     Ok(slots)
+}
+
+/// A row kernel whose row keeps its scores in workgroup memory (`score_slots`): one row to a
+/// workgroup on real GPUs.
+fn scores_row_kernel(
+    gpu: &Gpu,
+    family: &'static str,
+    source: &'static str,
+    rows: usize,
+) -> (Kernel, [u32; 3]) {
+    let mode = match RowMode::of(gpu) {
+        RowMode::Shared(_) => RowMode::Shared(1),
+        serial => serial,
+    };
+    row_kernel_mode(mode, gpu, family, source, "main", rows)
 }
 
 /// Softmax probabilities P[b, h, i, j] (0 for j > i), in f64 on the CPU.
@@ -151,11 +166,10 @@ fn row_backward(
     [out, lse, g]: [&Tensor; 3],
 ) -> Result<[PooledBuffer; 3]> {
     let slots = score_slots(gpu, dm.t)?;
-    let (kdq, groups) = row_kernel(
+    let (kdq, groups) = scores_row_kernel(
         gpu,
         "attention_dq",
         include_str!("../../../shaders/attention_dq.wgsl"),
-        "main",
         dm.rows(),
     );
     let kdq = kdq.slot("T", slots);
@@ -169,11 +183,10 @@ fn row_backward(
         groups,
     )?;
     let delta = Tensor::from_storage(vec![dm.rows()], DType::F32, q.device(), Storage::Gpu(delta));
-    let (kdkv, groups) = row_kernel(
+    let (kdkv, groups) = scores_row_kernel(
         gpu,
         "attention_dkv",
         include_str!("../../../shaders/attention_dkv.wgsl"),
-        "main",
         dm.rows(),
     );
     let kdkv = kdkv.slot("T", slots);
@@ -193,11 +206,10 @@ fn row_backward(
 /// output and the log-sum-exp per row.
 fn row_attention(gpu: &Rc<Gpu>, dm: Dims, qkv: [&Tensor; 3]) -> Result<[PooledBuffer; 2]> {
     let slots = score_slots(gpu, dm.t)?;
-    let (kernel, groups) = row_kernel(
+    let (kernel, groups) = scores_row_kernel(
         gpu,
         "attention",
         include_str!("../../../shaders/attention.wgsl"),
-        "main",
         dm.rows(),
     );
     let kernel = kernel.slot("T", slots);
