@@ -1,6 +1,7 @@
 //! Elementwise unary ops, one row of data each: WGSL forward and gradient expressions, and the
 //! same two functions on the CPU. Adding an op is adding a row.
 
+use super::matmul_plan::vec4_buffers;
 use super::{gpu_of, launch1};
 use crate::autograd::Backward;
 use crate::error::Result;
@@ -163,7 +164,8 @@ impl Unary {
 }
 
 crate::kernel_params! {
-    /// shaders/unary.wgsl and unary_backward.wgsl: `n` elements, the op's scalar `c`.
+    /// shaders/unary.wgsl and unary_backward.wgsl: `n` elements (vec4s in unary.wgsl's vec4
+    /// form), the op's scalar `c`.
     struct UnaryParams { n: u32, c: f32 }
 }
 
@@ -179,11 +181,27 @@ fn unary(x: &Tensor, kind: Unary) -> Result<Tensor> {
             ))
         }
         Some(gpu) => {
-            let kernel = Kernel::new("unary", include_str!("../../shaders/unary.wgsl"), "main")
-                .slot("EXPR", row.wgsl);
             let n = x.numel();
-            let params = UnaryParams { n: n as u32, c };
-            launch1(gpu, &kernel, &params, &[x], n, gpu.groups_elementwise(n))?
+            // Whole vec4s on real GPUs; emulated ones gather each lane's value anyway.
+            let fours =
+                !gpu.is_cpu_emulated() && n.is_multiple_of(4) && vec4_buffers(&[x], "unary op")?;
+            let (elem, apply, elems) = match fours {
+                true => ("vec4<f32>", "f4", n / 4),
+                false => ("f32", "f", n),
+            };
+            let kernel = Kernel::new("unary", include_str!("../../shaders/unary.wgsl"), "main")
+                .slot("EXPR", row.wgsl)
+                .slot("ELEM", elem)
+                .slot("APPLY", apply);
+            let params = UnaryParams { n: elems as u32, c };
+            launch1(
+                gpu,
+                &kernel,
+                &params,
+                &[x],
+                n,
+                gpu.groups_elementwise(elems),
+            )?
         }
     };
     Ok(Tensor::from_op(
