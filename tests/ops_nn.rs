@@ -67,7 +67,8 @@ fn embedding_gathers_and_scatter_adds() {
             t[0].embedding(&Tensor::from_u32(idx.clone(), &[701], d)?)
         })
         .await;
-        // Rows wider than a workgroup's 1,024 columns a pass, and indices over two tiles.
+        // Rows wider than a workgroup's 1,024 columns a pass, and indices over two tiles: four
+        // tiles in all, so that the backward reuses a tile mask it cleared.
         let idx = indices(300, 3, 12);
         check_op(
             "embedding of wide rows",
