@@ -11,17 +11,7 @@ struct Params { rows: u32, cols: u32, eps: f32 }
 
 //#include rowwise
 
-// This lane's x at columns j, j + LANES, j + 2 LANES and j + 3 LANES, 0 past the row: four
-// loads in flight before any is used (one at a time, each waited for, the kernel ran at a third
-// of the memory's speed on an H100, docs/BENCHMARKS.md).
-fn x4(base: u32, j: u32) -> vec4<f32> {
-    var v = vec4<f32>(0.0);
-    if (j < p.cols) { v.x = x[base + j]; }
-    if (j + LANES < p.cols) { v.y = x[base + j + LANES]; }
-    if (j + 2u * LANES < p.cols) { v.z = x[base + j + 2u * LANES]; }
-    if (j + 3u * LANES < p.cols) { v.w = x[base + j + 3u * LANES]; }
-    return v;
-}
+//#include layernorm_x4
 
 fn in_row(j: u32) -> vec4<bool> {
     return vec4<u32>(j, j + LANES, j + 2u * LANES, j + 3u * LANES) < vec4<u32>(p.cols);

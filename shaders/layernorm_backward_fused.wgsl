@@ -26,9 +26,8 @@ const SUMS: u32 = LANES * {{COLS_PER_LANE}}u;
 var<workgroup> sum_w: array<f32, SUMS * ROWS_PER_GROUP>;
 var<workgroup> sum_b: array<f32, SUMS * ROWS_PER_GROUP>;
 
-// This lane's g, x and w at columns j, j + LANES, j + 2 LANES and j + 3 LANES, 0 past the row:
-// loads in flight together before any is used (one at a time, each waited for, the kernel ran
-// at a third of the memory's speed on an H100, docs/BENCHMARKS.md).
+// This lane's g and w at columns j, j + LANES, j + 2 LANES and j + 3 LANES, 0 past the row, as
+// x4 (shaders/layernorm_x4.wgsl) loads x.
 fn g4(base: u32, j: u32) -> vec4<f32> {
     var v = vec4<f32>(0.0);
     if (j < p.cols) { v.x = g[base + j]; }
@@ -38,14 +37,7 @@ fn g4(base: u32, j: u32) -> vec4<f32> {
     return v;
 }
 
-fn x4(base: u32, j: u32) -> vec4<f32> {
-    var v = vec4<f32>(0.0);
-    if (j < p.cols) { v.x = x[base + j]; }
-    if (j + LANES < p.cols) { v.y = x[base + j + LANES]; }
-    if (j + 2u * LANES < p.cols) { v.z = x[base + j + 2u * LANES]; }
-    if (j + 3u * LANES < p.cols) { v.w = x[base + j + 3u * LANES]; }
-    return v;
-}
+//#include layernorm_x4
 
 fn w4(j: u32) -> vec4<f32> {
     var v = vec4<f32>(0.0);

@@ -13,7 +13,7 @@ use std::rc::Rc;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 12] = [
+const INCLUDES: [(&str, &str); 13] = [
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
     (
@@ -53,6 +53,10 @@ const INCLUDES: [(&str, &str); 12] = [
         include_str!("../../shaders/attention_tiled_keys.wgsl"),
     ),
     ("math", include_str!("../../shaders/math.wgsl")),
+    (
+        "layernorm_x4",
+        include_str!("../../shaders/layernorm_x4.wgsl"),
+    ),
 ];
 const ROWWISE: &str = include_str!("../../shaders/rowwise.wgsl");
 const ROWWISE_SERIAL: &str = include_str!("../../shaders/rowwise_serial.wgsl");
