@@ -32,18 +32,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // Keys up to and including the query's own position.
     let keys = select(0u, row % p.cols + 1u, valid);
     let step = 4u * LANES;
+    // One pass for the maximum and the sum of exponentials, the sum rescaled whenever the
+    // maximum grows (an online softmax), and one reduction of both.
     var m = NONE;
-    for (var j = lane(lid); j < keys; j += step) {
-        let v = scores4(base, j, keys);
-        m = max(m, max(max(v.x, v.y), max(v.z, v.w)));
-    }
-    m = row_max(m, lid);
     var s = 0.0;
     for (var j = lane(lid); j < keys; j += step) {
-        let e = exp(scores4(base, j, keys) - m);
-        s += (e.x + e.y) + (e.z + e.w);
+        let v = scores4(base, j, keys);
+        let grown = max(m, max(max(v.x, v.y), max(v.z, v.w)));
+        let e = exp(v - grown);
+        s = s * exp(m - grown) + (e.x + e.y) + (e.z + e.w);
+        m = grown;
     }
-    s = row_sum(s, lid);
+    let ms = row_max_sum(vec2<f32>(m, s), lid);
+    m = ms.x;
+    s = ms.y;
     if (!valid) { return; }
     // The masked future: exp(NONE - m) is 0.
     for (var j = lane(lid); j < p.cols; j += step) {

@@ -1,8 +1,8 @@
 // Row kernels, shared mode (real GPUs): a workgroup of ROW_THREADS threads takes
 // ROWS_PER_GROUP neighbouring rows, LANES (64) threads to a row, which stride over the row's
 // columns and combine through workgroup memory. Every thread of a workgroup must call row_sum,
-// row_sum2, row_max and row_barrier (they hold barriers). rowwise_serial.wgsl has the same
-// functions for emulated GPUs, where barriers are costly: one thread per row.
+// row_sum2, row_max, row_max_sum and row_barrier (they hold barriers). rowwise_serial.wgsl has
+// the same functions for emulated GPUs, where barriers are costly: one thread per row.
 
 const LANES: u32 = 64u;
 const ROWS_PER_GROUP: u32 = {{ROW_GROUP}}u;
@@ -55,6 +55,26 @@ fn row_sum2(v: vec2<f32>, lid: u32) -> vec2<f32> {
     workgroupBarrier();
     for (var s = LANES / 2u; s > 0u; s = s / 2u) {
         if (lane(lid) < s) { scratch2[lid] += scratch2[lid + s]; }
+        workgroupBarrier();
+    }
+    let total = scratch2[lid - lane(lid)];
+    workgroupBarrier();
+    return total;
+}
+
+// Two threads' (maximum, sum of exponentials relative to it), as one over both.
+fn max_sum(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+    let m = max(a.x, b.x);
+    return vec2<f32>(m, a.y * exp(a.x - m) + b.y * exp(b.x - m));
+}
+
+// The row's maximum and its sum of exponentials relative to it, from each thread's own
+// (an online softmax's pair), for the barriers of one reduction.
+fn row_max_sum(v: vec2<f32>, lid: u32) -> vec2<f32> {
+    scratch2[lid] = v;
+    workgroupBarrier();
+    for (var s = LANES / 2u; s > 0u; s = s / 2u) {
+        if (lane(lid) < s) { scratch2[lid] = max_sum(scratch2[lid], scratch2[lid + s]); }
         workgroupBarrier();
     }
     let total = scratch2[lid - lane(lid)];

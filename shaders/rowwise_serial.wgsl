@@ -27,3 +27,7 @@ fn row_max(v: f32, lid: u32) -> f32 {
 fn row_sum2(v: vec2<f32>, lid: u32) -> vec2<f32> {
     return v;
 }
+
+fn row_max_sum(v: vec2<f32>, lid: u32) -> vec2<f32> {
+    return v;
+}
