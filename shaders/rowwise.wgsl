@@ -1,10 +1,11 @@
 // Row kernels, shared mode (real GPUs): a workgroup of ROW_THREADS threads takes
-// ROWS_PER_GROUP neighbouring rows, LANES (64) threads to a row, which stride over the row's
-// columns and combine through workgroup memory. Every thread of a workgroup must call row_sum,
-// row_sum2, row_max, row_max_sum and row_barrier (they hold barriers). rowwise_serial.wgsl has
-// the same functions for emulated GPUs, where barriers are costly: one thread per row.
+// ROWS_PER_GROUP neighbouring rows, LANES threads to a row (ROW_WORKGROUP, shared with the Rust
+// side, which sizes workgroup memory by it), which stride over the row's columns and combine
+// through workgroup memory. Every thread of a workgroup must call row_sum, row_sum2, row_max,
+// row_max_sum and row_barrier (they hold barriers). rowwise_serial.wgsl has the same functions
+// for emulated GPUs, where barriers are costly: one thread per row.
 
-const LANES: u32 = 64u;
+const LANES: u32 = ROW_WORKGROUP;
 const ROWS_PER_GROUP: u32 = {{ROW_GROUP}}u;
 const ROW_THREADS: u32 = LANES * ROWS_PER_GROUP;
 const WG: u32 = ROW_THREADS;

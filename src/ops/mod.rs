@@ -175,7 +175,7 @@ pub(crate) enum RowMode {
     /// A thread per row (shaders/rowwise_serial.wgsl): emulated GPUs, where barriers are
     /// costly, and rows whose neighbours are neighbours in memory, as columns of a matrix are.
     Serial,
-    /// 64 threads per row, this many rows to a workgroup (shaders/rowwise.wgsl).
+    /// ROW_WORKGROUP threads per row, this many rows to a workgroup (shaders/rowwise.wgsl).
     Shared(u32),
 }
 
