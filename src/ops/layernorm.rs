@@ -154,17 +154,19 @@ crate::kernel_params! {
 /// Columns per workgroup of shaders/layernorm_params_finish.wgsl.
 const FINISH_COLS: usize = 16;
 
-/// dx, dw and db on real GPUs in two dispatches (shaders/layernorm_backward_fused.wgsl, then
-/// shaders/layernorm_params_finish.wgsl): dx (plus `so_far`, x's gradient from its other
-/// uses, if given) and partial sums of dw and db over chunks of rows, then their totals. None
-/// where it does not apply (emulated GPUs, no rows, rows too wide for the sums in workgroup
-/// memory, more chunks than a dispatch may have).
-fn backward_fused(
-    gpu: &Rc<Gpu>,
-    [x, weight, stats, g]: [&Tensor; 4],
-    (rows, cols): (usize, usize),
-    so_far: Option<&Tensor>,
-) -> Result<Option<(Storage, Tensor, Tensor)>> {
+/// How shaders/layernorm_backward_fused.wgsl takes `rows` rows of `cols` columns: row slots
+/// per workgroup (as many as fit their column sums in workgroup memory), columns per thread,
+/// and the rows cut into chunks, one per workgroup.
+struct FusedLayout {
+    per_group: usize,
+    cols_per_lane: usize,
+    chunk: usize,
+    chunks: usize,
+}
+
+/// The fused backward's layout on `gpu`; None where it does not apply (emulated GPUs, no rows,
+/// rows too wide for the sums in workgroup memory, more chunks than a dispatch may have).
+fn fused_layout(gpu: &Gpu, rows: usize, cols: usize) -> Option<FusedLayout> {
     let limits = gpu.limits();
     let lanes = ROW_WORKGROUP as usize;
     let cols_per_lane = cols.div_ceil(lanes);
@@ -174,19 +176,42 @@ fn backward_fused(
     let max_bytes = limits.max_compute_workgroup_storage_size as usize;
     let per_group = [ROWS_PER_GROUP as usize, 2, 1]
         .into_iter()
-        .find(|&g| workgroup_bytes(g) <= max_bytes);
+        .find(|&g| workgroup_bytes(g) <= max_bytes)?;
     let chunks = rows.min(BUSY_GROUPS);
-    let Some(per_group) = per_group else {
-        return Ok(None);
-    };
     if gpu.is_cpu_emulated()
         || rows == 0
         || chunks > limits.max_compute_workgroups_per_dimension as usize
     {
-        return Ok(None);
+        return None;
     }
     let chunk = rows.div_ceil(chunks);
-    let chunks = rows.div_ceil(chunk);
+    Some(FusedLayout {
+        per_group,
+        cols_per_lane,
+        chunk,
+        chunks: rows.div_ceil(chunk),
+    })
+}
+
+/// dx, dw and db on real GPUs in two dispatches (shaders/layernorm_backward_fused.wgsl, then
+/// shaders/layernorm_params_finish.wgsl): dx (plus `so_far`, x's gradient from its other
+/// uses, if given) and partial sums of dw and db over chunks of rows, then their totals. None
+/// where `fused_layout` says it does not apply.
+fn backward_fused(
+    gpu: &Rc<Gpu>,
+    [x, weight, stats, g]: [&Tensor; 4],
+    (rows, cols): (usize, usize),
+    so_far: Option<&Tensor>,
+) -> Result<Option<(Storage, Tensor, Tensor)>> {
+    let Some(FusedLayout {
+        per_group,
+        cols_per_lane,
+        chunk,
+        chunks,
+    }) = fused_layout(gpu, rows, cols)
+    else {
+        return Ok(None);
+    };
     let kernel = Kernel::new(
         "layernorm_backward_fused",
         include_str!("../../shaders/layernorm_backward_fused.wgsl"),
