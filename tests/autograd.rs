@@ -1,5 +1,6 @@
 //! The autograd engine and the performance rules: summed gradients, no-grad, one submit and no
-//! new buffers per step after warm-up, and the typed errors of misuse.
+//! new buffers per step after warm-up, an early first submit after a wait, and the typed
+//! errors of misuse.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -205,6 +206,37 @@ fn after_warm_up_a_training_step_creates_no_buffer_and_submits_once() {
             .unwrap()
             .iter()
             .all(|v| v.is_finite()));
+    });
+}
+
+/// After a wait the GPU has nothing to do, so when the stretch before the wait was long (more
+/// than the 96 dispatches a submit usually takes), the next dispatches are sent as soon as
+/// there are 16; after a short stretch, a short step stays one submit.
+#[test]
+fn after_a_wait_that_ends_a_long_stretch_the_first_dispatches_are_submitted_at_once() {
+    run(async {
+        let device = common::gpu().await;
+        let Device::Gpu(gpu) = &device else {
+            unreachable!()
+        };
+        let x = Tensor::from_vec(vec![0.5f32; 64], &[64], &device).unwrap();
+        let steps = |n: usize| {
+            let mut y = x.clone();
+            for _ in 0..n {
+                y = y.scale(1.01).unwrap();
+            }
+            y
+        };
+        for (stretch, submits) in [(120, 2), (40, 1)] {
+            let _y = steps(stretch);
+            gpu.finished().await.unwrap();
+            let mark = gpu.counters();
+            let _y = steps(40);
+            gpu.flush();
+            let c = gpu.counters().since(&mark);
+            assert!((17..96).contains(&c.dispatches), "{c:?}");
+            assert_eq!(c.submits, submits, "after {stretch} dispatches, {c:?}");
+        }
     });
 }
 

@@ -13,6 +13,11 @@ const ARENA_SLOTS: u64 = 4096;
 /// long step while the rest of it is still being recorded (in the browser recording costs
 /// tens of microseconds per dispatch). Small steps (an MLP's ~30 dispatches) stay one submit.
 const SUBMIT_EVERY: u32 = 96;
+/// Dispatches recorded before the first submit after a wait ended, if more than
+/// `SUBMIT_EVERY` were recorded between the last two waits: the GPU then has nothing to do, and
+/// a long step waited for (the CLI's, the benchmark's) would otherwise leave it idle while the
+/// first `SUBMIT_EVERY` dispatches are recorded. Short steps stay one submit.
+const FIRST_SUBMIT: u32 = 16;
 
 /// A storage buffer bound to a kernel, in binding order after the parameters.
 pub struct Binding<'a> {
@@ -43,6 +48,11 @@ pub(crate) struct Batch {
     stride: u64,
     /// Dispatches recorded since the last submit.
     recorded: u32,
+    /// Dispatches to record before submitting on its own: `FIRST_SUBMIT` after a wait that
+    /// ended a long stretch, else `SUBMIT_EVERY`.
+    submit_at: u32,
+    /// Dispatches recorded since the last wait ended.
+    since_wait: u32,
     pub bind_groups: BindGroupCache,
     /// Times each dispatch when profiling with timestamps (one dispatch per pass then).
     pub timer: Option<KernelTimer>,
@@ -67,6 +77,8 @@ impl Batch {
             },
             stride,
             recorded: 0,
+            submit_at: SUBMIT_EVERY,
+            since_wait: 0,
             bind_groups: BindGroupCache::default(),
             timer,
         }
@@ -74,7 +86,7 @@ impl Batch {
 
     /// Records one dispatch (in a pass of its own, timed, when `timed` names it). Returns how
     /// many times the batch was submitted meanwhile: before it when the arena was full, after
-    /// it every `SUBMIT_EVERY` dispatches.
+    /// it every `SUBMIT_EVERY` dispatches (`FIRST_SUBMIT` after a wait, see `caught_up`).
     pub fn dispatch(
         &mut self,
         gpu: &Gpu,
@@ -100,7 +112,8 @@ impl Batch {
         pass.set_bind_group(0, &bind_group, &[offset as u32]);
         pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
         self.recorded += 1;
-        if self.recorded >= SUBMIT_EVERY {
+        self.since_wait = self.since_wait.saturating_add(1);
+        if self.recorded >= self.submit_at {
             submits += self.flush(gpu) as u64;
         }
         submits
@@ -128,12 +141,22 @@ impl Batch {
             timer.resolve(&mut encoder);
         }
         self.recorded = 0;
+        self.submit_at = SUBMIT_EVERY;
         if !self.params.is_empty() {
             gpu.queue.write_buffer(&self.arena.buffer, 0, &self.params);
             self.params.clear();
         }
         gpu.queue.submit([encoder.finish()]);
         true
+    }
+
+    /// The GPU finished everything submitted so far (a wait ended): after a long stretch of
+    /// dispatches, the next work is sent after `FIRST_SUBMIT` of them.
+    pub fn caught_up(&mut self) {
+        if self.since_wait > SUBMIT_EVERY {
+            self.submit_at = FIRST_SUBMIT;
+        }
+        self.since_wait = 0;
     }
 
     fn encoder(&mut self, gpu: &Gpu) -> &mut wgpu::CommandEncoder {

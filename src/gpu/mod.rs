@@ -351,23 +351,29 @@ impl Gpu {
         receiver: futures_channel::oneshot::Receiver<T>,
     ) -> Result<T> {
         #[cfg(not(target_arch = "wasm32"))]
-        let answer = {
-            let mut receiver = receiver;
-            // Not on a CPU-emulated GPU: the polling thread would take a core from it.
-            if !self.is_cpu_emulated() {
-                let poll = || self.device.poll(wgpu::PollType::Poll).is_ok();
-                if let Some(answer) = spin::answer_soon(poll, &mut receiver) {
-                    return Ok(answer);
-                }
-            }
-            self.device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| self.readback_failed(e))?;
-            receiver.await
-        };
+        let answer = self.answer_natively(receiver).await?;
         #[cfg(target_arch = "wasm32")]
         let answer = nudge::answer(&self.queue, receiver).await;
+        self.batch.borrow_mut().caught_up();
         answer.map_err(|_| self.readback_failed("the GPU dropped the request"))
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn answer_natively<T>(
+        &self,
+        mut receiver: futures_channel::oneshot::Receiver<T>,
+    ) -> Result<std::result::Result<T, futures_channel::oneshot::Canceled>> {
+        // Not on a CPU-emulated GPU: the polling thread would take a core from it.
+        if !self.is_cpu_emulated() {
+            let poll = || self.device.poll(wgpu::PollType::Poll).is_ok();
+            if let Some(answer) = spin::answer_soon(poll, &mut receiver) {
+                return Ok(Ok(answer));
+            }
+        }
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| self.readback_failed(e))?;
+        Ok(receiver.await)
     }
 
     /// The error for a readback that failed: the device's loss when it was lost (the usual
