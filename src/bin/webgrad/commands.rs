@@ -355,9 +355,11 @@ fn run(
         if !session.step.is_multiple_of(every) && session.step != total {
             continue;
         }
+        // The steps since the last evaluation are done once their loss is read: their rate
+        // leaves out the evaluation, which is not training.
         let train_loss = pollster::block_on(session.check())?;
-        let eval = pollster::block_on(session.evaluate())?;
         let rate = (session.step - mark.1) as f64 / mark.0.elapsed().as_secs_f64();
+        let eval = pollster::block_on(session.evaluate())?;
         report(session, train_loss, &eval, rate, start)?;
         let verdict = keeper.observe(eval.loss, session.step);
         saves.at_evaluation(session, verdict == Verdict::Best)?;
