@@ -7,17 +7,11 @@ struct Params { n: u32, seed: u32, p: f32, scale: f32 }
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 
-// PCG hash (Jarzynski and Olano, "Hash Functions for GPU Rendering", 2020).
-fn pcg(v: u32) -> u32 {
-    let state = v * 747796405u + 2891336453u;
-    let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
-    return (word >> 22u) ^ word;
-}
+//#include dropout_mask
 
 @compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
     if (i >= p.n) { return; }
-    let u = f32(pcg(i ^ pcg(p.seed)) >> 8u) / 16777216.0;
-    y[i] = select(0.0, x[i] * p.scale, u >= p.p);
+    y[i] = select(0.0, x[i] * p.scale, kept(i, p.seed, p.p));
 }

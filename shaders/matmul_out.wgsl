@@ -32,6 +32,10 @@ struct Params {
     c_row_stride: u32,
     // With ROW_SUMS, where op(A)'s row sums go: this far after the start of each matrix of C.
     sums_offset: u32,
+    // With DROPOUT (matmul_residual.wgsl), the dropout of C before the residual is added.
+    drop_seed: u32,
+    drop_p: f32,
+    drop_scale: f32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
 

@@ -123,6 +123,85 @@ fn gelu_linear_residual_passes_its_gradient_through_the_gelu_in_the_store() {
     });
 }
 
+/// residual + dropout(linear(x)) with the dropout and the residual in the product's store
+/// drops the elements `dropout` drops: on the CPU and with each GPU kernel set, its output
+/// and its gradients equal those of the dropout and the sum as ops of their own. Shapes: 13
+/// wide (stored one value at a time, 64 × 64 tiles) and 8192 rows 132 wide (128 × 128 tiles,
+/// vec4 stores), with and without the GELU before the product.
+#[test]
+fn linear_residual_dropout_drops_what_dropout_drops() {
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!()
+        };
+        let runs = [
+            (Device::Cpu, None),
+            (gpu.clone(), Some(false)),
+            (gpu.clone(), Some(true)),
+        ];
+        for ((rows, k, n), gelu) in [
+            ((6, 7, 13), false),
+            ((8192, 24, 132), false),
+            ((8192, 24, 132), true),
+        ] {
+            for (device, emulated) in &runs {
+                context.use_emulated_kernels(*emulated);
+                let leaf = |shape: &[usize], seed| {
+                    let values = common::uniform(shape.iter().product(), -1.0, 1.0, seed);
+                    Tensor::from_f64(values, shape, device).unwrap().with_grad()
+                };
+                let (x, w, b) = (leaf(&[2, rows / 2, k], 1), leaf(&[n, k], 2), leaf(&[n], 3));
+                let r = leaf(&[2, rows / 2, n], 4);
+                let (p, seed) = (0.3, 1234);
+                let fused = match gelu {
+                    false => x.linear_residual_dropout((&w, Some(&b)), &r, p, seed),
+                    true => x.gelu_linear_residual_dropout((&w, Some(&b)), &r, p, seed),
+                };
+                let h = if gelu { x.gelu().unwrap() } else { x.clone() };
+                let product = h.linear(&w, Some(&b)).unwrap();
+                let composed = r.add(&product.dropout(p, seed).unwrap()).unwrap();
+                let what = format!(
+                    "{rows}x{k}x{n}, gelu {gelu}, on {} {emulated:?}",
+                    device.name()
+                );
+                let outs = [fused.unwrap(), composed];
+                let weights = common::uniform(outs[1].numel(), -1.0, 1.0, 5);
+                let weights = Tensor::from_f64(weights, outs[1].shape(), device).unwrap();
+                let mut values = Vec::new();
+                for out in &outs {
+                    let grads = out
+                        .mul(&weights)
+                        .unwrap()
+                        .sum_all()
+                        .unwrap()
+                        .backward()
+                        .unwrap();
+                    let mut v = vec![out.to_vec_f64().await.unwrap()];
+                    for t in [&x, &w, &b, &r] {
+                        v.push(grads.get(t).unwrap().to_vec_f64().await.unwrap());
+                    }
+                    values.push(v);
+                }
+                // A dropped element leaves the residual alone: about 30 % of them.
+                let rv = r.to_vec_f64().await.unwrap();
+                let dropped = values[0][0].iter().zip(&rv).filter(|(o, r)| o == r).count();
+                let share = dropped as f64 / rv.len() as f64;
+                assert!((0.2..0.4).contains(&share), "{what}: {share} dropped");
+                for (i, (got, want)) in values[0].iter().zip(&values[1]).enumerate() {
+                    common::assert_close(
+                        &format!("{what}, [out, dx, dw, db, dr][{i}]"),
+                        got,
+                        want,
+                        1e-5,
+                    );
+                }
+            }
+        }
+        context.use_emulated_kernels(None);
+    });
+}
+
 /// The gradients of x, the weight and the bias of `x.linear(w, b)` for loss = Σ out · r with
 /// a fixed random r, on `device`.
 async fn linear_grads(device: &Device, (rows, k, n): (usize, usize, usize)) -> Vec<Vec<f64>> {

@@ -13,7 +13,7 @@ use std::rc::Rc;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 13] = [
+const INCLUDES: [(&str, &str); 14] = [
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
     (
@@ -56,6 +56,10 @@ const INCLUDES: [(&str, &str); 13] = [
     (
         "layernorm_x4",
         include_str!("../../shaders/layernorm_x4.wgsl"),
+    ),
+    (
+        "dropout_mask",
+        include_str!("../../shaders/dropout_mask.wgsl"),
     ),
 ];
 const ROWWISE: &str = include_str!("../../shaders/rowwise.wgsl");

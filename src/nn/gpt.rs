@@ -190,38 +190,46 @@ impl DropoutPass {
         }
     }
 
-    /// `x` with dropout applied at the next site.
-    fn apply(&mut self, x: Tensor) -> Result<Tensor> {
+    /// The probability and seed of the next site, or None with dropout off.
+    fn next_site(&mut self) -> Option<(f32, u32)> {
         match self {
-            DropoutPass::Off => Ok(x),
+            DropoutPass::Off => None,
             DropoutPass::On { p, seed, site } => {
                 *site += 1;
                 // A site's seed: the step's, moved by an odd constant per site so that no two
                 // sites of a step share a mask.
-                x.dropout(*p, seed.wrapping_add(site.wrapping_mul(0x9E37_79B9)))
+                Some((*p, seed.wrapping_add(site.wrapping_mul(0x9E37_79B9))))
             }
         }
     }
 
-    /// residual + dropout(linear(h)); fused into the matmul when dropout is off.
+    /// `x` with dropout applied at the next site.
+    fn apply(&mut self, x: Tensor) -> Result<Tensor> {
+        match self.next_site() {
+            None => Ok(x),
+            Some((p, seed)) => x.dropout(p, seed),
+        }
+    }
+
+    /// residual + dropout(linear(h)), in the product's kernel.
     fn residual(&mut self, linear: &Linear, h: &Tensor, residual: &Tensor) -> Result<Tensor> {
-        match self {
-            DropoutPass::Off => linear.forward_residual(h, residual),
-            DropoutPass::On { .. } => residual.add(&self.apply(linear.forward(h)?)?),
+        match self.next_site() {
+            None => linear.forward_residual(h, residual),
+            Some(site) => linear.forward_residual_dropout(h, residual, site),
         }
     }
 
     /// residual + dropout(linear(gelu(pre))), the GELU's backward fused into the product's,
-    /// and with dropout off the residual too.
+    /// the dropout and the residual in its store.
     fn gelu_residual(
         &mut self,
         linear: &Linear,
         pre: &Tensor,
         residual: &Tensor,
     ) -> Result<Tensor> {
-        match self {
-            DropoutPass::Off => linear.forward_gelu_residual(pre, residual),
-            DropoutPass::On { .. } => residual.add(&self.apply(linear.forward_gelu(pre)?)?),
+        match self.next_site() {
+            None => linear.forward_gelu_residual(pre, residual),
+            Some(site) => linear.forward_gelu_residual_dropout(pre, residual, site),
         }
     }
 }

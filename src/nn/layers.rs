@@ -65,6 +65,22 @@ impl Linear {
         }
     }
 
+    /// `residual + self.forward(x).dropout(p, seed)`, in one kernel without an adapter
+    /// (`Tensor::linear_residual_dropout`).
+    pub fn forward_residual_dropout(
+        &self,
+        x: &Tensor,
+        residual: &Tensor,
+        (p, seed): (f32, u32),
+    ) -> Result<Tensor> {
+        match &self.adapter {
+            None => {
+                x.linear_residual_dropout((&self.weight, self.bias.as_ref()), residual, p, seed)
+            }
+            Some(_) => residual.add(&self.forward(x)?.dropout(p, seed)?),
+        }
+    }
+
     /// `self.forward(pre.gelu())`, the GELU's backward folded into the product's
     /// (`Tensor::gelu_linear`); with an adapter, the GELU and `forward`.
     pub fn forward_gelu(&self, pre: &Tensor) -> Result<Tensor> {
@@ -80,6 +96,21 @@ impl Linear {
         match &self.adapter {
             None => pre.gelu_linear_residual(&self.weight, self.bias.as_ref(), residual),
             Some(_) => self.forward_residual(&pre.gelu()?, residual),
+        }
+    }
+
+    /// `residual + self.forward(pre.gelu()).dropout(p, seed)`, in one kernel without an
+    /// adapter (`Tensor::gelu_linear_residual_dropout`).
+    pub fn forward_gelu_residual_dropout(
+        &self,
+        pre: &Tensor,
+        residual: &Tensor,
+        (p, seed): (f32, u32),
+    ) -> Result<Tensor> {
+        let (w, bias) = (&self.weight, self.bias.as_ref());
+        match &self.adapter {
+            None => pre.gelu_linear_residual_dropout((w, bias), residual, p, seed),
+            Some(_) => residual.add(&self.forward(&pre.gelu()?)?.dropout(p, seed)?),
         }
     }
 }

@@ -24,6 +24,39 @@ fn kept(i: u32, seed: u32, p: f32) -> bool {
     u >= p
 }
 
+/// One dropout: the probability of dropping an element and the seed that picks them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DropoutMask {
+    pub(crate) p: f32,
+    pub(crate) seed: u32,
+}
+
+impl DropoutMask {
+    /// A dropout of probability `p`, which must be in [0, 1).
+    pub(crate) fn new(p: f32, seed: u32) -> Result<DropoutMask> {
+        if !(0.0..1.0).contains(&p) {
+            return Err(Error::Invalid {
+                op: "dropout",
+                why: format!("the drop probability must be in [0, 1), got {p}"),
+            });
+        }
+        Ok(DropoutMask { p, seed })
+    }
+
+    /// What the kept elements are multiplied by.
+    pub(crate) fn scale(&self) -> f32 {
+        1.0 / (1.0 - self.p)
+    }
+
+    /// Element `i` of a tensor after this dropout, on the CPU.
+    pub(crate) fn apply(&self, i: usize, v: f64) -> f64 {
+        match kept(i as u32, self.seed, self.p) {
+            true => v * self.scale() as f64,
+            false => 0.0,
+        }
+    }
+}
+
 /// Dropout, as recorded for backward: the same mask, from the same seed, scales the gradient.
 struct DropoutOp {
     x: Tensor,
@@ -45,23 +78,12 @@ impl Tensor {
     /// drops the same elements, on either backend.
     pub fn dropout(&self, p: f32, seed: u32) -> Result<Tensor> {
         self.expect_dtype("dropout", DType::F32)?;
-        if !(0.0..1.0).contains(&p) {
-            return Err(Error::Invalid {
-                op: "dropout",
-                why: format!("the drop probability must be in [0, 1), got {p}"),
-            });
-        }
-        let scale = 1.0 / (1.0 - p);
+        let mask = DropoutMask::new(p, seed)?;
+        let scale = mask.scale();
         let storage = match gpu_of(self.device()) {
             None => {
                 let x = self.host_f64("dropout")?;
-                let y = x.iter().enumerate().map(|(i, v)| {
-                    if kept(i as u32, seed, p) {
-                        v * scale as f64
-                    } else {
-                        0.0
-                    }
-                });
+                let y = x.iter().enumerate().map(|(i, &v)| mask.apply(i, v));
                 Storage::Host(Host::F(y.collect()))
             }
             Some(gpu) => {

@@ -2,6 +2,7 @@
 //! of tensors and their backward, and products into a buffer at given layouts. How each runs
 //! is matmul_plan.rs's.
 
+use super::dropout::DropoutMask;
 use super::matmul_bias_grad::weight_and_bias_grads;
 use super::matmul_layout::{cpu_matmul, Views};
 use super::matmul_plan::{planned, Causal, Epilogue, BIG_TILES_FROM};
@@ -122,6 +123,7 @@ fn product_of(
         bias: epilogue.bias.cloned(),
         residual: epilogue.residual.cloned(),
         gelu_of: gelu_of.cloned(),
+        dropout: epilogue.dropout,
     };
     Ok(Tensor::from_op(shape, DType::F32, a.device(), storage, op))
 }
@@ -234,6 +236,8 @@ struct MatMulOp {
     /// What a is the GELU of, outside the graph (Tensor::gelu_linear_residual): the input
     /// whose gradient backward gives in a's place.
     gelu_of: Option<Tensor>,
+    /// The dropout of the product before the residual (Tensor::linear_residual_dropout).
+    dropout: Option<DropoutMask>,
 }
 
 impl Backward for MatMulOp {
@@ -248,9 +252,20 @@ impl Backward for MatMulOp {
             .collect()
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
-        let extras = (self.bias.as_ref(), self.residual.as_ref());
         let a = (&self.a, self.gelu_of.as_ref());
-        matmul_backward(a, &self.b, (self.ta, self.tb), extras, g)
+        let Some(mask) = self.dropout else {
+            let extras = (self.bias.as_ref(), self.residual.as_ref());
+            return matmul_backward(a, &self.b, (self.ta, self.tb), extras, g);
+        };
+        // The product's gradient is the output's through the same mask; the residual's is
+        // the output's.
+        let dropped = g.dropout(mask.p, mask.seed)?;
+        let extras = (self.bias.as_ref(), None);
+        let mut grads = matmul_backward(a, &self.b, (self.ta, self.tb), extras, &dropped)?;
+        if self.residual.as_ref().is_some_and(|t| t.requires_grad()) {
+            grads.push(g.clone());
+        }
+        Ok(grads)
     }
 }
 
@@ -308,7 +323,7 @@ impl Tensor {
     /// A linear layer: self · weightᵀ + bias over the last dimension of self ([.., K] with
     /// weight [N, K] and bias [N]), the bias added as the product is stored.
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
-        linear_of(self, (weight, bias), None, None)
+        linear_of(self, (weight, bias), (None, None), None)
     }
 
     /// `self.gelu().linear(weight, bias)`: backward passes the gradient through the GELU as
@@ -316,7 +331,7 @@ impl Tensor {
     /// its own.
     pub fn gelu_linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
         let h = crate::autograd::no_grad(|| self.gelu())?;
-        linear_of(&h, (weight, bias), None, Some(self))
+        linear_of(&h, (weight, bias), (None, None), Some(self))
     }
 
     /// `residual + self.linear(weight, bias)`, the residual added as the product is stored
@@ -327,7 +342,35 @@ impl Tensor {
         bias: Option<&Tensor>,
         residual: &Tensor,
     ) -> Result<Tensor> {
-        linear_of(self, (weight, bias), Some(residual), None)
+        linear_of(self, (weight, bias), (Some(residual), None), None)
+    }
+
+    /// `residual + self.linear(weight, bias).dropout(p, seed)` in one kernel (a transformer's
+    /// residual branch while training): the same elements dropped as by `dropout`, as the
+    /// product is stored.
+    pub fn linear_residual_dropout(
+        &self,
+        (weight, bias): (&Tensor, Option<&Tensor>),
+        residual: &Tensor,
+        p: f32,
+        seed: u32,
+    ) -> Result<Tensor> {
+        let mask = DropoutMask::new(p, seed)?;
+        linear_of(self, (weight, bias), (Some(residual), Some(mask)), None)
+    }
+
+    /// `residual + self.gelu().linear(weight, bias).dropout(p, seed)`, the GELU's backward as
+    /// in `gelu_linear` and the dropout as in `linear_residual_dropout`.
+    pub fn gelu_linear_residual_dropout(
+        &self,
+        (weight, bias): (&Tensor, Option<&Tensor>),
+        residual: &Tensor,
+        p: f32,
+        seed: u32,
+    ) -> Result<Tensor> {
+        let mask = DropoutMask::new(p, seed)?;
+        let h = crate::autograd::no_grad(|| self.gelu())?;
+        linear_of(&h, (weight, bias), (Some(residual), Some(mask)), Some(self))
     }
 
     /// `residual + self.gelu().linear(weight, bias)`, a transformer's MLP after its first
@@ -339,7 +382,7 @@ impl Tensor {
         residual: &Tensor,
     ) -> Result<Tensor> {
         let h = crate::autograd::no_grad(|| self.gelu())?;
-        linear_of(&h, (weight, bias), Some(residual), Some(self))
+        linear_of(&h, (weight, bias), (Some(residual), None), Some(self))
     }
 
     fn check_linear(&self, weight: &Tensor) -> Result<()> {
@@ -381,12 +424,12 @@ impl Tensor {
     }
 }
 
-/// `input.linear(weight, bias)` (+ residual, added as the product is stored), recorded with
-/// input = gelu(`gelu_of`) where given.
+/// `input.linear(weight, bias)` (+ residual, added as the product is stored, after the
+/// product's dropout if given), recorded with input = gelu(`gelu_of`) where given.
 fn linear_of(
     input: &Tensor,
     (weight, bias): (&Tensor, Option<&Tensor>),
-    residual: Option<&Tensor>,
+    (residual, dropout): (Option<&Tensor>, Option<DropoutMask>),
     gelu_of: Option<&Tensor>,
 ) -> Result<Tensor> {
     input.check_linear(weight)?;
@@ -408,6 +451,7 @@ fn linear_of(
     let epilogue = Epilogue {
         bias,
         residual: flat_residual.as_ref(),
+        dropout,
         ..Epilogue::default()
     };
     let k = input.shape()[input.rank() - 1];

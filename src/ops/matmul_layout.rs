@@ -4,6 +4,7 @@
 //! as column blocks of the [B, T, width] tensors that hold them: no copies to gather the heads
 //! and put them back (48 dispatches a step in nanochar, 1.1 ms on an H100).
 
+use super::dropout::DropoutMask;
 use super::matmul::Dims;
 use super::matmul_split::Split;
 use crate::error::{Error, Result};
@@ -18,6 +19,7 @@ crate::kernel_params! {
         b_offset: u32, b_head_stride: u32, b_row_stride: u32,
         c_offset: u32, c_batch_stride: u32, c_head_stride: u32, c_row_stride: u32,
         sums_offset: u32,
+        drop_seed: u32, drop_p: f32, drop_scale: f32,
     }
 }
 
@@ -141,8 +143,13 @@ impl Views {
         Ok(())
     }
 
-    /// The kernels' parameters for `d` with K split by `split`.
-    pub(super) fn params(&self, d: Dims, split: Split) -> MatmulParams {
+    /// The kernels' parameters for `d` with K split by `split`, and C's dropout if any.
+    pub(super) fn params(
+        &self,
+        d: Dims,
+        split: Split,
+        dropout: Option<DropoutMask>,
+    ) -> MatmulParams {
         let u = |x: usize| x as u32;
         MatmulParams {
             m: u(d.m),
@@ -164,6 +171,9 @@ impl Views {
             c_head_stride: u(self.c.head),
             c_row_stride: u(self.c.row),
             sums_offset: u(self.row_sums.unwrap_or(0)),
+            drop_seed: dropout.map_or(0, |m| m.seed),
+            drop_p: dropout.map_or(0.0, |m| m.p),
+            drop_scale: dropout.map_or(1.0, |m| m.scale()),
         }
     }
 }

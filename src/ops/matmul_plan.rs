@@ -1,6 +1,7 @@
 //! How a product runs: which kernel computes it on a GPU and with how many workgroups
 //! (`plan`), and what its kernel adds to it as it stores C (`Epilogue`).
 
+use super::dropout::DropoutMask;
 use super::matmul::Dims;
 use super::matmul_layout::{MatmulParams, Views};
 use super::matmul_regs;
@@ -58,6 +59,8 @@ pub(super) struct Epilogue<'a> {
     pub(super) gelu_grad: Option<&'a Tensor>,
     /// What the product may skip (`Causal`): not an addition, but known as C is planned.
     pub(super) causal: Causal,
+    /// Applied to the product before the residual is added (only with a residual).
+    pub(super) dropout: Option<DropoutMask>,
 }
 
 impl Epilogue<'_> {
@@ -83,6 +86,14 @@ impl Epilogue<'_> {
             );
         let res = 3 + bias as usize;
         debug_assert!(!(residual && self.gelu_grad.is_some()), "one tail at most");
+        debug_assert!(
+            residual || self.dropout.is_none(),
+            "dropout with a residual only"
+        );
+        let kernel = match residual {
+            true => kernel.constant("DROPOUT", self.dropout.is_some()),
+            false => kernel,
+        };
         kernel.slot("RES", res).slot("OUT", res + tail as usize)
     }
 
@@ -113,6 +124,11 @@ impl Epilogue<'_> {
             let bv = bias.host_f64("matmul")?;
             c.iter_mut().enumerate().for_each(|(i, x)| *x += bv[i % n]);
         }
+        if let Some(mask) = self.dropout {
+            c.iter_mut()
+                .enumerate()
+                .for_each(|(i, x)| *x = mask.apply(i, *x));
+        }
         if let Some(residual) = self.residual {
             let rv = residual.host_f64("matmul")?;
             c.iter_mut().zip(rv).for_each(|(x, r)| *x += r);
@@ -137,8 +153,9 @@ fn plan(
 ) -> Result<Plan> {
     let (m, n, k, nb) = (d.m, d.n, d.k, d.batches as u32);
     let whole = Split::whole(k);
-    // The split's sum pass adds a bias and a residual, but knows no GELU.
-    let splittable = views.splittable(d) && epilogue.gelu_grad.is_none();
+    // The split's sum pass adds a bias and a residual, but knows no GELU and no dropout.
+    let splittable =
+        views.splittable(d) && epilogue.gelu_grad.is_none() && epilogue.dropout.is_none();
     let causal = epilogue.causal;
     if gpu.is_cpu_emulated() {
         let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));
@@ -222,5 +239,6 @@ pub(super) fn planned(
         });
     }
     let kernel = plan.kernel.clone().constant("TA", ta).constant("TB", tb);
-    Ok((kernel, views.params(d, plan.split), plan))
+    let params = views.params(d, plan.split, epilogue.dropout);
+    Ok((kernel, params, plan))
 }
