@@ -4,8 +4,8 @@
 // thread owns 8 rows × 8 columns of C: rows ty*4.. and 64 + ty*4.., columns tx*4.. and
 // 64 + tx*4.., in sixteen vec4 registers named, not indexed, so that bounds checks never
 // touch the inner loop's registers; its workgroup reads are 4 vec4 loads per 64 FMAs.
-// The next slice is fetched into registers while this one is multiplied, so that global
-// latency hides behind the math. With VEC4_A (A's stored rows a multiple of 4 long) a fetch of
+// The next slice is fetched into registers while this one is multiplied (PREFETCH), so that
+// global latency hides behind the math. With VEC4_A (A's stored rows a multiple of 4 long) a fetch of
 // A is one vec4 along its rows, otherwise four edge-checked values; B likewise with VEC4_B.
 // With K split (src/ops/matmul_split.rs), workgroup_id.z = batch × parts + part and each
 // workgroup multiplies its chunk of K into a partial product.
@@ -142,6 +142,10 @@ fn put_b(s: u32, v: vec4<f32>) {
 // src/ops/matmul.rs sets BLOCKS in the browser only: on an H100 it took nanochar's page step
 // from 58 to 53 ms (Tint), and natively it cost 6 % (naga).
 override BLOCKS: bool;
+// Whether the next slice is fetched into registers while this one is multiplied (above); if
+// not, each slice is fetched as it begins, which holds fewer registers through the multiply
+// (src/ops/matmul_plan.rs says where that is faster).
+override PREFETCH: bool;
 fn a_blocks() -> bool { return BLOCKS && VEC4_A && !TA; }
 fn b_blocks() -> bool { return BLOCKS && VEC4_B && TB; }
 
@@ -260,16 +264,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     var c71 = vec4<f32>(0.0);
 
     // Two slots of each tile per thread, or a block for the threads of its half.
-    var an = fetch_a_all(a_base, row0, k_start, tid);
-    var bn = fetch_b_all(b_base, col0, k_start, tid);
+    var an: Fetched;
+    var bn: Fetched;
+    if (PREFETCH) {
+        an = fetch_a_all(a_base, row0, k_start, tid);
+        bn = fetch_b_all(b_base, col0, k_start, tid);
+    }
     let sums_rows = ROW_SUMS && wid.x == 0u;
     if (sums_rows) { row_sums[tid] = vec4<f32>(0.0); }
     for (var k0 = k_start; k0 < k_end; k0 += DEPTH) {
+        if (!PREFETCH) {
+            an = fetch_a_all(a_base, row0, k0, tid);
+            bn = fetch_b_all(b_base, col0, k0, tid);
+        }
         put_a_all(tid, an);
         put_b_all(tid, bn);
         if (sums_rows) { row_sums[tid] += an.v0 + an.v1; }
         workgroupBarrier();
-        if (k0 + DEPTH < k_end) {
+        if (PREFETCH && k0 + DEPTH < k_end) {
             an = fetch_a_all(a_base, row0, k0 + DEPTH, tid);
             bn = fetch_b_all(b_base, col0, k0 + DEPTH, tid);
         }

@@ -28,27 +28,33 @@ async fn layers_match_the_cpu_reference() {
 /// own WGSL compiler (stricter than naga) and checked like the others.
 #[wasm_bindgen_test]
 async fn gpu_fast_paths_compile_and_match() {
-    // 32 × 2 × 2 tiles of 128: the large-tile matmul, fetching vec4s, with B stored [K, N]
-    // and [N, K]: in the browser both A [M, K] and B [N, K] are staged as blocks transposed in
-    // registers. Forward only: the finite differences of check_op would take too long in a
-    // debug build of the CPU side.
+    // 32 × 2 × 2 tiles of 128: the large-tile matmul, fetching vec4s, with A stored [M, K] or
+    // [K, M] and B stored [K, N] or [N, K]: in the browser A [M, K] and B [N, K] are staged as
+    // blocks transposed in registers, and only the product with neither transposed fetches the
+    // next slice while it multiplies (K = 40: three slices, the last ragged). Forward only: the
+    // finite differences of check_op would take too long in a debug build of the CPU side.
     let gpu = common::gpu().await;
     let Device::Gpu(context) = &gpu else {
         unreachable!("gpu() gives a GPU")
     };
-    for (tb, b_shape) in [(false, [32, 8, 136]), (true, [32, 136, 8])] {
-        let (a, b) = (input(&[32, 132, 8], 1), input(&b_shape, 2));
+    let layouts = [
+        ((false, false), [32, 132, 40], [32, 40, 136]),
+        ((false, true), [32, 132, 40], [32, 136, 40]),
+        ((true, false), [32, 40, 132], [32, 40, 136]),
+    ];
+    for ((ta, tb), a_shape, b_shape) in layouts {
+        let (a, b) = (input(&a_shape, 1), input(&b_shape, 2));
         let product = |device: &Device| {
             let x = Tensor::from_f64(a.values.clone(), &a.shape, device).unwrap();
             let y = Tensor::from_f64(b.values.clone(), &b.shape, device).unwrap();
-            x.matmul_t(&y, false, tb).unwrap()
+            x.matmul_t(&y, ta, tb).unwrap()
         };
         context.use_emulated_kernels(Some(false));
         let got = product(&gpu).to_vec_f64().await.unwrap();
         context.use_emulated_kernels(None);
         let want = product(&Device::Cpu).to_vec_f64().await.unwrap();
         common::assert_close(
-            &format!("large matmul, B transposed: {tb}"),
+            &format!("large matmul, A transposed: {ta}, B transposed: {tb}"),
             &got,
             &want,
             1e-4,

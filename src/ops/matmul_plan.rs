@@ -15,10 +15,23 @@ use std::rc::Rc;
 
 /// Below this many 128×128 tiles a GPU would sit partly idle, so 64×64 tiles are used.
 pub(super) const BIG_TILES_FROM: usize = 128;
+/// Whether kernels go through the browser's WGSL compiler (Tint, in Chrome) rather than naga:
+/// the two differ in what runs fast on the same GPU (docs/BENCHMARKS.md).
+const IN_BROWSER: bool = cfg!(target_arch = "wasm32");
 /// Whether the large-tile kernel stages operands stored along K as blocks transposed in
 /// registers (shaders/matmul.wgsl, BLOCKS): faster through the browser's compiler, slower
-/// through naga, measured on an H100 (docs/BENCHMARKS.md).
-const TRANSPOSE_IN_REGISTERS: bool = cfg!(target_arch = "wasm32");
+/// through naga, measured on an H100.
+const TRANSPOSE_IN_REGISTERS: bool = IN_BROWSER;
+
+/// Whether the large-tile kernel fetches the next slice into registers while it multiplies
+/// this one (shaders/matmul.wgsl, PREFETCH). Natively always: without, nanochar's step took
+/// 41.0 ms instead of 33.9 on an H100. In Chrome on the same GPU, only where neither operand
+/// is transposed: the products with A or B transposed ran 5-8 % faster without it (their
+/// prefetched blocks, or the browser's compiler, cost more registers than the latency they
+/// hide), the others 4 % slower.
+fn prefetch_next_slice((ta, tb): (bool, bool)) -> bool {
+    !IN_BROWSER || (!ta && !tb)
+}
 
 /// Whether the buffers can be read as vec4s whole (shaders/matmul.wgsl binds them so): pool
 /// buffers are, unless one was sized exactly to the device's largest.
@@ -148,6 +161,7 @@ impl Epilogue<'_> {
 fn plan(
     gpu: &Gpu,
     (d, views): (Dims, Views),
+    transposes: (bool, bool),
     operands: [&Tensor; 2],
     epilogue: &Epilogue,
 ) -> Result<Plan> {
@@ -187,6 +201,7 @@ fn plan(
             .constant("SPLIT", big_split.parts > 1)
             .constant("CAUSAL", causal as u32)
             .constant("BLOCKS", TRANSPOSE_IN_REGISTERS)
+            .constant("PREFETCH", prefetch_next_slice(transposes))
             .constant("WIDE", n > 64)
             .constant("ROW_SUMS", views.row_sums.is_some());
         let [x, y, z] = tiles(128);
@@ -229,7 +244,7 @@ pub(super) fn planned(
     operands: [&Tensor; 2],
     epilogue: &Epilogue,
 ) -> Result<(Kernel, MatmulParams, Plan)> {
-    let plan = plan(gpu, (d, views), operands, epilogue)?;
+    let plan = plan(gpu, (d, views), (ta, tb), operands, epilogue)?;
     let max = gpu.limits().max_compute_workgroups_per_dimension;
     if let Some(&too_many) = plan.groups.iter().find(|&&g| g > max) {
         return Err(Error::TooLarge {
