@@ -1,7 +1,8 @@
-// Softmax cross-entropy with integer targets, fused: per-row loss = logsumexp(x) - x[target].
+// Softmax cross-entropy with integer targets, fused: per-row loss = scale (logsumexp(x) -
+// x[target]), scale 1 / rows for the mean (src/ops/softmax.rs).
 // A target outside the classes gives NaN, which the training loop reports.
 
-struct Params { rows: u32, cols: u32 }
+struct Params { rows: u32, cols: u32, scale: f32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> targets: array<u32>;
@@ -32,6 +33,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (t >= p.cols) {
         loss[row] = nan();
     } else {
-        loss[row] = m + log(s) - x[base + t];
+        loss[row] = p.scale * (m + log(s) - x[base + t]);
     }
 }

@@ -1,6 +1,6 @@
-// Backward of the per-row cross-entropy: dx = g[row] (softmax(x) - onehot(target)).
+// Backward of the per-row cross-entropy: dx = scale g[row] (softmax(x) - onehot(target)).
 
-struct Params { rows: u32, cols: u32 }
+struct Params { rows: u32, cols: u32, scale: f32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> targets: array<u32>;
@@ -27,7 +27,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     s = row_sum(s, lid);
     if (!valid) { return; }
     let t = targets[row];
-    let gr = g[row];
+    let gr = p.scale * g[row];
     for (var j = lane(lid); j < p.cols; j += LANES) {
         let prob = exp(x[base + j] - m) / s;
         dx[base + j] = gr * (prob - select(0.0, 1.0, j == t));

@@ -123,8 +123,16 @@ fn softmax_backward(y: &Tensor, g: &Tensor, log: bool) -> Result<Tensor> {
     ))
 }
 
-/// Per-row loss logsumexp(x) - x[target] for logits [rows, classes] and u32 targets [rows].
-fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
+crate::kernel_params! {
+    /// The cross-entropy kernels': `rows` rows of `cols` logits, each row's loss and gradient
+    /// times `scale` (1 / rows for the mean, so that the mean is one sum with no pass of its
+    /// own, forward or backward).
+    struct LossParams { rows: u32, cols: u32, scale: f32 }
+}
+
+/// Per-row loss scale · (logsumexp(x) - x[target]) for logits [rows, classes] and u32 targets
+/// [rows].
+fn cross_entropy_rows(logits: &Tensor, targets: &Tensor, scale: f32) -> Result<Tensor> {
     let name = "cross_entropy";
     logits.expect_dtype(name, DType::F32)?;
     targets.expect_dtype(name, DType::U32)?;
@@ -148,8 +156,11 @@ fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
                 });
             }
             let logp = cpu_softmax(&logits.host_f64(name)?, cols, true);
+            let scale = scale as f64;
             Storage::Host(Host::F(
-                (0..rows).map(|r| -logp[r * cols + t[r] as usize]).collect(),
+                (0..rows)
+                    .map(|r| -scale * logp[r * cols + t[r] as usize])
+                    .collect(),
             ))
         }
         Some(gpu) => {
@@ -160,13 +171,14 @@ fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
                 "main",
                 rows,
             );
-            let params = RowsParams::new(rows, cols);
+            let params = LossParams::new(rows, cols, scale);
             launch1(gpu, &kernel, &params, &[logits, targets], rows, groups)?
         }
     };
     let op = CrossEntropy {
         logits: logits.clone(),
         targets: targets.clone(),
+        scale,
     };
     Ok(Tensor::from_op(
         vec![rows],
@@ -177,10 +189,21 @@ fn cross_entropy_rows(logits: &Tensor, targets: &Tensor) -> Result<Tensor> {
     ))
 }
 
+impl LossParams {
+    fn new(rows: usize, cols: usize, scale: f32) -> LossParams {
+        LossParams {
+            rows: rows as u32,
+            cols: cols as u32,
+            scale,
+        }
+    }
+}
+
 /// The per-row cross-entropy, as recorded for backward; the targets get no gradient.
 struct CrossEntropy {
     logits: Tensor,
     targets: Tensor,
+    scale: f32,
 }
 
 impl Backward for CrossEntropy {
@@ -188,27 +211,33 @@ impl Backward for CrossEntropy {
         vec![&self.logits]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        let (logits, targets) = (&self.logits, &self.targets);
         Ok(vec![cross_entropy_backward(
-            &self.logits,
-            &self.targets,
+            (logits, targets),
             g,
+            self.scale,
         )?])
     }
 }
 
-/// dx of the per-row cross-entropy: g[row] (softmax - onehot).
-fn cross_entropy_backward(logits: &Tensor, targets: &Tensor, g: &Tensor) -> Result<Tensor> {
+/// dx of the per-row cross-entropy: scale · g[row] (softmax - onehot).
+fn cross_entropy_backward(
+    (logits, targets): (&Tensor, &Tensor),
+    g: &Tensor,
+    scale: f32,
+) -> Result<Tensor> {
     let (rows, cols) = (logits.shape()[0], logits.shape()[1]);
     let storage = match gpu_of(logits.device()) {
         None => {
             let t = targets.host_u32("cross_entropy backward")?;
             let gv = g.host_f64("cross_entropy backward")?;
+            let scale = scale as f64;
             let mut dx = cpu_softmax(&logits.host_f64("cross_entropy backward")?, cols, false);
             for r in 0..rows {
                 dx[r * cols + t[r] as usize] -= 1.0;
                 dx[r * cols..(r + 1) * cols]
                     .iter_mut()
-                    .for_each(|d| *d *= gv[r]);
+                    .for_each(|d| *d *= scale * gv[r]);
             }
             Storage::Host(Host::F(dx))
         }
@@ -220,7 +249,7 @@ fn cross_entropy_backward(logits: &Tensor, targets: &Tensor, g: &Tensor) -> Resu
                 "main",
                 rows,
             );
-            let params = RowsParams::new(rows, cols);
+            let params = LossParams::new(rows, cols, scale);
             let inputs = [logits, targets, g];
             launch1(gpu, &kernel, &params, &inputs, logits.numel(), groups)?
         }
@@ -247,6 +276,8 @@ impl Tensor {
     /// Mean softmax cross-entropy of logits [rows, classes] against u32 targets [rows]. On the
     /// GPU a target outside the classes makes the loss NaN; on the CPU it is an error.
     pub fn cross_entropy(&self, targets: &Tensor) -> Result<Tensor> {
-        cross_entropy_rows(self, targets)?.mean_all()
+        // Each row's loss comes out divided by the rows: the mean is then their sum.
+        let rows = self.shape().first().copied().unwrap_or(1).max(1);
+        cross_entropy_rows(self, targets, 1.0 / rows as f32)?.sum_all()
     }
 }
