@@ -1,5 +1,6 @@
 // Split-K's second pass (src/ops/matmul_split.rs): C = the sum of the partial products of the
-// K chunks (+ a bias per column) (+ a residual of C's shape). The partials are
+// K chunks (+ a bias per column) (+ a residual of C's shape) (through ReLU, with RELU and no
+// residual). The partials are
 // [batches × parts, m, n], each batch's parts side by side; a thread per element of C. Without
 // a bias or a residual their bindings hold any buffer and are not read. ELEM is f32, or
 // vec4<f32> where C's rows are a multiple of 4 long; n and len count ELEMs.
@@ -13,6 +14,7 @@ struct Params { m: u32, n: u32, parts: u32, len: u32 }
 
 override HAS_BIAS: bool;
 override HAS_RESIDUAL: bool;
+override RELU: bool;
 
 @compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -27,5 +29,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     if (HAS_BIAS) { sum += bias[within % p.n]; }
     if (HAS_RESIDUAL) { sum += residual[i]; }
+    if (RELU) { sum = max(sum, {{ELEM}}(0.0)); }
     c[i] = sum;
 }

@@ -202,6 +202,66 @@ fn linear_residual_dropout_drops_what_dropout_drops() {
     });
 }
 
+/// `x.linear_relu(w, b)`, the ReLU applied as the product is stored, gives what
+/// `x.linear(w, b).relu()` gives, values and gradients, on the CPU and with both GPU kernel
+/// sets: 6 rows 13 wide (64 × 64 tiles, stored one value at a time), 128 rows 512 wide over
+/// K = 784 (an MLP's first layer: K split, the ReLU in the pass that sums the chunks) and 8192
+/// rows 132 wide (128 × 128 tiles, vec4 stores).
+#[test]
+fn linear_relu_is_linear_then_relu() {
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!()
+        };
+        let runs = [
+            (Device::Cpu, None),
+            (gpu.clone(), Some(false)),
+            (gpu.clone(), Some(true)),
+        ];
+        for (rows, k, n) in [(6, 7, 13), (128, 784, 512), (8192, 24, 132)] {
+            for (device, emulated) in &runs {
+                context.use_emulated_kernels(*emulated);
+                let leaf = |shape: &[usize], seed| {
+                    let values = common::uniform(shape.iter().product(), -1.0, 1.0, seed);
+                    Tensor::from_f64(values, shape, device).unwrap().with_grad()
+                };
+                let (x, w, b) = (leaf(&[rows, k], 1), leaf(&[n, k], 2), leaf(&[n], 3));
+                let outs = [
+                    x.linear_relu(&w, Some(&b)).unwrap(),
+                    x.linear(&w, Some(&b)).unwrap().relu().unwrap(),
+                ];
+                let what = format!("{rows}x{k}x{n} on {} {emulated:?}", device.name());
+                let weights = common::uniform(outs[1].numel(), -1.0, 1.0, 5);
+                let weights = Tensor::from_f64(weights, outs[1].shape(), device).unwrap();
+                let mut values = Vec::new();
+                for out in &outs {
+                    let loss = out.mul(&weights).unwrap().sum_all().unwrap();
+                    let grads = loss.backward().unwrap();
+                    let mut v = vec![out.to_vec_f64().await.unwrap()];
+                    for t in [&x, &w, &b] {
+                        v.push(grads.get(t).unwrap().to_vec_f64().await.unwrap());
+                    }
+                    values.push(v);
+                }
+                // About half the outputs are cut to zero.
+                let zeros = values[0][0].iter().filter(|&&v| v == 0.0).count();
+                let share = zeros as f64 / values[0][0].len() as f64;
+                assert!((0.2..0.8).contains(&share), "{what}: {share} zero");
+                for (i, (got, want)) in values[0].iter().zip(&values[1]).enumerate() {
+                    common::assert_close(
+                        &format!("{what}, [out, dx, dw, db][{i}]"),
+                        got,
+                        want,
+                        1e-5,
+                    );
+                }
+            }
+        }
+        context.use_emulated_kernels(None);
+    });
+}
+
 /// The gradients of x, the weight and the bias of `x.linear(w, b)` for loss = Σ out · r with
 /// a fixed random r, on `device`.
 async fn linear_grads(device: &Device, (rows, k, n): (usize, usize, usize)) -> Vec<Vec<f64>> {

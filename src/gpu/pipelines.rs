@@ -13,7 +13,7 @@ use std::rc::Rc;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 14] = [
+const INCLUDES: [(&str, &str); 15] = [
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
     (
@@ -35,6 +35,10 @@ const INCLUDES: [(&str, &str); 14] = [
     (
         "matmul_gelu_grad",
         include_str!("../../shaders/matmul_gelu_grad.wgsl"),
+    ),
+    (
+        "matmul_relu",
+        include_str!("../../shaders/matmul_relu.wgsl"),
     ),
     (
         "matmul_store_f32",

@@ -1,6 +1,6 @@
 //! The convolutional network for digits: conv-ReLU-maxpool stages, then two Linear layers.
 
-use super::{prefixed, Conv2d, Init, Linear, Model, Module};
+use super::{prefixed, Activation, Conv2d, Init, Linear, Model, Module};
 use crate::{Error, Result, Tensor};
 use serde::{Deserialize, Serialize};
 
@@ -108,6 +108,7 @@ impl Cnn {
             maps.push((format!("conv{}", i + 1), mapped));
         }
         let h = h.reshape(&[batch, h.numel() / batch])?;
-        self.fc2.forward(&self.fc1.forward(&h)?.relu()?)
+        self.fc2
+            .forward(&self.fc1.forward_activated(&h, Activation::Relu)?)
     }
 }

@@ -56,6 +56,15 @@ impl Linear {
         }
     }
 
+    /// `self.forward(x)` through `activation`: ReLU in the product's store without an adapter
+    /// (`Tensor::linear_relu`), the others as a pass of their own.
+    pub fn forward_activated(&self, x: &Tensor, activation: Activation) -> Result<Tensor> {
+        match (&self.adapter, activation) {
+            (None, Activation::Relu) => x.linear_relu(&self.weight, self.bias.as_ref()),
+            _ => activation.apply(&self.forward(x)?),
+        }
+    }
+
     /// `residual + self.forward(x)` in one kernel: the residual added as the product is stored.
     pub fn forward_residual(&self, x: &Tensor, residual: &Tensor) -> Result<Tensor> {
         let (w, bias) = (&self.weight, self.bias.as_ref());

@@ -72,11 +72,11 @@ impl Mlp {
         let batch = x.shape()[0];
         let mut h = x.reshape(&[batch, x.numel() / batch.max(1)])?;
         for (i, layer) in self.layers.iter().enumerate() {
-            h = layer.forward(&h)?;
-            if i + 1 < self.layers.len() {
-                h = self.activation.apply(&h)?;
-                hidden.push((format!("hidden {}", i + 1), h.clone()));
+            if i + 1 == self.layers.len() {
+                return layer.forward(&h);
             }
+            h = layer.forward_activated(&h, self.activation)?;
+            hidden.push((format!("hidden {}", i + 1), h.clone()));
         }
         Ok(h)
     }

@@ -124,6 +124,7 @@ fn product_of(
         residual: epilogue.residual.cloned(),
         gelu_of: gelu_of.cloned(),
         dropout: epilogue.dropout,
+        relu: epilogue.relu,
     };
     Ok(Tensor::from_op(shape, DType::F32, a.device(), storage, op))
 }
@@ -144,7 +145,7 @@ fn gpu_product(
         let kernel = Epilogue::default().slots(kernel, plan.whole_vec4s);
         let len = plan.split.parts * d.batches * d.m * d.n;
         let [parts] = launch(gpu, &kernel, &params, &[a, b], [len], plan.groups)?;
-        let tail = (epilogue.bias, epilogue.residual);
+        let tail = (epilogue.bias, epilogue.residual, epilogue.relu);
         return matmul_split::sum(parts, a, d, plan.split, tail);
     }
     let kernel = epilogue.slots(kernel, plan.whole_vec4s);
@@ -238,6 +239,8 @@ struct MatMulOp {
     gelu_of: Option<Tensor>,
     /// The dropout of the product before the residual (Tensor::linear_residual_dropout).
     dropout: Option<DropoutMask>,
+    /// Whether the output went through ReLU as it was stored (Tensor::linear_relu).
+    relu: bool,
 }
 
 impl Backward for MatMulOp {
@@ -251,7 +254,13 @@ impl Backward for MatMulOp {
             .filter(|t| t.requires_grad())
             .collect()
     }
-    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+    fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        // Back through the ReLU first: its output is positive exactly where its input was.
+        let through_relu = match self.relu {
+            true => Some(super::unary::relu_grad_at_output(out, g)?),
+            false => None,
+        };
+        let g = through_relu.as_ref().unwrap_or(g);
         let a = (&self.a, self.gelu_of.as_ref());
         let Some(mask) = self.dropout else {
             let extras = (self.bias.as_ref(), self.residual.as_ref());
@@ -323,7 +332,13 @@ impl Tensor {
     /// A linear layer: self · weightᵀ + bias over the last dimension of self ([.., K] with
     /// weight [N, K] and bias [N]), the bias added as the product is stored.
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
-        linear_of(self, (weight, bias), (None, None), None)
+        linear_of(self, (weight, bias), (None, None), (None, false))
+    }
+
+    /// `self.linear(weight, bias).relu()`, the ReLU applied as the product is stored (and by
+    /// the pass that sums a product's chunks of K), with no pass of its own.
+    pub fn linear_relu(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        linear_of(self, (weight, bias), (None, None), (None, true))
     }
 
     /// `self.gelu().linear(weight, bias)`: backward passes the gradient through the GELU as
@@ -331,7 +346,7 @@ impl Tensor {
     /// its own.
     pub fn gelu_linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
         let h = crate::autograd::no_grad(|| self.gelu())?;
-        linear_of(&h, (weight, bias), (None, None), Some(self))
+        linear_of(&h, (weight, bias), (None, None), (Some(self), false))
     }
 
     /// `residual + self.linear(weight, bias)`, the residual added as the product is stored
@@ -342,7 +357,7 @@ impl Tensor {
         bias: Option<&Tensor>,
         residual: &Tensor,
     ) -> Result<Tensor> {
-        linear_of(self, (weight, bias), (Some(residual), None), None)
+        linear_of(self, (weight, bias), (Some(residual), None), (None, false))
     }
 
     /// `residual + self.linear(weight, bias).dropout(p, seed)` in one kernel (a transformer's
@@ -356,7 +371,12 @@ impl Tensor {
         seed: u32,
     ) -> Result<Tensor> {
         let mask = DropoutMask::new(p, seed)?;
-        linear_of(self, (weight, bias), (Some(residual), Some(mask)), None)
+        linear_of(
+            self,
+            (weight, bias),
+            (Some(residual), Some(mask)),
+            (None, false),
+        )
     }
 
     /// `residual + self.gelu().linear(weight, bias).dropout(p, seed)`, the GELU's backward as
@@ -370,7 +390,12 @@ impl Tensor {
     ) -> Result<Tensor> {
         let mask = DropoutMask::new(p, seed)?;
         let h = crate::autograd::no_grad(|| self.gelu())?;
-        linear_of(&h, (weight, bias), (Some(residual), Some(mask)), Some(self))
+        linear_of(
+            &h,
+            (weight, bias),
+            (Some(residual), Some(mask)),
+            (Some(self), false),
+        )
     }
 
     /// `residual + self.gelu().linear(weight, bias)`, a transformer's MLP after its first
@@ -382,7 +407,12 @@ impl Tensor {
         residual: &Tensor,
     ) -> Result<Tensor> {
         let h = crate::autograd::no_grad(|| self.gelu())?;
-        linear_of(&h, (weight, bias), (Some(residual), None), Some(self))
+        linear_of(
+            &h,
+            (weight, bias),
+            (Some(residual), None),
+            (Some(self), false),
+        )
     }
 
     fn check_linear(&self, weight: &Tensor) -> Result<()> {
@@ -425,12 +455,13 @@ impl Tensor {
 }
 
 /// `input.linear(weight, bias)` (+ residual, added as the product is stored, after the
-/// product's dropout if given), recorded with input = gelu(`gelu_of`) where given.
+/// product's dropout if given), recorded with input = gelu(`gelu_of`) where given, through
+/// ReLU as it is stored with `relu`.
 fn linear_of(
     input: &Tensor,
     (weight, bias): (&Tensor, Option<&Tensor>),
     (residual, dropout): (Option<&Tensor>, Option<DropoutMask>),
-    gelu_of: Option<&Tensor>,
+    (gelu_of, relu): (Option<&Tensor>, bool),
 ) -> Result<Tensor> {
     input.check_linear(weight)?;
     let n = weight.shape()[0];
@@ -452,6 +483,7 @@ fn linear_of(
         bias,
         residual: flat_residual.as_ref(),
         dropout,
+        relu,
         ..Epilogue::default()
     };
     let k = input.shape()[input.rank() - 1];

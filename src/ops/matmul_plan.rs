@@ -74,6 +74,8 @@ pub(super) struct Epilogue<'a> {
     pub(super) causal: Causal,
     /// Applied to the product before the residual is added (only with a residual).
     pub(super) dropout: Option<DropoutMask>,
+    /// C through ReLU, after the bias (not with a residual or GELU's derivative).
+    pub(super) relu: bool,
 }
 
 impl Epilogue<'_> {
@@ -84,11 +86,13 @@ impl Epilogue<'_> {
     pub(super) fn slots(&self, kernel: Kernel, vec4_stores: bool) -> Kernel {
         let (bias, residual) = (self.bias.is_some(), self.residual.is_some());
         let pick = |yes: bool, names: [&'static str; 2]| names[yes as usize];
-        // The residual's place: the residual, GELU's input for its derivative, or nothing.
-        let (tail, tail_kernel) = match (self.residual, self.gelu_grad) {
-            (Some(_), _) => (true, "matmul_residual"),
-            (None, Some(_)) => (true, "matmul_gelu_grad"),
-            (None, None) => (false, "matmul_no_residual"),
+        // The residual's place: the residual, GELU's input for its derivative, ReLU (nothing
+        // bound), or nothing.
+        let (tail, tail_kernel) = match (self.residual, self.gelu_grad, self.relu) {
+            (Some(_), _, _) => (true, "matmul_residual"),
+            (None, Some(_), _) => (true, "matmul_gelu_grad"),
+            (None, None, true) => (false, "matmul_relu"),
+            (None, None, false) => (false, "matmul_no_residual"),
         };
         let kernel = kernel
             .slot("BIAS", pick(bias, ["matmul_no_bias", "matmul_bias"]))
@@ -98,7 +102,11 @@ impl Epilogue<'_> {
                 pick(vec4_stores, ["matmul_store_f32", "matmul_store_vec4"]),
             );
         let res = 3 + bias as usize;
-        debug_assert!(!(residual && self.gelu_grad.is_some()), "one tail at most");
+        let tails = [residual, self.gelu_grad.is_some(), self.relu];
+        debug_assert!(
+            tails.iter().filter(|&&t| t).count() <= 1,
+            "one tail at most"
+        );
         debug_assert!(
             residual || self.dropout.is_none(),
             "dropout with a residual only"
@@ -145,6 +153,9 @@ impl Epilogue<'_> {
         if let Some(residual) = self.residual {
             let rv = residual.host_f64("matmul")?;
             c.iter_mut().zip(rv).for_each(|(x, r)| *x += r);
+        }
+        if self.relu {
+            c.iter_mut().for_each(|x| *x = x.max(0.0));
         }
         if let Some(input) = self.gelu_grad {
             let xv = input.host_f64("matmul")?;

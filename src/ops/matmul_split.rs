@@ -121,7 +121,7 @@ pub(super) fn sum(
     like: &Tensor,
     d: Dims,
     split: Split,
-    (bias, residual): (Option<&Tensor>, Option<&Tensor>),
+    (bias, residual, relu): (Option<&Tensor>, Option<&Tensor>, bool),
 ) -> Result<Storage> {
     let gpu = gpu_of(like.device()).expect("split only on a GPU");
     let len = d.batches * d.m * d.n;
@@ -146,7 +146,8 @@ pub(super) fn sum(
     )
     .slot("ELEM", elem)
     .constant("HAS_BIAS", bias.is_some())
-    .constant("HAS_RESIDUAL", residual.is_some());
+    .constant("HAS_RESIDUAL", residual.is_some())
+    .constant("RELU", relu);
     let params = SplitSumParams {
         m: d.m as u32,
         n: (d.n / width) as u32,

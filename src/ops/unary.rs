@@ -228,6 +228,12 @@ impl Backward for UnaryOp {
     }
 }
 
+/// The gradient through ReLU from its output (positive exactly where its input was), for an
+/// op that applied it as it stored its result (src/ops/matmul.rs, `Tensor::linear_relu`).
+pub(super) fn relu_grad_at_output(y: &Tensor, g: &Tensor) -> Result<Tensor> {
+    unary_backward(Unary::Relu, y, y, g)
+}
+
 /// dx for a unary op from its input, output and the output's gradient.
 fn unary_backward(kind: Unary, x: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor> {
     let row = kind.row();
