@@ -123,6 +123,34 @@ fn gelu_linear_residual_passes_its_gradient_through_the_gelu_in_the_store() {
     });
 }
 
+/// The CPU, then the GPU with each kernel set (Some(emulated)): where a fused op is checked
+/// against the ops it fuses.
+fn every_backend(gpu: &Device) -> [(Device, Option<bool>); 3] {
+    [
+        (Device::Cpu, None),
+        (gpu.clone(), Some(false)),
+        (gpu.clone(), Some(true)),
+    ]
+}
+
+/// A leaf of values uniform in [-1, 1) that wants its gradient.
+fn leaf(shape: &[usize], seed: u64, device: &Device) -> Tensor {
+    let values = common::uniform(shape.iter().product(), -1.0, 1.0, seed);
+    Tensor::from_f64(values, shape, device).unwrap().with_grad()
+}
+
+/// `out`'s values, then the gradients of `leaves` for loss = Σ out · r with a fixed random r.
+async fn value_and_grads(out: &Tensor, leaves: &[&Tensor]) -> Vec<Vec<f64>> {
+    let r = common::uniform(out.numel(), -1.0, 1.0, 5);
+    let r = Tensor::from_f64(r, out.shape(), out.device()).unwrap();
+    let grads = out.mul(&r).unwrap().sum_all().unwrap().backward().unwrap();
+    let mut values = vec![out.to_vec_f64().await.unwrap()];
+    for t in leaves {
+        values.push(grads.get(t).unwrap().to_vec_f64().await.unwrap());
+    }
+    values
+}
+
 /// residual + dropout(linear(x)) with the dropout and the residual in the product's store
 /// drops the elements `dropout` drops: on the CPU and with each GPU kernel set, its output
 /// and its gradients equal those of the dropout and the sum as ops of their own. Shapes: 13
@@ -135,24 +163,15 @@ fn linear_residual_dropout_drops_what_dropout_drops() {
         let Device::Gpu(context) = &gpu else {
             unreachable!()
         };
-        let runs = [
-            (Device::Cpu, None),
-            (gpu.clone(), Some(false)),
-            (gpu.clone(), Some(true)),
-        ];
         for ((rows, k, n), gelu) in [
             ((6, 7, 13), false),
             ((8192, 24, 132), false),
             ((8192, 24, 132), true),
         ] {
-            for (device, emulated) in &runs {
+            for (device, emulated) in &every_backend(&gpu) {
                 context.use_emulated_kernels(*emulated);
-                let leaf = |shape: &[usize], seed| {
-                    let values = common::uniform(shape.iter().product(), -1.0, 1.0, seed);
-                    Tensor::from_f64(values, shape, device).unwrap().with_grad()
-                };
-                let (x, w, b) = (leaf(&[2, rows / 2, k], 1), leaf(&[n, k], 2), leaf(&[n], 3));
-                let r = leaf(&[2, rows / 2, n], 4);
+                let (x, w) = (leaf(&[2, rows / 2, k], 1, device), leaf(&[n, k], 2, device));
+                let (b, r) = (leaf(&[n], 3, device), leaf(&[2, rows / 2, n], 4, device));
                 let (p, seed) = (0.3, 1234);
                 let fused = match gelu {
                     false => x.linear_residual_dropout((&w, Some(&b)), &r, p, seed),
@@ -165,36 +184,17 @@ fn linear_residual_dropout_drops_what_dropout_drops() {
                     "{rows}x{k}x{n}, gelu {gelu}, on {} {emulated:?}",
                     device.name()
                 );
-                let outs = [fused.unwrap(), composed];
-                let weights = common::uniform(outs[1].numel(), -1.0, 1.0, 5);
-                let weights = Tensor::from_f64(weights, outs[1].shape(), device).unwrap();
-                let mut values = Vec::new();
-                for out in &outs {
-                    let grads = out
-                        .mul(&weights)
-                        .unwrap()
-                        .sum_all()
-                        .unwrap()
-                        .backward()
-                        .unwrap();
-                    let mut v = vec![out.to_vec_f64().await.unwrap()];
-                    for t in [&x, &w, &b, &r] {
-                        v.push(grads.get(t).unwrap().to_vec_f64().await.unwrap());
-                    }
-                    values.push(v);
-                }
+                let leaves = [&x, &w, &b, &r];
+                let got = value_and_grads(&fused.unwrap(), &leaves).await;
+                let want = value_and_grads(&composed, &leaves).await;
                 // A dropped element leaves the residual alone: about 30 % of them.
                 let rv = r.to_vec_f64().await.unwrap();
-                let dropped = values[0][0].iter().zip(&rv).filter(|(o, r)| o == r).count();
+                let dropped = got[0].iter().zip(&rv).filter(|(o, r)| o == r).count();
                 let share = dropped as f64 / rv.len() as f64;
                 assert!((0.2..0.4).contains(&share), "{what}: {share} dropped");
-                for (i, (got, want)) in values[0].iter().zip(&values[1]).enumerate() {
-                    common::assert_close(
-                        &format!("{what}, [out, dx, dw, db, dr][{i}]"),
-                        got,
-                        want,
-                        1e-5,
-                    );
+                for (i, (got, want)) in got.iter().zip(&want).enumerate() {
+                    let part = format!("{what}, [out, dx, dw, db, dr][{i}]");
+                    common::assert_close(&part, got, want, 1e-5);
                 }
             }
         }
@@ -214,47 +214,24 @@ fn linear_relu_is_linear_then_relu() {
         let Device::Gpu(context) = &gpu else {
             unreachable!()
         };
-        let runs = [
-            (Device::Cpu, None),
-            (gpu.clone(), Some(false)),
-            (gpu.clone(), Some(true)),
-        ];
         for (rows, k, n) in [(6, 7, 13), (128, 784, 512), (8192, 24, 132)] {
-            for (device, emulated) in &runs {
+            for (device, emulated) in &every_backend(&gpu) {
                 context.use_emulated_kernels(*emulated);
-                let leaf = |shape: &[usize], seed| {
-                    let values = common::uniform(shape.iter().product(), -1.0, 1.0, seed);
-                    Tensor::from_f64(values, shape, device).unwrap().with_grad()
-                };
-                let (x, w, b) = (leaf(&[rows, k], 1), leaf(&[n, k], 2), leaf(&[n], 3));
-                let outs = [
-                    x.linear_relu(&w, Some(&b)).unwrap(),
-                    x.linear(&w, Some(&b)).unwrap().relu().unwrap(),
-                ];
+                let (x, w) = (leaf(&[rows, k], 1, device), leaf(&[n, k], 2, device));
+                let b = leaf(&[n], 3, device);
+                let leaves = [&x, &w, &b];
+                let fused = x.linear_relu(&w, Some(&b)).unwrap();
+                let got = value_and_grads(&fused, &leaves).await;
+                let composed = x.linear(&w, Some(&b)).unwrap().relu().unwrap();
+                let want = value_and_grads(&composed, &leaves).await;
                 let what = format!("{rows}x{k}x{n} on {} {emulated:?}", device.name());
-                let weights = common::uniform(outs[1].numel(), -1.0, 1.0, 5);
-                let weights = Tensor::from_f64(weights, outs[1].shape(), device).unwrap();
-                let mut values = Vec::new();
-                for out in &outs {
-                    let loss = out.mul(&weights).unwrap().sum_all().unwrap();
-                    let grads = loss.backward().unwrap();
-                    let mut v = vec![out.to_vec_f64().await.unwrap()];
-                    for t in [&x, &w, &b] {
-                        v.push(grads.get(t).unwrap().to_vec_f64().await.unwrap());
-                    }
-                    values.push(v);
-                }
                 // About half the outputs are cut to zero.
-                let zeros = values[0][0].iter().filter(|&&v| v == 0.0).count();
-                let share = zeros as f64 / values[0][0].len() as f64;
+                let zeros = got[0].iter().filter(|&&v| v == 0.0).count();
+                let share = zeros as f64 / got[0].len() as f64;
                 assert!((0.2..0.8).contains(&share), "{what}: {share} zero");
-                for (i, (got, want)) in values[0].iter().zip(&values[1]).enumerate() {
-                    common::assert_close(
-                        &format!("{what}, [out, dx, dw, db][{i}]"),
-                        got,
-                        want,
-                        1e-5,
-                    );
+                for (i, (got, want)) in got.iter().zip(&want).enumerate() {
+                    let part = format!("{what}, [out, dx, dw, db][{i}]");
+                    common::assert_close(&part, got, want, 1e-5);
                 }
             }
         }
