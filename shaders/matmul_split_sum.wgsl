@@ -1,6 +1,6 @@
 // Split-K's second pass (src/ops/matmul_split.rs): C = the sum of the partial products of the
-// K chunks (+ a bias per column) (+ a residual of C's shape) (through ReLU, with RELU and no
-// residual). The partials are
+// K chunks (+ a bias per column) (+ a residual of C's shape) (through ReLU, with RELU; never
+// with a residual too, src/ops/matmul_plan.rs `Epilogue::check`). The partials are
 // [batches × parts, m, n], each batch's parts side by side; a thread per element of C. Without
 // a bias or a residual their bindings hold any buffer and are not read. ELEM is f32, or
 // vec4<f32> where C's rows are a multiple of 4 long; n and len count ELEMs.

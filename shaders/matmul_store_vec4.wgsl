@@ -3,7 +3,8 @@
 
 @group(0) @binding({{OUT}}) var<storage, read_write> c: array<vec4<f32>>;
 
-// C[row, col..col + 4] = product + bias + residual, nothing past the edges.
+// C[row, col..col + 4] = finish4(product + bias) (the tail: a residual, GELU's derivative or
+// ReLU), nothing past the edges.
 fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
     if (row >= p.m || col >= p.n) { return; }
     let at = base + row * p.c_row_stride + col;

@@ -29,9 +29,9 @@ async fn layers_match_the_cpu_reference() {
 #[wasm_bindgen_test]
 async fn gpu_fast_paths_compile_and_match() {
     // 32 × 2 × 2 tiles of 128: the large-tile matmul, fetching vec4s, with A stored [M, K] or
-    // [K, M] and B stored [K, N] or [N, K]: in the browser A [M, K] and B [N, K] are staged as
-    // blocks transposed in registers, and only the product with neither transposed fetches the
-    // next slice while it multiplies (K = 40: three slices, the last ragged). Forward only: the
+    // [K, M] and B stored [K, N] or [N, K], all four: in the browser A [M, K] and B [N, K] are
+    // staged as blocks transposed in registers, and only the product with neither transposed
+    // fetches the next slice while it multiplies (K = 40: three slices, the last ragged). Forward only: the
     // finite differences of check_op would take too long in a debug build of the CPU side.
     let gpu = common::gpu().await;
     let Device::Gpu(context) = &gpu else {
@@ -41,6 +41,7 @@ async fn gpu_fast_paths_compile_and_match() {
         ((false, false), [32, 132, 40], [32, 40, 136]),
         ((false, true), [32, 132, 40], [32, 136, 40]),
         ((true, false), [32, 40, 132], [32, 40, 136]),
+        ((true, true), [32, 40, 132], [32, 136, 40]),
     ];
     for ((ta, tb), a_shape, b_shape) in layouts {
         let (a, b) = (input(&a_shape, 1), input(&b_shape, 2));

@@ -11,7 +11,7 @@ crate::kernel_params! {
     struct DropoutParams { n: u32, seed: u32, p: f32, scale: f32 }
 }
 
-/// The PCG hash of dropout.wgsl, bit for bit.
+/// The PCG hash of shaders/dropout_mask.wgsl, bit for bit.
 fn pcg(v: u32) -> u32 {
     let state = v.wrapping_mul(747796405).wrapping_add(2891336453);
     let word = ((state >> ((state >> 28) + 4)) ^ state).wrapping_mul(277803737);

@@ -15,8 +15,9 @@ use std::rc::Rc;
 
 /// Below this many 128×128 tiles a GPU would sit partly idle, so 64×64 tiles are used.
 pub(super) const BIG_TILES_FROM: usize = 128;
-/// Whether kernels go through the browser's WGSL compiler (Tint, in Chrome) rather than naga:
-/// the two differ in what runs fast on the same GPU (docs/BENCHMARKS.md).
+/// Whether kernels go through the browser's WGSL compiler rather than naga: the two differ in
+/// what runs fast on the same GPU. The choices below were measured in Chrome (Tint) on an
+/// H100 (docs/BENCHMARKS.md); other browsers compile WGSL with their own.
 const IN_BROWSER: bool = cfg!(target_arch = "wasm32");
 /// Whether the large-tile kernel stages operands stored along K as blocks transposed in
 /// registers (shaders/matmul.wgsl, BLOCKS): faster through the browser's compiler, slower
@@ -26,9 +27,9 @@ const TRANSPOSE_IN_REGISTERS: bool = IN_BROWSER;
 /// Whether the large-tile kernel fetches the next slice into registers while it multiplies
 /// this one (shaders/matmul.wgsl, PREFETCH). Natively always: without, nanochar's step took
 /// 41.0 ms instead of 33.9 on an H100. In Chrome on the same GPU, only where neither operand
-/// is transposed: the products with A or B transposed ran 5-8 % faster without it (their
-/// prefetched blocks, or the browser's compiler, cost more registers than the latency they
-/// hide), the others 4 % slower.
+/// is transposed: nanochar's products with A transposed (weight gradients) or B transposed
+/// (forward products) ran 4-7 % faster without it, those with neither 4 % slower. Why is not
+/// known: registers were a guess that a test of it did not bear out.
 fn prefetch_next_slice((ta, tb): (bool, bool)) -> bool {
     !IN_BROWSER || (!ta && !tb)
 }
@@ -74,7 +75,7 @@ pub(super) struct Epilogue<'a> {
     pub(super) causal: Causal,
     /// Applied to the product before the residual is added (only with a residual).
     pub(super) dropout: Option<DropoutMask>,
-    /// C through ReLU, after the bias (not with a residual or GELU's derivative).
+    /// C through ReLU, after the bias (not with a residual or GELU's derivative: `check`).
     pub(super) relu: bool,
 }
 
@@ -118,9 +119,21 @@ impl Epilogue<'_> {
         kernel.slot("RES", res).slot("OUT", res + tail as usize)
     }
 
-    /// Checks the bias against N columns and the residual against C's shape.
+    /// Checks the bias against N columns and the residual against C's shape, and that the
+    /// additions are ones the kernels combine: one tail at most (the residual, GELU's
+    /// derivative or ReLU), and dropout only before a residual.
     pub(super) fn check(&self, a: &Tensor, c_shape: &[usize]) -> Result<()> {
         let name = "matmul";
+        let tails = [self.residual.is_some(), self.gelu_grad.is_some(), self.relu];
+        let one_tail = tails.iter().filter(|&&t| t).count() <= 1;
+        if !one_tail || (self.dropout.is_some() && self.residual.is_none()) {
+            return Err(Error::Invalid {
+                op: name,
+                why: "a product's store takes one of a residual (after a dropout, if any), \
+                      GELU's derivative or ReLU"
+                    .into(),
+            });
+        }
         let n = c_shape[c_shape.len() - 1];
         let tails = [(self.residual, c_shape), (self.gelu_grad, c_shape)];
         for (t, want) in [(self.bias, &[n][..])].into_iter().chain(tails) {
@@ -178,7 +191,8 @@ fn plan(
 ) -> Result<Plan> {
     let (m, n, k, nb) = (d.m, d.n, d.k, d.batches as u32);
     let whole = Split::whole(k);
-    // The split's sum pass adds a bias and a residual, but knows no GELU and no dropout.
+    // The split's sum pass adds a bias and a residual and applies ReLU, but knows no GELU and
+    // no dropout.
     let splittable =
         views.splittable(d) && epilogue.gelu_grad.is_none() && epilogue.dropout.is_none();
     let causal = epilogue.causal;

@@ -115,7 +115,8 @@ crate::kernel_params! {
     struct SplitSumParams { m: u32, n: u32, parts: u32, len: u32 }
 }
 
-/// C from the partial products `parts` of `d` split as `split`, with the bias and residual.
+/// C from the partial products `parts` of `d` split as `split`, with the bias and residual,
+/// through ReLU with `relu`.
 pub(super) fn sum(
     parts: PooledBuffer,
     like: &Tensor,

@@ -276,8 +276,11 @@ impl Tensor {
     /// Mean softmax cross-entropy of logits [rows, classes] against u32 targets [rows]. On the
     /// GPU a target outside the classes makes the loss NaN; on the CPU it is an error.
     pub fn cross_entropy(&self, targets: &Tensor) -> Result<Tensor> {
-        // Each row's loss comes out divided by the rows: the mean is then their sum.
-        let rows = self.shape().first().copied().unwrap_or(1).max(1);
-        cross_entropy_rows(self, targets, 1.0 / rows as f32)?.sum_all()
+        // Each row's loss comes out divided by the rows: the mean is then their sum. No rows
+        // keep the mean of nothing, NaN, as a mean gives it.
+        match self.shape().first().copied().unwrap_or(0) {
+            0 => cross_entropy_rows(self, targets, 1.0)?.mean_all(),
+            rows => cross_entropy_rows(self, targets, 1.0 / rows as f32)?.sum_all(),
+        }
     }
 }

@@ -125,6 +125,50 @@ pub fn fast_paths() -> Vec<OpCase> {
             1e-4,
             Box::new(|_, t| t[0].linear(&t[1], Some(&t[2]))),
         ),
+        // The ReLU in the product's store, and in the pass that sums K's chunks.
+        case(
+            "linear + relu",
+            vec![
+                input(&[2, 20, 12], 16),
+                input(&[9, 12], 17),
+                input(&[9], 18),
+            ],
+            1e-4,
+            Box::new(|_, t| t[0].linear_relu(&t[1], Some(&t[2]))),
+        ),
+        case(
+            "linear + relu, K split",
+            vec![
+                input(&[10, 300], 19),
+                input(&[70, 300], 20),
+                input(&[70], 21),
+            ],
+            1e-4,
+            Box::new(|_, t| t[0].linear_relu(&t[1], Some(&t[2]))),
+        ),
+        // The dropout before the residual in the product's store, and after a GELU.
+        case(
+            "linear + dropout + residual",
+            vec![
+                input(&[2, 20, 12], 22),
+                input(&[9, 12], 23),
+                input(&[9], 24),
+                input(&[2, 20, 9], 25),
+            ],
+            1e-4,
+            Box::new(|_, t| t[0].linear_residual_dropout((&t[1], Some(&t[2])), &t[3], 0.3, 7)),
+        ),
+        case(
+            "gelu + linear + dropout + residual",
+            vec![
+                input(&[2, 20, 12], 26),
+                input(&[9, 12], 27),
+                input(&[9], 28),
+                input(&[2, 20, 9], 29),
+            ],
+            1e-4,
+            Box::new(|_, t| t[0].gelu_linear_residual_dropout((&t[1], Some(&t[2])), &t[3], 0.3, 7)),
+        ),
         // Packed q, k and v (two heads of 16), read in place by the tiled attention kernels:
         // two blocks of 64 query rows, the second ragged.
         case(
