@@ -7,7 +7,7 @@
 fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
     if (row >= p.m) { return; }
     let at = base + row * p.c_row_stride + col;
-    let v = finish4(at, col, product + bias4(col));
+    let v = finish4(at, col, product + bias4(row, col));
     if (col < p.n) { c[at] = v.x; }
     if (col + 1u < p.n) { c[at + 1u] = v.y; }
     if (col + 2u < p.n) { c[at + 2u] = v.z; }

@@ -8,7 +8,7 @@
 fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
     if (row >= p.m || col >= p.n) { return; }
     let at = base + row * p.c_row_stride + col;
-    c[at >> 2u] = finish4(at, col, product + bias4(col));
+    c[at >> 2u] = finish4(at, col, product + bias4(row, col));
 }
 
 // op(A)'s sums of rows row..row + 4 (ROW_SUMS), after C's matrix; the layout leaves room for

@@ -13,7 +13,7 @@ use std::rc::Rc;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 15] = [
+const INCLUDES: [(&str, &str); 16] = [
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
     (
@@ -23,6 +23,10 @@ const INCLUDES: [(&str, &str); 15] = [
     (
         "matmul_no_bias",
         include_str!("../../shaders/matmul_no_bias.wgsl"),
+    ),
+    (
+        "matmul_row_bias",
+        include_str!("../../shaders/matmul_row_bias.wgsl"),
     ),
     (
         "matmul_residual",

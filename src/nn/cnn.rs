@@ -103,7 +103,7 @@ impl Cnn {
         let side = ((x.numel() / batch.max(1)) as f64).sqrt() as usize;
         let mut h = x.reshape(&[batch, 1, side, side])?;
         for (i, conv) in self.convs.iter().enumerate() {
-            let mapped = conv.forward(&h)?.relu()?;
+            let mapped = conv.forward_relu(&h)?;
             h = mapped.maxpool2d(2, 2)?;
             maps.push((format!("conv{}", i + 1), mapped));
         }

@@ -166,6 +166,11 @@ impl Conv2d {
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.conv2d(&self.weight, Some(&self.bias), self.stride, self.padding)
     }
+
+    /// `self.forward(x).relu()`, the ReLU in the convolution's store (`Tensor::conv2d_relu`).
+    pub fn forward_relu(&self, x: &Tensor) -> Result<Tensor> {
+        x.conv2d_relu(&self.weight, Some(&self.bias), self.stride, self.padding)
+    }
 }
 
 impl Module for Conv2d {

@@ -1,6 +1,6 @@
 //! 2-D convolution, NCHW, with stride and zero padding.
 
-use super::{gpu_of, launch1, matmul_raw};
+use super::{gpu_of, launch1, matmul_raw, matmul_row_bias};
 use crate::autograd::{no_grad, Backward};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
@@ -160,6 +160,8 @@ struct Conv2dOp {
     bias: Option<Tensor>,
     stride: usize,
     padding: usize,
+    /// Whether the output went through ReLU (Tensor::conv2d_relu).
+    relu: bool,
 }
 
 impl Backward for Conv2dOp {
@@ -172,7 +174,13 @@ impl Backward for Conv2dOp {
             .filter(|t| t.requires_grad())
             .collect()
     }
-    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+    fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        // Back through the ReLU first: its output is positive exactly where its input was.
+        let through_relu = match self.relu {
+            true => Some(super::unary::relu_grad_at_output(out, g)?),
+            false => None,
+        };
+        let g = through_relu.as_ref().unwrap_or(g);
         let bias_grad = self.bias.as_ref().is_some_and(|b| b.requires_grad());
         conv2d_backward(
             &self.x,
@@ -260,7 +268,12 @@ fn gpu_conv_grads(
 }
 
 /// The CPU reference of the convolution, in f64.
-fn cpu_conv2d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, c: &Conv) -> Result<Tensor> {
+fn cpu_conv2d(
+    x: &Tensor,
+    (weight, bias): (&Tensor, Option<&Tensor>),
+    c: &Conv,
+    relu: bool,
+) -> Result<Tensor> {
     let name = "conv2d";
     let (xv, wv) = (x.host_f64(name)?, weight.host_f64(name)?);
     let b = match bias {
@@ -271,6 +284,9 @@ fn cpu_conv2d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, c: &Conv) -> R
         .map(|i| b[(i / (c.ho * c.wo)) % c.co])
         .collect();
     c.for_each_tap(|xi, wi, yi| y[yi] += xv[xi] * wv[wi]);
+    if relu {
+        y.iter_mut().for_each(|v| *v = v.max(0.0));
+    }
     Ok(Tensor::from_storage(
         vec![c.n, c.co, c.ho, c.wo],
         DType::F32,
@@ -280,21 +296,18 @@ fn cpu_conv2d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, c: &Conv) -> R
 }
 
 /// The convolution on the GPU as one batched matrix product:
-/// y_n = W [out, taps] · im2col(x)_n [taps, positions].
+/// y_n = W [out, taps] · im2col(x)_n [taps, positions], the bias of each output channel (a
+/// row of y_n) and the ReLU added as the product is stored.
 fn gpu_conv2d(
     gpu: &Rc<Gpu>,
     x: &Tensor,
-    weight: &Tensor,
-    bias: Option<&Tensor>,
+    (weight, bias): (&Tensor, Option<&Tensor>),
     c: &Conv,
+    relu: bool,
 ) -> Result<Tensor> {
     let col = im2col(gpu, x, c)?;
     let w = weight.reshape(&[c.co, c.ci * c.kh * c.kw])?;
-    let mut y = matmul_raw(&w, &col, false, false)?;
-    if let Some(b) = bias {
-        y = y.add(&b.reshape(&[c.co, 1])?)?;
-    }
-    y.reshape(&[c.n, c.co, c.ho, c.wo])
+    matmul_row_bias(&w, &col, bias, relu)?.reshape(&[c.n, c.co, c.ho, c.wo])
 }
 
 impl Tensor {
@@ -307,33 +320,56 @@ impl Tensor {
         stride: usize,
         padding: usize,
     ) -> Result<Tensor> {
-        let name = "conv2d";
-        self.expect_dtype(name, DType::F32)?;
-        weight.expect_dtype(name, DType::F32)?;
-        self.same_device(name, weight)?;
-        let c = sizes(self, weight, stride, padding)?;
-        if let Some(b) = bias {
-            self.same_device(name, b)?;
-            if b.shape() != [c.co] {
-                return Err(Error::Shape {
-                    op: name,
-                    a: weight.shape().to_vec(),
-                    b: b.shape().to_vec(),
-                    why: "the bias must have one value per output channel".into(),
-                });
-            }
-        }
-        let out = match gpu_of(self.device()) {
-            None => cpu_conv2d(self, weight, bias, &c)?,
-            Some(gpu) => no_grad(|| gpu_conv2d(gpu, self, weight, bias, &c))?,
-        };
-        let op = Conv2dOp {
-            x: self.clone(),
-            weight: weight.clone(),
-            bias: bias.cloned(),
-            stride,
-            padding,
-        };
-        Ok(Tensor::adopt(&out, op))
+        conv2d_of(self, (weight, bias), (stride, padding), false)
     }
+
+    /// `self.conv2d(weight, bias, stride, padding).relu()`, the ReLU applied as the
+    /// convolution's product is stored, with no pass of its own.
+    pub fn conv2d_relu(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        stride: usize,
+        padding: usize,
+    ) -> Result<Tensor> {
+        conv2d_of(self, (weight, bias), (stride, padding), true)
+    }
+}
+
+/// The convolution, through ReLU with `relu`, recorded for backward.
+fn conv2d_of(
+    x: &Tensor,
+    (weight, bias): (&Tensor, Option<&Tensor>),
+    (stride, padding): (usize, usize),
+    relu: bool,
+) -> Result<Tensor> {
+    let name = "conv2d";
+    x.expect_dtype(name, DType::F32)?;
+    weight.expect_dtype(name, DType::F32)?;
+    x.same_device(name, weight)?;
+    let c = sizes(x, weight, stride, padding)?;
+    if let Some(b) = bias {
+        x.same_device(name, b)?;
+        if b.shape() != [c.co] {
+            return Err(Error::Shape {
+                op: name,
+                a: weight.shape().to_vec(),
+                b: b.shape().to_vec(),
+                why: "the bias must have one value per output channel".into(),
+            });
+        }
+    }
+    let out = match gpu_of(x.device()) {
+        None => cpu_conv2d(x, (weight, bias), &c, relu)?,
+        Some(gpu) => no_grad(|| gpu_conv2d(gpu, x, (weight, bias), &c, relu))?,
+    };
+    let op = Conv2dOp {
+        x: x.clone(),
+        weight: weight.clone(),
+        bias: bias.cloned(),
+        stride,
+        padding,
+        relu,
+    };
+    Ok(Tensor::adopt(&out, op))
 }

@@ -33,6 +33,23 @@ pub(crate) fn matmul_raw(a: &Tensor, b: &Tensor, ta: bool, tb: bool) -> Result<T
     product(a, b, (ta, tb), Epilogue::default())
 }
 
+/// a · b with `row_bias` [M] added to every column and then ReLU with `relu`, as C is stored
+/// (a convolution's product, src/ops/conv.rs). The row bias is not recorded for backward:
+/// the convolution runs this without gradients and records its own op.
+pub(crate) fn matmul_row_bias(
+    a: &Tensor,
+    b: &Tensor,
+    row_bias: Option<&Tensor>,
+    relu: bool,
+) -> Result<Tensor> {
+    let epilogue = Epilogue {
+        row_bias,
+        relu,
+        ..Epilogue::default()
+    };
+    product(a, b, (false, false), epilogue)
+}
+
 /// The sizes of one batched product: `batches` products of [m, k] · [k, n].
 #[derive(Clone, Copy)]
 pub(crate) struct Dims {
@@ -151,6 +168,7 @@ fn gpu_product(
     let kernel = epilogue.slots(kernel, plan.whole_vec4s);
     let mut inputs = vec![a, b];
     inputs.extend(epilogue.bias);
+    inputs.extend(epilogue.row_bias);
     inputs.extend(epilogue.residual);
     inputs.extend(epilogue.gelu_grad);
     let len = d.batches * d.m * d.n;

@@ -66,6 +66,8 @@ pub(crate) enum Causal {
 pub(super) struct Epilogue<'a> {
     /// [N], added to every row (linear layers).
     pub(super) bias: Option<&'a Tensor>,
+    /// [M], added to every column (a convolution's per-channel bias); not with `bias`.
+    pub(super) row_bias: Option<&'a Tensor>,
     /// C's shape, added element by element (a residual connection).
     pub(super) residual: Option<&'a Tensor>,
     /// C's shape: C is multiplied by GELU's derivative at it, element by element (a gradient
@@ -85,7 +87,13 @@ impl Epilogue<'_> {
     /// time (`vec4_stores`) or one value at a time. Reading the bias and the residual as vec4s
     /// too made no difference on an H100 (docs/BENCHMARKS.md).
     pub(super) fn slots(&self, kernel: Kernel, vec4_stores: bool) -> Kernel {
-        let (bias, residual) = (self.bias.is_some(), self.residual.is_some());
+        let residual = self.residual.is_some();
+        let bias_kernel = match (self.bias, self.row_bias) {
+            (Some(_), _) => "matmul_bias",
+            (None, Some(_)) => "matmul_row_bias",
+            (None, None) => "matmul_no_bias",
+        };
+        let bias = bias_kernel != "matmul_no_bias";
         let pick = |yes: bool, names: [&'static str; 2]| names[yes as usize];
         // The residual's place: the residual, GELU's input for its derivative, ReLU (nothing
         // bound), or nothing.
@@ -96,7 +104,7 @@ impl Epilogue<'_> {
             (None, None, false) => (false, "matmul_no_residual"),
         };
         let kernel = kernel
-            .slot("BIAS", pick(bias, ["matmul_no_bias", "matmul_bias"]))
+            .slot("BIAS", bias_kernel)
             .slot("RESIDUAL", tail_kernel)
             .slot(
                 "STORE",
@@ -126,17 +134,19 @@ impl Epilogue<'_> {
         let name = "matmul";
         let tails = [self.residual.is_some(), self.gelu_grad.is_some(), self.relu];
         let one_tail = tails.iter().filter(|&&t| t).count() <= 1;
-        if !one_tail || (self.dropout.is_some() && self.residual.is_none()) {
+        let one_bias = self.bias.is_none() || self.row_bias.is_none();
+        if !one_tail || !one_bias || (self.dropout.is_some() && self.residual.is_none()) {
             return Err(Error::Invalid {
                 op: name,
-                why: "a product's store takes one of a residual (after a dropout, if any), \
-                      GELU's derivative or ReLU"
+                why: "a product's store takes one bias, by column or by row, and one of a \
+                      residual (after a dropout, if any), GELU's derivative or ReLU"
                     .into(),
             });
         }
-        let n = c_shape[c_shape.len() - 1];
+        let (m, n) = (c_shape[c_shape.len() - 2], c_shape[c_shape.len() - 1]);
         let tails = [(self.residual, c_shape), (self.gelu_grad, c_shape)];
-        for (t, want) in [(self.bias, &[n][..])].into_iter().chain(tails) {
+        let biases = [(self.bias, &[n][..]), (self.row_bias, &[m][..])];
+        for (t, want) in biases.into_iter().chain(tails) {
             let Some(t) = t else { continue };
             t.expect_dtype(name, DType::F32)?;
             a.same_device(name, t)?;
@@ -145,7 +155,9 @@ impl Epilogue<'_> {
                     op: name,
                     a: c_shape.to_vec(),
                     b: t.shape().to_vec(),
-                    why: format!("a bias must be [{n}] and a residual the output's shape"),
+                    why: format!(
+                        "a bias must be [{n}] (or [{m}] by row) and a residual the output's shape"
+                    ),
                 });
             }
         }
@@ -157,6 +169,13 @@ impl Epilogue<'_> {
         if let Some(bias) = self.bias {
             let bv = bias.host_f64("matmul")?;
             c.iter_mut().enumerate().for_each(|(i, x)| *x += bv[i % n]);
+        }
+        if let Some(bias) = self.row_bias {
+            let bv = bias.host_f64("matmul")?;
+            let m = bv.len();
+            c.iter_mut()
+                .enumerate()
+                .for_each(|(i, x)| *x += bv[(i / n) % m]);
         }
         if let Some(mask) = self.dropout {
             c.iter_mut()
@@ -191,10 +210,12 @@ fn plan(
 ) -> Result<Plan> {
     let (m, n, k, nb) = (d.m, d.n, d.k, d.batches as u32);
     let whole = Split::whole(k);
-    // The split's sum pass adds a bias and a residual and applies ReLU, but knows no GELU and
-    // no dropout.
-    let splittable =
-        views.splittable(d) && epilogue.gelu_grad.is_none() && epilogue.dropout.is_none();
+    // The split's sum pass adds a bias and a residual and applies ReLU, but knows no GELU, no
+    // dropout and no bias by row.
+    let splittable = views.splittable(d)
+        && epilogue.gelu_grad.is_none()
+        && epilogue.dropout.is_none()
+        && epilogue.row_bias.is_none();
     let causal = epilogue.causal;
     if gpu.is_cpu_emulated() {
         let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));

@@ -27,7 +27,7 @@ mod unary;
 
 pub(crate) use attention::scores_bytes;
 pub use binary::Binary;
-pub(crate) use matmul::{matmul_into, matmul_raw, Dims as ProductDims};
+pub(crate) use matmul::{matmul_into, matmul_raw, matmul_row_bias, Dims as ProductDims};
 pub(crate) use matmul_layout::{Layout, Views};
 pub(crate) use matmul_plan::Causal;
 pub use shape::broadcast_shapes;

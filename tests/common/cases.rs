@@ -85,9 +85,16 @@ pub fn layers() -> Vec<OpCase> {
     ];
     cases.push(case(
         "conv2d + maxpool2d",
-        ins,
+        ins.clone(),
         1e-4,
         Box::new(|_, t| t[0].conv2d(&t[1], Some(&t[2]), 1, 1)?.maxpool2d(2, 2)),
+    ));
+    // The bias of each channel and the ReLU in the product's store.
+    cases.push(case(
+        "conv2d + relu",
+        ins,
+        1e-4,
+        Box::new(|_, t| t[0].conv2d_relu(&t[1], Some(&t[2]), 1, 1)),
     ));
     cases
 }
