@@ -2,7 +2,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{check_op, input, run};
+use common::{check_op, every_backend, input, leaf, run, value_and_grads};
 use webgrad::{Device, Tensor};
 
 /// The stored shape of an operand that is used transposed.
@@ -123,34 +123,6 @@ fn gelu_linear_residual_passes_its_gradient_through_the_gelu_in_the_store() {
     });
 }
 
-/// The CPU, then the GPU with each kernel set (Some(emulated)): where a fused op is checked
-/// against the ops it fuses.
-fn every_backend(gpu: &Device) -> [(Device, Option<bool>); 3] {
-    [
-        (Device::Cpu, None),
-        (gpu.clone(), Some(false)),
-        (gpu.clone(), Some(true)),
-    ]
-}
-
-/// A leaf of values uniform in [-1, 1) that wants its gradient.
-fn leaf(shape: &[usize], seed: u64, device: &Device) -> Tensor {
-    let values = common::uniform(shape.iter().product(), -1.0, 1.0, seed);
-    Tensor::from_f64(values, shape, device).unwrap().with_grad()
-}
-
-/// `out`'s values, then the gradients of `leaves` for loss = Σ out · r with a fixed random r.
-async fn value_and_grads(out: &Tensor, leaves: &[&Tensor]) -> Vec<Vec<f64>> {
-    let r = common::uniform(out.numel(), -1.0, 1.0, 5);
-    let r = Tensor::from_f64(r, out.shape(), out.device()).unwrap();
-    let grads = out.mul(&r).unwrap().sum_all().unwrap().backward().unwrap();
-    let mut values = vec![out.to_vec_f64().await.unwrap()];
-    for t in leaves {
-        values.push(grads.get(t).unwrap().to_vec_f64().await.unwrap());
-    }
-    values
-}
-
 /// residual + dropout(linear(x)) with the dropout and the residual in the product's store
 /// drops the elements `dropout` drops: on the CPU and with each GPU kernel set, its output
 /// and its gradients equal those of the dropout and the sum as ops of their own. Shapes: 13
@@ -192,10 +164,7 @@ fn linear_residual_dropout_drops_what_dropout_drops() {
                 let dropped = got[0].iter().zip(&rv).filter(|(o, r)| o == r).count();
                 let share = dropped as f64 / rv.len() as f64;
                 assert!((0.2..0.4).contains(&share), "{what}: {share} dropped");
-                for (i, (got, want)) in got.iter().zip(&want).enumerate() {
-                    let part = format!("{what}, [out, dx, dw, db, dr][{i}]");
-                    common::assert_close(&part, got, want, 1e-5);
-                }
+                common::assert_parts_close(&what, "[out, dx, dw, db, dr]", &got, &want, 1e-5);
             }
         }
         context.use_emulated_kernels(None);
@@ -226,13 +195,9 @@ fn linear_relu_is_linear_then_relu() {
                 let want = value_and_grads(&composed, &leaves).await;
                 let what = format!("{rows}x{k}x{n} on {} {emulated:?}", device.name());
                 // About half the outputs are cut to zero.
-                let zeros = got[0].iter().filter(|&&v| v == 0.0).count();
-                let share = zeros as f64 / got[0].len() as f64;
+                let share = common::zero_share(&got[0]);
                 assert!((0.2..0.8).contains(&share), "{what}: {share} zero");
-                for (i, (got, want)) in got.iter().zip(&want).enumerate() {
-                    let part = format!("{what}, [out, dx, dw, db][{i}]");
-                    common::assert_close(&part, got, want, 1e-5);
-                }
+                common::assert_parts_close(&what, "[out, dx, dw, db]", &got, &want, 1e-5);
             }
         }
         context.use_emulated_kernels(None);

@@ -3,7 +3,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{check_op, indices, input, run};
+use common::{check_op, every_backend, indices, input, leaf, run, value_and_grads};
 use webgrad::{Device, Tensor};
 
 #[test]
@@ -410,45 +410,22 @@ fn conv2d_relu_is_conv2d_then_relu() {
         let Device::Gpu(context) = &gpu else {
             unreachable!()
         };
-        let backends = [
-            (Device::Cpu, None),
-            (gpu.clone(), Some(false)),
-            (gpu.clone(), Some(true)),
-        ];
-        for (device, emulated) in &backends {
+        for (device, emulated) in &every_backend(&gpu) {
             context.use_emulated_kernels(*emulated);
-            let leaf = |shape: &[usize], seed| {
-                let values = common::uniform(shape.iter().product(), -1.0, 1.0, seed);
-                Tensor::from_f64(values, shape, device).unwrap().with_grad()
-            };
-            let (x, w, b) = (
-                leaf(&[2, 3, 9, 11], 1),
-                leaf(&[5, 3, 3, 3], 2),
-                leaf(&[5], 3),
+            let (x, w) = (
+                leaf(&[2, 3, 9, 11], 1, device),
+                leaf(&[5, 3, 3, 3], 2, device),
             );
-            let outs = [
-                x.conv2d_relu(&w, Some(&b), 1, 1).unwrap(),
-                x.conv2d(&w, Some(&b), 1, 1).unwrap().relu().unwrap(),
-            ];
-            let r = common::uniform(outs[1].numel(), -1.0, 1.0, 5);
-            let r = Tensor::from_f64(r, outs[1].shape(), device).unwrap();
-            let mut values = Vec::new();
-            for out in &outs {
-                let grads = out.mul(&r).unwrap().sum_all().unwrap().backward().unwrap();
-                let mut v = vec![out.to_vec_f64().await.unwrap()];
-                for t in [&x, &w, &b] {
-                    v.push(grads.get(t).unwrap().to_vec_f64().await.unwrap());
-                }
-                values.push(v);
-            }
+            let b = leaf(&[5], 3, device);
+            let leaves = [&x, &w, &b];
+            let fused = x.conv2d_relu(&w, Some(&b), 1, 1).unwrap();
+            let got = value_and_grads(&fused, &leaves).await;
+            let composed = x.conv2d(&w, Some(&b), 1, 1).unwrap().relu().unwrap();
+            let want = value_and_grads(&composed, &leaves).await;
             let what = format!("conv2d_relu on {} {emulated:?}", device.name());
-            let zeros = values[0][0].iter().filter(|&&v| v == 0.0).count();
-            let share = zeros as f64 / values[0][0].len() as f64;
+            let share = common::zero_share(&got[0]);
             assert!((0.2..0.8).contains(&share), "{what}: {share} zero");
-            for (i, (got, want)) in values[0].iter().zip(&values[1]).enumerate() {
-                let part = format!("{what}, [out, dx, dw, db][{i}]");
-                common::assert_close(&part, got, want, 1e-5);
-            }
+            common::assert_parts_close(&what, "[out, dx, dw, db]", &got, &want, 1e-5);
         }
         context.use_emulated_kernels(None);
     });

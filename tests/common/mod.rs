@@ -94,6 +94,46 @@ pub fn indices(n: usize, max: u32, seed: u64) -> Vec<u32> {
     (0..n).map(|_| rng.random_range(0..max)).collect()
 }
 
+/// The CPU, then the GPU with each kernel set (Some(emulated)): where a fused op is checked
+/// against the ops it fuses.
+pub fn every_backend(gpu: &Device) -> [(Device, Option<bool>); 3] {
+    [
+        (Device::Cpu, None),
+        (gpu.clone(), Some(false)),
+        (gpu.clone(), Some(true)),
+    ]
+}
+
+/// A leaf of values uniform in [-1, 1) that wants its gradient.
+pub fn leaf(shape: &[usize], seed: u64, device: &Device) -> Tensor {
+    let values = uniform(shape.iter().product(), -1.0, 1.0, seed);
+    Tensor::from_f64(values, shape, device).unwrap().with_grad()
+}
+
+/// `out`'s values, then the gradients of `leaves` for loss = Σ out · r with a fixed random r.
+pub async fn value_and_grads(out: &Tensor, leaves: &[&Tensor]) -> Vec<Vec<f64>> {
+    let r = uniform(out.numel(), -1.0, 1.0, 5);
+    let r = Tensor::from_f64(r, out.shape(), out.device()).unwrap();
+    let grads = out.mul(&r).unwrap().sum_all().unwrap().backward().unwrap();
+    let mut values = vec![out.to_vec_f64().await.unwrap()];
+    for t in leaves {
+        values.push(grads.get(t).unwrap().to_vec_f64().await.unwrap());
+    }
+    values
+}
+
+/// `assert_close` on each part of two lists, `what` naming the list and `parts` its parts.
+pub fn assert_parts_close(what: &str, parts: &str, got: &[Vec<f64>], want: &[Vec<f64>], tol: f64) {
+    for (i, (got, want)) in got.iter().zip(want).enumerate() {
+        assert_close(&format!("{what}, {parts}[{i}]"), got, want, tol);
+    }
+}
+
+/// The share of `values` that are exactly zero (what a ReLU cut).
+pub fn zero_share(values: &[f64]) -> f64 {
+    values.iter().filter(|&&v| v == 0.0).count() as f64 / values.len().max(1) as f64
+}
+
 /// Asserts |got - want| <= tol (|want| + mean |want|) elementwise: a relative tolerance scaled
 /// by the magnitude of the reference.
 pub fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
