@@ -175,12 +175,7 @@ impl Backward for Conv2dOp {
             .collect()
     }
     fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
-        // Back through the ReLU first: its output is positive exactly where its input was.
-        let through_relu = match self.relu {
-            true => Some(super::unary::relu_grad_at_output(out, g)?),
-            false => None,
-        };
-        let g = through_relu.as_ref().unwrap_or(g);
+        let g = &super::unary::grad_through_relu(self.relu, out, g)?;
         let bias_grad = self.bias.as_ref().is_some_and(|b| b.requires_grad());
         conv2d_backward(
             &self.x,

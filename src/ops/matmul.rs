@@ -273,12 +273,7 @@ impl Backward for MatMulOp {
             .collect()
     }
     fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
-        // Back through the ReLU first: its output is positive exactly where its input was.
-        let through_relu = match self.relu {
-            true => Some(super::unary::relu_grad_at_output(out, g)?),
-            false => None,
-        };
-        let g = through_relu.as_ref().unwrap_or(g);
+        let g = &super::unary::grad_through_relu(self.relu, out, g)?;
         let a = (&self.a, self.gelu_of.as_ref());
         let Some(mask) = self.dropout else {
             let extras = (self.bias.as_ref(), self.residual.as_ref());

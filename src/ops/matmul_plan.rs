@@ -88,12 +88,12 @@ impl Epilogue<'_> {
     /// too made no difference on an H100 (docs/BENCHMARKS.md).
     pub(super) fn slots(&self, kernel: Kernel, vec4_stores: bool) -> Kernel {
         let residual = self.residual.is_some();
+        let bias = self.bias.is_some() || self.row_bias.is_some();
         let bias_kernel = match (self.bias, self.row_bias) {
             (Some(_), _) => "matmul_bias",
             (None, Some(_)) => "matmul_row_bias",
             (None, None) => "matmul_no_bias",
         };
-        let bias = bias_kernel != "matmul_no_bias";
         let pick = |yes: bool, names: [&'static str; 2]| names[yes as usize];
         // The residual's place: the residual, GELU's input for its derivative, ReLU (nothing
         // bound), or nothing.
@@ -111,14 +111,9 @@ impl Epilogue<'_> {
                 pick(vec4_stores, ["matmul_store_f32", "matmul_store_vec4"]),
             );
         let res = 3 + bias as usize;
-        let tails = [residual, self.gelu_grad.is_some(), self.relu];
         debug_assert!(
-            tails.iter().filter(|&&t| t).count() <= 1,
-            "one tail at most"
-        );
-        debug_assert!(
-            residual || self.dropout.is_none(),
-            "dropout with a residual only"
+            self.combines(),
+            "`check` refuses what the kernels do not combine"
         );
         let kernel = match residual {
             true => kernel.constant("DROPOUT", self.dropout.is_some()),
@@ -127,15 +122,21 @@ impl Epilogue<'_> {
         kernel.slot("RES", res).slot("OUT", res + tail as usize)
     }
 
+    /// Whether the kernels combine these additions: one bias at most, by column or by row; one
+    /// tail at most (the residual, GELU's derivative or ReLU); dropout only before a residual.
+    fn combines(&self) -> bool {
+        let tails = [self.residual.is_some(), self.gelu_grad.is_some(), self.relu];
+        let one_tail = tails.iter().filter(|&&t| t).count() <= 1;
+        let one_bias = self.bias.is_none() || self.row_bias.is_none();
+        one_tail && one_bias && (self.dropout.is_none() || self.residual.is_some())
+    }
+
     /// Checks the bias against N columns and the residual against C's shape, and that the
     /// additions are ones the kernels combine: one tail at most (the residual, GELU's
     /// derivative or ReLU), and dropout only before a residual.
     pub(super) fn check(&self, a: &Tensor, c_shape: &[usize]) -> Result<()> {
         let name = "matmul";
-        let tails = [self.residual.is_some(), self.gelu_grad.is_some(), self.relu];
-        let one_tail = tails.iter().filter(|&&t| t).count() <= 1;
-        let one_bias = self.bias.is_none() || self.row_bias.is_none();
-        if !one_tail || !one_bias || (self.dropout.is_some() && self.residual.is_none()) {
+        if !self.combines() {
             return Err(Error::Invalid {
                 op: name,
                 why: "a product's store takes one bias, by column or by row, and one of a \

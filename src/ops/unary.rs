@@ -228,10 +228,14 @@ impl Backward for UnaryOp {
     }
 }
 
-/// The gradient through ReLU from its output (positive exactly where its input was), for an
-/// op that applied it as it stored its result (src/ops/matmul.rs, `Tensor::linear_relu`).
-pub(super) fn relu_grad_at_output(y: &Tensor, g: &Tensor) -> Result<Tensor> {
-    unary_backward(Unary::Relu, y, y, g)
+/// The gradient `g` of an op's output `y` taken back through the ReLU the op `applied` as it
+/// stored its result (`Tensor::linear_relu`, `Tensor::conv2d_relu`): from the output, which is
+/// positive exactly where the ReLU's input was. Without the ReLU, `g` itself.
+pub(super) fn grad_through_relu(applied: bool, y: &Tensor, g: &Tensor) -> Result<Tensor> {
+    match applied {
+        true => unary_backward(Unary::Relu, y, y, g),
+        false => Ok(g.clone()),
+    }
 }
 
 /// dx for a unary op from its input, output and the output's gradient.
