@@ -1,5 +1,5 @@
 // C times GELU's derivative at an input of C's shape, bound where a residual would be: the
-// gradient of a linear layer's input passed on through the GELU that made it (src/ops/matmul.rs,
+// gradient of a linear layer's input passed on through the GELU that made it (src/ops/linear.rs,
 // `Tensor::gelu_linear_residual`), with no pass of its own.
 
 //#include math

@@ -1,4 +1,4 @@
-// C through ReLU as it is stored (a linear layer followed by ReLU, src/ops/matmul.rs
+// C through ReLU as it is stored (a linear layer followed by ReLU, src/ops/linear.rs
 // `Tensor::linear_relu`), with no pass of its own; nothing is bound for it.
 fn finish4(at: u32, col: u32, v: vec4<f32>) -> vec4<f32> {
     return max(v, vec4<f32>(0.0));

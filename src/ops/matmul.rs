@@ -1,6 +1,6 @@
 //! Batched matrix multiplication with operands optionally transposed in place: the products
 //! of tensors and their backward, and products into a buffer at given layouts. How each runs
-//! is matmul_plan.rs's.
+//! is matmul_plan.rs's; linear layers over them are linear.rs's.
 
 use super::dropout::DropoutMask;
 use super::matmul_bias_grad::weight_and_bias_grads;
@@ -90,7 +90,7 @@ fn product(a: &Tensor, b: &Tensor, t: (bool, bool), epilogue: Epilogue) -> Resul
 
 /// `product`, recorded for backward with a = gelu(`gelu_of`) where given: backward then passes
 /// a's gradient through the GELU as it stores it, straight to gelu_of.
-fn product_of(
+pub(super) fn product_of(
     a: &Tensor,
     b: &Tensor,
     (ta, tb): (bool, bool),
@@ -342,107 +342,9 @@ fn matmul_backward(
 }
 
 impl Tensor {
-    /// A linear layer: self · weightᵀ + bias over the last dimension of self ([.., K] with
-    /// weight [N, K] and bias [N]), the bias added as the product is stored.
-    pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
-        linear_of(self, (weight, bias), (None, None), (None, false))
-    }
-
-    /// `self.linear(weight, bias).relu()`, the ReLU applied as the product is stored (and by
-    /// the pass that sums a product's chunks of K), with no pass of its own.
-    pub fn linear_relu(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
-        linear_of(self, (weight, bias), (None, None), (None, true))
-    }
-
-    /// `self.gelu().linear(weight, bias)`: backward passes the gradient through the GELU as
-    /// the product that makes it stores it (shaders/matmul_gelu_grad.wgsl), with no pass of
-    /// its own.
-    pub fn gelu_linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
-        let h = crate::autograd::no_grad(|| self.gelu())?;
-        linear_of(&h, (weight, bias), (None, None), (Some(self), false))
-    }
-
-    /// `residual + self.linear(weight, bias)`, the residual added as the product is stored
-    /// (residual has the output's shape).
-    pub fn linear_residual(
-        &self,
-        weight: &Tensor,
-        bias: Option<&Tensor>,
-        residual: &Tensor,
-    ) -> Result<Tensor> {
-        linear_of(self, (weight, bias), (Some(residual), None), (None, false))
-    }
-
-    /// `residual + self.linear(weight, bias).dropout(p, seed)` in one kernel (a transformer's
-    /// residual branch while training): the same elements dropped as by `dropout`, as the
-    /// product is stored.
-    pub fn linear_residual_dropout(
-        &self,
-        (weight, bias): (&Tensor, Option<&Tensor>),
-        residual: &Tensor,
-        p: f32,
-        seed: u32,
-    ) -> Result<Tensor> {
-        let mask = DropoutMask::new(p, seed)?;
-        linear_of(
-            self,
-            (weight, bias),
-            (Some(residual), Some(mask)),
-            (None, false),
-        )
-    }
-
-    /// `residual + self.gelu().linear(weight, bias).dropout(p, seed)`, the GELU's backward as
-    /// in `gelu_linear` and the dropout as in `linear_residual_dropout`.
-    pub fn gelu_linear_residual_dropout(
-        &self,
-        (weight, bias): (&Tensor, Option<&Tensor>),
-        residual: &Tensor,
-        p: f32,
-        seed: u32,
-    ) -> Result<Tensor> {
-        let mask = DropoutMask::new(p, seed)?;
-        let h = crate::autograd::no_grad(|| self.gelu())?;
-        linear_of(
-            &h,
-            (weight, bias),
-            (Some(residual), Some(mask)),
-            (Some(self), false),
-        )
-    }
-
-    /// `residual + self.gelu().linear(weight, bias)`, a transformer's MLP after its first
-    /// layer, the GELU's backward as in `gelu_linear`.
-    pub fn gelu_linear_residual(
-        &self,
-        weight: &Tensor,
-        bias: Option<&Tensor>,
-        residual: &Tensor,
-    ) -> Result<Tensor> {
-        let h = crate::autograd::no_grad(|| self.gelu())?;
-        linear_of(
-            &h,
-            (weight, bias),
-            (Some(residual), None),
-            (Some(self), false),
-        )
-    }
-
-    fn check_linear(&self, weight: &Tensor) -> Result<()> {
-        if self.rank() < 2 || weight.rank() != 2 {
-            return Err(Error::Shape {
-                op: "linear",
-                a: self.shape().to_vec(),
-                b: weight.shape().to_vec(),
-                why: "the input needs 2 or more dimensions and the weight 2".into(),
-            });
-        }
-        Ok(())
-    }
-
     /// `f` of self with its leading dimensions folded into rows ([.., K] as [rows, K]), its
     /// [rows, N] result unfolded to [.., N]: one large product instead of a batch.
-    fn fold_rows(&self, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<Tensor> {
+    pub(super) fn fold_rows(&self, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<Tensor> {
         let k = self.shape()[self.rank() - 1];
         let rows = self.numel() / k.max(1);
         let flat = f(&self.reshape(&[rows, k])?)?;
@@ -465,45 +367,4 @@ impl Tensor {
         }
         matmul_raw(self, other, ta, tb)
     }
-}
-
-/// `input.linear(weight, bias)` (+ residual, added as the product is stored, after the
-/// product's dropout if given), recorded with input = gelu(`gelu_of`) where given, through
-/// ReLU as it is stored with `relu`.
-fn linear_of(
-    input: &Tensor,
-    (weight, bias): (&Tensor, Option<&Tensor>),
-    (residual, dropout): (Option<&Tensor>, Option<DropoutMask>),
-    (gelu_of, relu): (Option<&Tensor>, bool),
-) -> Result<Tensor> {
-    input.check_linear(weight)?;
-    let n = weight.shape()[0];
-    let mut out_shape = input.shape().to_vec();
-    *out_shape.last_mut().expect("rank >= 2") = n;
-    let flat_residual = match residual {
-        Some(r) if r.shape() != out_shape => {
-            return Err(Error::Shape {
-                op: "linear",
-                a: out_shape,
-                b: r.shape().to_vec(),
-                why: "a residual must have the output's shape".into(),
-            })
-        }
-        Some(r) => Some(r.reshape(&[r.numel() / n.max(1), n])?),
-        None => None,
-    };
-    let epilogue = Epilogue {
-        bias,
-        residual: flat_residual.as_ref(),
-        dropout,
-        relu,
-        ..Epilogue::default()
-    };
-    let k = input.shape()[input.rank() - 1];
-    let flat_gelu_of = match gelu_of {
-        Some(x) => Some(x.reshape(&[x.numel() / k.max(1), k])?),
-        None => None,
-    };
-    let gelu_of = flat_gelu_of.as_ref();
-    input.fold_rows(|flat| product_of(flat, weight, (false, true), epilogue, gelu_of))
 }

@@ -9,6 +9,7 @@ mod copy;
 mod dropout;
 mod embedding;
 mod layernorm;
+mod linear;
 mod lora;
 mod matmul;
 mod matmul_bias_grad;
