@@ -209,15 +209,14 @@ fn plan(
     operands: [&Tensor; 2],
     epilogue: &Epilogue,
 ) -> Result<Plan> {
-    let (m, n, k, nb) = (d.m, d.n, d.k, d.batches as u32);
-    let whole = Split::whole(k);
+    let (m, n, nb) = (d.m, d.n, d.batches as u32);
+    let whole = Split::whole(d.k);
     // The split's sum pass adds a bias and a residual and applies ReLU, but knows no GELU, no
     // dropout and no bias by row.
     let splittable = views.splittable(d)
         && epilogue.gelu_grad.is_none()
         && epilogue.dropout.is_none()
         && epilogue.row_bias.is_none();
-    let causal = epilogue.causal;
     if gpu.is_cpu_emulated() {
         let (rows, cols) = (matmul_regs::rows_per_lane(m), matmul_regs::cols_per_lane(n));
         let groups = [m.div_ceil(8 * rows) as u32, n.div_ceil(cols) as u32, nb];
@@ -228,7 +227,6 @@ fn plan(
             whole_vec4s: false,
         });
     }
-    let tiles = |side: usize| [n.div_ceil(side) as u32, m.div_ceil(side) as u32, nb];
     let big_split = match splittable {
         true => Split::of_big(d, BIG_TILES_FROM),
         false => whole,
@@ -236,41 +234,59 @@ fn plan(
     if (m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM || big_split.parts > 1)
         && vec4_buffers(&operands, "matmul")?
     {
-        // An operand whose stored rows are a multiple of 4 long is fetched as vec4s, even when
-        // the other is not (the output layer's gradients over a vocabulary of 50,257).
-        let (a_rows_of_4, b_rows_of_4) = (views.a.in_fours(), views.b.in_fours());
-        let source = generated_source("matmul", String::new(), || {
-            repeat_blocks(include_str!("../../shaders/matmul.wgsl"))
-        });
-        let kernel = Kernel::new("matmul", source, "main")
-            .constant("VEC4_A", a_rows_of_4)
-            .constant("VEC4_B", b_rows_of_4)
-            .constant("SPLIT", big_split.parts > 1)
-            .constant("CAUSAL", causal as u32)
-            .constant("BLOCKS", TRANSPOSE_IN_REGISTERS)
-            .constant("PREFETCH", prefetch_next_slice(transposes))
-            .constant("WIDE", n > 64)
-            .constant("ROW_SUMS", views.row_sums.is_some());
-        let [x, y, z] = tiles(128);
-        let groups = [x, y, z * big_split.parts as u32];
-        return Ok(Plan {
-            kernel,
-            groups,
-            split: big_split,
-            whole_vec4s: n % 4 == 0 && views.c.in_fours(),
-        });
+        return Ok(large_tiles((d, views), transposes, big_split, epilogue.causal));
     }
-    let source = include_str!("../../shaders/matmul_small.wgsl");
     let split = if splittable { Split::of(d) } else { whole };
-    let [x, y, z] = tiles(64);
-    let groups = [x, y, z * split.parts as u32];
+    let [x, y, z] = tiles(d, 64);
+    let source = include_str!("../../shaders/matmul_small.wgsl");
     Ok(Plan {
         kernel: Kernel::new("matmul_small", source, "main")
             .constant("ROW_SUMS", views.row_sums.is_some()),
-        groups,
+        groups: [x, y, z * split.parts as u32],
         split,
         whole_vec4s: n % 4 == 0 && views.c.in_fours(),
     })
+}
+
+/// Workgroups of `side` × `side` tiles over C: [columns, rows, batches].
+fn tiles(d: Dims, side: usize) -> [u32; 3] {
+    [
+        d.n.div_ceil(side) as u32,
+        d.m.div_ceil(side) as u32,
+        d.batches as u32,
+    ]
+}
+
+/// The plan on the 128 × 128 kernel (shaders/matmul.wgsl), K split as `split` says, its
+/// operands fetched as vec4s where their stored rows allow, skipping what `causal` says.
+fn large_tiles(
+    (d, views): (Dims, Views),
+    transposes: (bool, bool),
+    split: Split,
+    causal: Causal,
+) -> Plan {
+    // An operand whose stored rows are a multiple of 4 long is fetched as vec4s, even when
+    // the other is not (the output layer's gradients over a vocabulary of 50,257).
+    let (a_rows_of_4, b_rows_of_4) = (views.a.in_fours(), views.b.in_fours());
+    let source = generated_source("matmul", String::new(), || {
+        repeat_blocks(include_str!("../../shaders/matmul.wgsl"))
+    });
+    let kernel = Kernel::new("matmul", source, "main")
+        .constant("VEC4_A", a_rows_of_4)
+        .constant("VEC4_B", b_rows_of_4)
+        .constant("SPLIT", split.parts > 1)
+        .constant("CAUSAL", causal as u32)
+        .constant("BLOCKS", TRANSPOSE_IN_REGISTERS)
+        .constant("PREFETCH", prefetch_next_slice(transposes))
+        .constant("WIDE", d.n > 64)
+        .constant("ROW_SUMS", views.row_sums.is_some());
+    let [x, y, z] = tiles(d, 128);
+    Plan {
+        kernel,
+        groups: [x, y, z * split.parts as u32],
+        split,
+        whole_vec4s: d.n % 4 == 0 && views.c.in_fours(),
+    }
 }
 
 /// How a product runs: its kernel and workgroups, how K is split, and whether the kernel's
