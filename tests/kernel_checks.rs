@@ -144,7 +144,7 @@ fn template_text_left_in_a_kernel_is_an_error_naming_it() {
         ];
         let before = gpu.counters().dispatches;
         for source in cases {
-            let kernel = Kernel::new("bad_kernel", source, "main").slot("M", 4);
+            let kernel = Kernel::new("bad_kernel", source, "main").slot("M", 4usize);
             let err = gpu
                 .dispatch(&kernel, &NoParams {}, &[], [1, 1, 1])
                 .unwrap_err();

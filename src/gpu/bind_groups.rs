@@ -9,7 +9,7 @@
 
 use super::pipelines::Pipeline;
 use super::Binding;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The most storage buffers one kernel binds (WebGPU's default maxStorageBuffersPerShaderStage).
 pub(crate) const MAX_BINDINGS: usize = 8;
@@ -34,7 +34,7 @@ struct Key {
 
 #[derive(Default)]
 pub(crate) struct BindGroupCache {
-    groups: HashMap<Key, wgpu::BindGroup>,
+    groups: FxHashMap<Key, wgpu::BindGroup>,
     /// Bind groups created so far (cache misses).
     pub created: u64,
 }

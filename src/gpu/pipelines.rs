@@ -5,8 +5,10 @@
 use super::reflect::Declared;
 use super::{params, Binding, KernelParams};
 use crate::error::{Error, Result};
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::any::TypeId;
-use std::collections::HashMap;
+use std::fmt;
 use std::rc::Rc;
 
 /// Shared pieces of shaders, pasted where a shader says `//#include NAME`. `rowwise` is
@@ -83,8 +85,47 @@ pub struct Kernel {
     pub family: &'static str,
     pub source: &'static str,
     pub entry: &'static str,
-    pub slots: Vec<(&'static str, String)>,
-    pub constants: Vec<(&'static str, f64)>,
+    pub slots: Slots,
+    pub constants: SmallVec<[(&'static str, f64); 12]>,
+}
+
+/// A kernel's slot values by name, inline (the matmul has 5, no kernel more than 8).
+type Slots = SmallVec<[(&'static str, SlotValue); 8]>;
+
+/// A template slot's value (`Kernel::slot`): text of the program's (an expression, a type, an
+/// include's name) or a number. Copied, not allocated: a kernel and its cache key are built
+/// for every dispatch.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub enum SlotValue {
+    Text(&'static str),
+    Number(u64),
+}
+
+impl From<&'static str> for SlotValue {
+    fn from(text: &'static str) -> SlotValue {
+        SlotValue::Text(text)
+    }
+}
+
+impl From<usize> for SlotValue {
+    fn from(n: usize) -> SlotValue {
+        SlotValue::Number(n as u64)
+    }
+}
+
+impl From<u32> for SlotValue {
+    fn from(n: u32) -> SlotValue {
+        SlotValue::Number(n.into())
+    }
+}
+
+impl fmt::Display for SlotValue {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            SlotValue::Text(text) => f.write_str(text),
+            SlotValue::Number(n) => write!(f, "{n}"),
+        }
+    }
 }
 
 impl Kernel {
@@ -94,8 +135,8 @@ impl Kernel {
             family,
             source,
             entry,
-            slots: Vec::new(),
-            constants: Vec::new(),
+            slots: SmallVec::new(),
+            constants: SmallVec::new(),
         }
     }
 
@@ -119,8 +160,8 @@ impl Kernel {
     }
 
     /// The same kernel with `{{name}}` replaced by `value`.
-    pub fn slot(mut self, name: &'static str, value: impl ToString) -> Kernel {
-        self.slots.push((name, value.to_string()));
+    pub fn slot(mut self, name: &'static str, value: impl Into<SlotValue>) -> Kernel {
+        self.slots.push((name, value.into()));
         self
     }
 
@@ -173,7 +214,7 @@ impl Kernel {
         let serial = self
             .slots
             .iter()
-            .any(|(k, v)| *k == "ROWWISE" && v == "serial");
+            .any(|(k, v)| *k == "ROWWISE" && *v == SlotValue::Text("serial"));
         let rowwise = if serial { ROWWISE_SERIAL } else { ROWWISE };
         let mut text = params::prelude() + &self.source.replace("//#include rowwise", rowwise);
         // Twice: a slot may name an include (`//#include {{BIAS}}`), and includes hold slots.
@@ -182,7 +223,7 @@ impl Kernel {
                 text = text.replace(&format!("//#include {name}"), body);
             }
             for (name, value) in &self.slots {
-                text = text.replace(&format!("{{{{{name}}}}}"), value);
+                text = text.replace(&format!("{{{{{name}}}}}"), &value.to_string());
             }
         }
         text
@@ -193,14 +234,14 @@ impl Kernel {
 struct ModuleKey {
     source: (usize, usize),
     entry: &'static str,
-    slots: Vec<(&'static str, String)>,
+    slots: Slots,
 }
 
 #[derive(Hash, PartialEq, Eq, Clone)]
 struct PipelineKey {
     module: ModuleKey,
     /// Override constants by name, values as f64 bits.
-    constants: Vec<(&'static str, u64)>,
+    constants: SmallVec<[(&'static str, u64); 12]>,
     params: TypeId,
     /// Which storage bindings are read-write, bit i for binding i + 1.
     writable: u32,
@@ -217,8 +258,8 @@ pub(crate) struct Pipeline {
 
 #[derive(Default)]
 pub(crate) struct PipelineCache {
-    pipelines: HashMap<PipelineKey, Rc<Pipeline>>,
-    modules: HashMap<ModuleKey, (wgpu::ShaderModule, Declared)>,
+    pipelines: FxHashMap<PipelineKey, Rc<Pipeline>>,
+    modules: FxHashMap<ModuleKey, (wgpu::ShaderModule, Declared)>,
 }
 
 impl PipelineCache {

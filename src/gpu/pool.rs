@@ -2,7 +2,7 @@
 //! the same class reuses it, so after warm-up a training step creates no GPU buffer at all.
 
 use super::Gpu;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
 /// What a pooled buffer is for; buffers of different kinds never mix.
@@ -97,7 +97,7 @@ struct FreeBuffer {
 /// The pool of free buffers, by (kind, size class).
 #[derive(Default)]
 pub(crate) struct BufferPool {
-    free: HashMap<(BufferKind, u64), Vec<FreeBuffer>>,
+    free: FxHashMap<(BufferKind, u64), Vec<FreeBuffer>>,
     pub created: u64,
     pub bytes_live: u64,
     pub bytes_allocated: u64,
