@@ -24,8 +24,7 @@ impl Tensor {
     /// the product that makes it stores it (shaders/matmul_gelu_grad.wgsl), with no pass of
     /// its own.
     pub fn gelu_linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
-        let h = crate::autograd::no_grad(|| self.gelu())?;
-        linear_of(&h, (weight, bias), (None, None), (Some(self), false))
+        gelu_linear_of(self, (weight, bias), (None, None))
     }
 
     /// `residual + self.linear(weight, bias)`, the residual added as the product is stored
@@ -62,19 +61,13 @@ impl Tensor {
     /// in `gelu_linear` and the dropout as in `linear_residual_dropout`.
     pub fn gelu_linear_residual_dropout(
         &self,
-        (weight, bias): (&Tensor, Option<&Tensor>),
+        layer: (&Tensor, Option<&Tensor>),
         residual: &Tensor,
         p: f32,
         seed: u32,
     ) -> Result<Tensor> {
         let mask = DropoutMask::new(p, seed)?;
-        let h = crate::autograd::no_grad(|| self.gelu())?;
-        linear_of(
-            &h,
-            (weight, bias),
-            (Some(residual), Some(mask)),
-            (Some(self), false),
-        )
+        gelu_linear_of(self, layer, (Some(residual), Some(mask)))
     }
 
     /// `residual + self.gelu().linear(weight, bias)`, a transformer's MLP after its first
@@ -85,13 +78,7 @@ impl Tensor {
         bias: Option<&Tensor>,
         residual: &Tensor,
     ) -> Result<Tensor> {
-        let h = crate::autograd::no_grad(|| self.gelu())?;
-        linear_of(
-            &h,
-            (weight, bias),
-            (Some(residual), None),
-            (Some(self), false),
-        )
+        gelu_linear_of(self, (weight, bias), (Some(residual), None))
     }
 
     fn check_linear(&self, weight: &Tensor) -> Result<()> {
@@ -105,6 +92,18 @@ impl Tensor {
         }
         Ok(())
     }
+}
+
+/// `pre.gelu().linear(weight, bias)` with what the store adds (as `linear_of`): the GELU made
+/// outside the graph, and the product recorded to pass its gradient to `pre` through GELU's
+/// derivative as it stores it.
+fn gelu_linear_of(
+    pre: &Tensor,
+    layer: (&Tensor, Option<&Tensor>),
+    store: (Option<&Tensor>, Option<DropoutMask>),
+) -> Result<Tensor> {
+    let h = crate::autograd::no_grad(|| pre.gelu())?;
+    linear_of(&h, layer, store, (Some(pre), false))
 }
 
 /// `input.linear(weight, bias)` (+ residual, added as the product is stored, after the
