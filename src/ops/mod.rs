@@ -37,8 +37,8 @@ pub use unary::Unary;
 use crate::error::Result;
 use crate::gpu::{Binding, Gpu, Kernel, KernelParams, PooledBuffer, ROW_WORKGROUP};
 use crate::tensor::{gpu_output, Device, Storage, Tensor};
-use std::cell::RefCell;
 use rustc_hash::FxHashMap;
+use std::cell::RefCell;
 use std::rc::Rc;
 
 thread_local! {
