@@ -15,12 +15,21 @@ fn sum_axis(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let valid = col < p.outer * p.inner;
     let o = col / p.inner;
     let i = col % p.inner;
-    var acc = 0.0;
+    // Four values an iteration, in four sums, so that four loads are in flight: one at a time,
+    // each waited for, took three times as long on an H100 (nanochar's loss, 66 against 22 us).
+    var acc = vec4<f32>(0.0);
     if (valid) {
-        for (var j = lane(lid); j < p.n; j += LANES) {
-            acc += xs[(o * p.n + j) * p.inner + i];
+        let at = o * p.n * p.inner + i;
+        var j = lane(lid);
+        for (; j + 3u * LANES < p.n; j += 4u * LANES) {
+            acc += vec4<f32>(xs[at + j * p.inner], xs[at + (j + LANES) * p.inner],
+                             xs[at + (j + 2u * LANES) * p.inner],
+                             xs[at + (j + 3u * LANES) * p.inner]);
+        }
+        for (; j < p.n; j += LANES) {
+            acc.x += xs[at + j * p.inner];
         }
     }
-    let total = row_sum(acc, lid);
+    let total = row_sum((acc.x + acc.y) + (acc.z + acc.w), lid);
     if (lane(lid) == 0u && valid) { out[col] = total; }
 }

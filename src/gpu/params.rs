@@ -9,6 +9,8 @@ pub const ELEMENTWISE_WORKGROUP: u32 = 256;
 /// The threads of a workgroup in the row kernels (one row per workgroup, shaders/rowwise.wgsl):
 /// a row of a few hundred values is summed in two rounds of 64 lanes.
 pub const ROW_WORKGROUP: u32 = 64;
+// shaders/rowwise.wgsl's trees halve from 32 lanes, written out: no more than 64 lanes.
+const _: () = assert!(ROW_WORKGROUP <= 64 && ROW_WORKGROUP.is_power_of_two());
 
 /// The most parameter bytes one kernel may take (its window of the batch's uniform arena).
 pub(crate) const PARAM_BYTES: u64 = 256;
