@@ -37,14 +37,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     part[lid] = (sums.x + sums.y) + (sums.z + sums.w);
     workgroupBarrier();
     // The lanes' sums halved four times (LANES = 16), written out: no loop to bound.
-    if (lane < 8u) { part[lid] += part[lid + 8u * COLS]; }
+    //#repeat 4
+    if (lane < (8u >> #u)) { part[lid] += part[lid + (8u >> #u) * COLS]; }
     workgroupBarrier();
-    if (lane < 4u) { part[lid] += part[lid + 4u * COLS]; }
-    workgroupBarrier();
-    if (lane < 2u) { part[lid] += part[lid + 2u * COLS]; }
-    workgroupBarrier();
-    if (lane < 1u) { part[lid] += part[lid + COLS]; }
-    workgroupBarrier();
+    //#end
     if (lane == 0u && col < p.cols) {
         if (wid.y == 0u) { dw[col] = part[lid]; } else { db[col] = part[lid]; }
     }

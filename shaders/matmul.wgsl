@@ -285,7 +285,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             an = fetch_a_all(a_base, row0, k0 + DEPTH, tid);
             bn = fetch_b_all(b_base, col0, k0 + DEPTH, tid);
         }
-        // The slice's 16 depths written out (src/ops/matmul.rs repeats the block), so that
+        // The slice's 16 depths written out (src/gpu/pipelines.rs repeats the block), so that
         // the tiles' depth index is a constant and needs no bounds check.
         //#repeat 16
         {

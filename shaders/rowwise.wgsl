@@ -26,35 +26,18 @@ fn row_barrier() {
 
 // A tree within each row's LANES threads (at most 64: src/gpu/params.rs), which are neighbours
 // in the workgroup. (Each thread reading its row's 64 values itself, between two barriers, was
-// slower on an H100.) The halvings are written out, not looped: compilers bound every loop's
-// iterations with a counter of their own, which cost the row kernels about 10 % on an H100.
+// slower on an H100.) The six halvings are written out (//#repeat), not looped: compilers
+// bound every loop's iterations with a counter of their own, which cost the row kernels about
+// 10 % on an H100.
 fn row_sum(v: f32, lid: u32) -> f32 {
     scratch[lid] = v;
     workgroupBarrier();
-    if (LANES > 32u) {
-        if (lane(lid) < 32u) { scratch[lid] += scratch[lid + 32u]; }
+    //#repeat 6
+    if (LANES > (32u >> #u)) {
+        if (lane(lid) < (32u >> #u)) { scratch[lid] += scratch[lid + (32u >> #u)]; }
         workgroupBarrier();
     }
-    if (LANES > 16u) {
-        if (lane(lid) < 16u) { scratch[lid] += scratch[lid + 16u]; }
-        workgroupBarrier();
-    }
-    if (LANES > 8u) {
-        if (lane(lid) < 8u) { scratch[lid] += scratch[lid + 8u]; }
-        workgroupBarrier();
-    }
-    if (LANES > 4u) {
-        if (lane(lid) < 4u) { scratch[lid] += scratch[lid + 4u]; }
-        workgroupBarrier();
-    }
-    if (LANES > 2u) {
-        if (lane(lid) < 2u) { scratch[lid] += scratch[lid + 2u]; }
-        workgroupBarrier();
-    }
-    if (LANES > 1u) {
-        if (lane(lid) < 1u) { scratch[lid] += scratch[lid + 1u]; }
-        workgroupBarrier();
-    }
+    //#end
     let total = scratch[lid - lane(lid)];
     workgroupBarrier();
     return total;
@@ -63,30 +46,12 @@ fn row_sum(v: f32, lid: u32) -> f32 {
 fn row_max(v: f32, lid: u32) -> f32 {
     scratch[lid] = v;
     workgroupBarrier();
-    if (LANES > 32u) {
-        if (lane(lid) < 32u) { scratch[lid] = max(scratch[lid], scratch[lid + 32u]); }
+    //#repeat 6
+    if (LANES > (32u >> #u)) {
+        if (lane(lid) < (32u >> #u)) { scratch[lid] = max(scratch[lid], scratch[lid + (32u >> #u)]); }
         workgroupBarrier();
     }
-    if (LANES > 16u) {
-        if (lane(lid) < 16u) { scratch[lid] = max(scratch[lid], scratch[lid + 16u]); }
-        workgroupBarrier();
-    }
-    if (LANES > 8u) {
-        if (lane(lid) < 8u) { scratch[lid] = max(scratch[lid], scratch[lid + 8u]); }
-        workgroupBarrier();
-    }
-    if (LANES > 4u) {
-        if (lane(lid) < 4u) { scratch[lid] = max(scratch[lid], scratch[lid + 4u]); }
-        workgroupBarrier();
-    }
-    if (LANES > 2u) {
-        if (lane(lid) < 2u) { scratch[lid] = max(scratch[lid], scratch[lid + 2u]); }
-        workgroupBarrier();
-    }
-    if (LANES > 1u) {
-        if (lane(lid) < 1u) { scratch[lid] = max(scratch[lid], scratch[lid + 1u]); }
-        workgroupBarrier();
-    }
+    //#end
     let total = scratch[lid - lane(lid)];
     workgroupBarrier();
     return total;
@@ -96,30 +61,12 @@ fn row_max(v: f32, lid: u32) -> f32 {
 fn row_sum2(v: vec2<f32>, lid: u32) -> vec2<f32> {
     scratch2[lid] = v;
     workgroupBarrier();
-    if (LANES > 32u) {
-        if (lane(lid) < 32u) { scratch2[lid] += scratch2[lid + 32u]; }
+    //#repeat 6
+    if (LANES > (32u >> #u)) {
+        if (lane(lid) < (32u >> #u)) { scratch2[lid] += scratch2[lid + (32u >> #u)]; }
         workgroupBarrier();
     }
-    if (LANES > 16u) {
-        if (lane(lid) < 16u) { scratch2[lid] += scratch2[lid + 16u]; }
-        workgroupBarrier();
-    }
-    if (LANES > 8u) {
-        if (lane(lid) < 8u) { scratch2[lid] += scratch2[lid + 8u]; }
-        workgroupBarrier();
-    }
-    if (LANES > 4u) {
-        if (lane(lid) < 4u) { scratch2[lid] += scratch2[lid + 4u]; }
-        workgroupBarrier();
-    }
-    if (LANES > 2u) {
-        if (lane(lid) < 2u) { scratch2[lid] += scratch2[lid + 2u]; }
-        workgroupBarrier();
-    }
-    if (LANES > 1u) {
-        if (lane(lid) < 1u) { scratch2[lid] += scratch2[lid + 1u]; }
-        workgroupBarrier();
-    }
+    //#end
     let total = scratch2[lid - lane(lid)];
     workgroupBarrier();
     return total;
@@ -136,30 +83,12 @@ fn max_sum(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
 fn row_max_sum(v: vec2<f32>, lid: u32) -> vec2<f32> {
     scratch2[lid] = v;
     workgroupBarrier();
-    if (LANES > 32u) {
-        if (lane(lid) < 32u) { scratch2[lid] = max_sum(scratch2[lid], scratch2[lid + 32u]); }
+    //#repeat 6
+    if (LANES > (32u >> #u)) {
+        if (lane(lid) < (32u >> #u)) { scratch2[lid] = max_sum(scratch2[lid], scratch2[lid + (32u >> #u)]); }
         workgroupBarrier();
     }
-    if (LANES > 16u) {
-        if (lane(lid) < 16u) { scratch2[lid] = max_sum(scratch2[lid], scratch2[lid + 16u]); }
-        workgroupBarrier();
-    }
-    if (LANES > 8u) {
-        if (lane(lid) < 8u) { scratch2[lid] = max_sum(scratch2[lid], scratch2[lid + 8u]); }
-        workgroupBarrier();
-    }
-    if (LANES > 4u) {
-        if (lane(lid) < 4u) { scratch2[lid] = max_sum(scratch2[lid], scratch2[lid + 4u]); }
-        workgroupBarrier();
-    }
-    if (LANES > 2u) {
-        if (lane(lid) < 2u) { scratch2[lid] = max_sum(scratch2[lid], scratch2[lid + 2u]); }
-        workgroupBarrier();
-    }
-    if (LANES > 1u) {
-        if (lane(lid) < 1u) { scratch2[lid] = max_sum(scratch2[lid], scratch2[lid + 1u]); }
-        workgroupBarrier();
-    }
+    //#end
     let total = scratch2[lid - lane(lid)];
     workgroupBarrier();
     return total;

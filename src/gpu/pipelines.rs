@@ -226,8 +226,36 @@ impl Kernel {
                 text = text.replace(&format!("{{{{{name}}}}}"), &value.to_string());
             }
         }
-        text
+        repeat_blocks(&text)
     }
+}
+
+/// `source` with each block between a line `//#repeat N` and a line `//#end` written N times,
+/// `#` in the block replaced by 0, 1, .. N - 1: a loop unrolled so that its index is a
+/// constant in each copy (and no loop is left for the compiler to count). A line `//#repeat`
+/// without a count is left as it is, for the check of leftover template text to name.
+fn repeat_blocks(source: &str) -> String {
+    let mut out = String::with_capacity(source.len() * 4);
+    let mut lines = source.lines();
+    while let Some(line) = lines.next() {
+        let count = line.trim().strip_prefix("//#repeat ");
+        let Some(count) = count.and_then(|c| c.trim().parse::<usize>().ok()) else {
+            out += line;
+            out.push('\n');
+            continue;
+        };
+        let block: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| l.trim() != "//#end")
+            .collect();
+        for i in 0..count {
+            for l in &block {
+                out += &l.replace('#', &i.to_string());
+                out.push('\n');
+            }
+        }
+    }
+    out
 }
 
 #[derive(Hash, PartialEq, Eq, Clone)]
@@ -381,7 +409,16 @@ pub fn unchecked_shaders() -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::INCLUDES;
+    use super::{repeat_blocks, INCLUDES};
+
+    #[test]
+    fn repeated_blocks_take_their_index_and_a_block_without_a_count_stays() {
+        let text = "a\n  //#repeat 3\nx[#u] += 1.0;\n  //#end\nb\n//#repeat\ny\n//#end\n";
+        assert_eq!(
+            repeat_blocks(text),
+            "a\nx[0u] += 1.0;\nx[1u] += 1.0;\nx[2u] += 1.0;\nb\n//#repeat\ny\n//#end\n"
+        );
+    }
 
     #[test]
     fn includes_are_named_apart() {

@@ -7,7 +7,6 @@ use super::matmul_layout::{MatmulParams, Views};
 use super::matmul_regs;
 use super::matmul_split::Split;
 use super::unary::gelu_grad;
-use super::{generated_source, repeat_blocks};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
 use crate::tensor::{DType, Tensor};
@@ -273,9 +272,7 @@ fn large_tiles(
     // An operand whose stored rows are a multiple of 4 long is fetched as vec4s, even when
     // the other is not (the output layer's gradients over a vocabulary of 50,257).
     let (a_rows_of_4, b_rows_of_4) = (views.a.in_fours(), views.b.in_fours());
-    let source = generated_source("matmul", String::new(), || {
-        repeat_blocks(include_str!("../../shaders/matmul.wgsl"))
-    });
+    let source = include_str!("../../shaders/matmul.wgsl");
     let kernel = Kernel::new("matmul", source, "main")
         .constant("VEC4_A", a_rows_of_4)
         .constant("VEC4_B", b_rows_of_4)

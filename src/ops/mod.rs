@@ -47,33 +47,6 @@ thread_local! {
     static GENERATED: RefCell<FxHashMap<(&'static str, String), &'static str>> = RefCell::default();
 }
 
-/// `source` with each block between a line `//#repeat N` and a line `//#end` written N times,
-/// `#` in the block replaced by 0, 1, .. N - 1: a loop unrolled so that its index is a
-/// constant in each copy.
-pub(crate) fn repeat_blocks(source: &str) -> String {
-    let mut out = String::with_capacity(source.len() * 4);
-    let mut lines = source.lines();
-    while let Some(line) = lines.next() {
-        let Some(count) = line.trim().strip_prefix("//#repeat ") else {
-            out += line;
-            out.push('\n');
-            continue;
-        };
-        let count: usize = count.parse().expect("a count after //#repeat");
-        let block: Vec<&str> = lines
-            .by_ref()
-            .take_while(|l| l.trim() != "//#end")
-            .collect();
-        for i in 0..count {
-            for l in &block {
-                out += &l.replace('#', &i.to_string());
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
 /// The text `make` generates for `family`'s `variant`, made on first use.
 pub(crate) fn generated_source(
     family: &'static str,
