@@ -47,11 +47,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     var acc2 = vec4<f32>(0.0);
     var acc3 = vec4<f32>(0.0);
     var row_sums = 0.0;
+    let ar = lid.y * 4u;
+    let bc = lid.x * 4u;
 
     for (var k0 = k_start; k0 < k_end; k0 += DEPTH) {
-        // 64×16 elements of each operand, 4 per thread, in the order that keeps reads coalesced.
-        for (var r = 0u; r < 4u; r++) {
-            let e = tid + r * 256u;
+        // 64×16 elements of each operand, 4 per thread, in the order that keeps reads coalesced;
+        // written out, so that the four loads are in flight together (a loop is counted by
+        // the WGSL compilers, and its iterations ran one after another).
+        //#repeat 4
+        {
+            let e = tid + #u * 256u;
             if (TA) {
                 let v = load_a(a_base, row0 + e % TILE, k0 + e / TILE);
                 a_tile[e / TILE][e % TILE] = v;
@@ -65,17 +70,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
                 b_tile[e / TILE][e % TILE] = load_b(b_base, k0 + e / TILE, col0 + e % TILE);
             }
         }
+        //#end
         workgroupBarrier();
-        for (var kk = 0u; kk < DEPTH; kk++) {
-            let ar = lid.y * 4u;
-            let bc = lid.x * 4u;
-            let av = vec4<f32>(a_tile[kk][ar], a_tile[kk][ar + 1u], a_tile[kk][ar + 2u], a_tile[kk][ar + 3u]);
-            let bv = vec4<f32>(b_tile[kk][bc], b_tile[kk][bc + 1u], b_tile[kk][bc + 2u], b_tile[kk][bc + 3u]);
+        // The slice's 16 depths written out: the tiles' depth index a constant.
+        //#repeat 16
+        {
+            let av = vec4<f32>(a_tile[#u][ar], a_tile[#u][ar + 1u], a_tile[#u][ar + 2u], a_tile[#u][ar + 3u]);
+            let bv = vec4<f32>(b_tile[#u][bc], b_tile[#u][bc + 1u], b_tile[#u][bc + 2u], b_tile[#u][bc + 3u]);
             acc0 += av.x * bv;
             acc1 += av.y * bv;
             acc2 += av.z * bv;
             acc3 += av.w * bv;
         }
+        //#end
         workgroupBarrier();
     }
 

@@ -23,10 +23,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let size = p.m * p.n;
     let within = i % size;
     let first = (i / size) * p.parts * size + within;
+    // Four parts an iteration, in two sums, so that loads overlap (one at a time, each waited
+    // for, and each iteration counted by the loop bound the WGSL compilers add).
     var sum = {{ELEM}}(0.0);
-    for (var s = 0u; s < p.parts; s++) {
+    var other = {{ELEM}}(0.0);
+    var s = 0u;
+    for (; s + 3u < p.parts; s += 4u) {
+        sum += partial[first + s * size] + partial[first + (s + 1u) * size];
+        other += partial[first + (s + 2u) * size] + partial[first + (s + 3u) * size];
+    }
+    for (; s < p.parts; s++) {
         sum += partial[first + s * size];
     }
+    sum += other;
     if (HAS_BIAS) { sum += bias[within % p.n]; }
     if (HAS_RESIDUAL) { sum += residual[i]; }
     if (RELU) { sum = max(sum, {{ELEM}}(0.0)); }
