@@ -32,8 +32,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let i0 = wid.x * ROWS;
     let i = i0 + lid;
     let q_at = in_at(b, i, h, p.q_off4);
-    let q$ = q[q_at + $u] * p.scale;
-    var o$ = vec4<f32>(0.0);
+    //#repeat {{D4}}
+    let q# = q[q_at + #u] * p.scale;
+    //#end
+    //#repeat {{D4}}
+    var o# = vec4<f32>(0.0);
+    //#end
     var m = MASKED;
     var l = 0.0;
     let keys = min(i0 + ROWS, p.t);
@@ -47,10 +51,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             var s_y = vec4<f32>(0.0);
             var s_z = vec4<f32>(0.0);
             var s_w = vec4<f32>(0.0);
-            s_x += q$ * k_tile[jj * D4 + $u];
-            s_y += q$ * k_tile[(jj + 1u) * D4 + $u];
-            s_z += q$ * k_tile[(jj + 2u) * D4 + $u];
-            s_w += q$ * k_tile[(jj + 3u) * D4 + $u];
+            //#repeat {{D4}}
+            s_x += q# * k_tile[jj * D4 + #u];
+            //#end
+            //#repeat {{D4}}
+            s_y += q# * k_tile[(jj + 1u) * D4 + #u];
+            //#end
+            //#repeat {{D4}}
+            s_z += q# * k_tile[(jj + 2u) * D4 + #u];
+            //#end
+            //#repeat {{D4}}
+            s_w += q# * k_tile[(jj + 3u) * D4 + #u];
+            //#end
             var s = sums(s_x, s_y, s_z, s_w);
             let key = vec4<u32>(j0 + jj) + vec4<u32>(0u, 1u, 2u, 3u);
             s = select(vec4<f32>(MASKED), s, key <= vec4<u32>(i));
@@ -61,16 +73,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let factor = exp(m - block_max);
         m = block_max;
         l *= factor;
-        o$ *= factor;
+        //#repeat {{D4}}
+        o# *= factor;
+        //#end
         for (var g = 0u; g < KEYS / 4u; g++) {
             let jj = g * 4u;
             let e = exp(scores[g * ROWS + lid] - m);
             l += e.x + e.y + e.z + e.w;
-            o$ += e.x * v_tile[jj * D4 + $u] + e.y * v_tile[(jj + 1u) * D4 + $u] + e.z * v_tile[(jj + 2u) * D4 + $u] + e.w * v_tile[(jj + 3u) * D4 + $u];
+            //#repeat {{D4}}
+            o# += e.x * v_tile[jj * D4 + #u] + e.y * v_tile[(jj + 1u) * D4 + #u] + e.z * v_tile[(jj + 2u) * D4 + #u] + e.w * v_tile[(jj + 3u) * D4 + #u];
+            //#end
         }
     }
     if (i >= p.t) { return; }
     let row_at = out_at(b, i, h);
-    out[row_at + $u] = o$ / l;
+    //#repeat {{D4}}
+    out[row_at + #u] = o# / l;
+    //#end
     lse[wid.y * p.t + i] = m + log(l);
 }

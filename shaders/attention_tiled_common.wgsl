@@ -1,7 +1,6 @@
 // What the tiled attention kernels share: their parameters and tile sizes. D4 is the
-// head's width in vec4s; lines holding `$` in a kernel's own text (not in its includes, which
-// are pasted after) are repeated for each of them by src/ops/attention_tiled.rs, since arrays
-// indexed in loops would live in memory.
+// head's width in vec4s; a kernel's lines for each of them are `//#repeat {{D4}}` blocks
+// (`#` the vec4's index), since arrays indexed in loops would live in memory.
 
 // The inputs q, k and v may be columns of one packed [B, T, 3C] tensor: their rows are
 // `stride4` vec4s apart and start `*_off4` vec4s in. The output and dO are [B, T, C]; the

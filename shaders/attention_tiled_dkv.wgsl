@@ -31,9 +31,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let j = j0 + lid;
     let k_at = in_at(b, j, h, p.k_off4);
     let v_at = in_at(b, j, h, p.v_off4);
-    let k$ = k[k_at + $u] * p.scale;
-    let v$ = v[v_at + $u];
-    var acc$ = vec4<f32>(0.0);
+    //#repeat {{D4}}
+    let k# = k[k_at + #u] * p.scale;
+    //#end
+    //#repeat {{D4}}
+    let v# = v[v_at + #u];
+    //#end
+    //#repeat {{D4}}
+    var acc# = vec4<f32>(0.0);
+    //#end
     for (var i0 = j0; i0 < p.t; i0 += QUERIES) {
         workgroupBarrier();
         for (var s = lid; s < QUERIES * D4; s += ROWS) {
@@ -49,28 +55,50 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
         for (var ii = 0u; ii < QUERIES; ii += 4u) {
             var s = vec4<f32>(0.0);
-            s.x += dot(k$, q_tile[ii * D4 + $u]);
-            s.y += dot(k$, q_tile[(ii + 1u) * D4 + $u]);
-            s.z += dot(k$, q_tile[(ii + 2u) * D4 + $u]);
-            s.w += dot(k$, q_tile[(ii + 3u) * D4 + $u]);
+            //#repeat {{D4}}
+            s.x += dot(k#, q_tile[ii * D4 + #u]);
+            //#end
+            //#repeat {{D4}}
+            s.y += dot(k#, q_tile[(ii + 1u) * D4 + #u]);
+            //#end
+            //#repeat {{D4}}
+            s.z += dot(k#, q_tile[(ii + 2u) * D4 + #u]);
+            //#end
+            //#repeat {{D4}}
+            s.w += dot(k#, q_tile[(ii + 3u) * D4 + #u]);
+            //#end
             let query = vec4<u32>(i0 + ii) + vec4<u32>(0u, 1u, 2u, 3u);
             let seen = (query >= vec4<u32>(j)) & (query < vec4<u32>(p.t));
             let pr = select(vec4<f32>(0.0), exp(s - lse_tile[ii / 4u]), seen);
             if (GRAD_K) {
                 var dp = vec4<f32>(0.0);
-                dp.x += dot(v$, g_tile[ii * D4 + $u]);
-                dp.y += dot(v$, g_tile[(ii + 1u) * D4 + $u]);
-                dp.z += dot(v$, g_tile[(ii + 2u) * D4 + $u]);
-                dp.w += dot(v$, g_tile[(ii + 3u) * D4 + $u]);
+                //#repeat {{D4}}
+                dp.x += dot(v#, g_tile[ii * D4 + #u]);
+                //#end
+                //#repeat {{D4}}
+                dp.y += dot(v#, g_tile[(ii + 1u) * D4 + #u]);
+                //#end
+                //#repeat {{D4}}
+                dp.z += dot(v#, g_tile[(ii + 2u) * D4 + #u]);
+                //#end
+                //#repeat {{D4}}
+                dp.w += dot(v#, g_tile[(ii + 3u) * D4 + #u]);
+                //#end
                 let ds = pr * (dp - delta_tile[ii / 4u]);
-                acc$ += ds.x * q_tile[ii * D4 + $u] + ds.y * q_tile[(ii + 1u) * D4 + $u] + ds.z * q_tile[(ii + 2u) * D4 + $u] + ds.w * q_tile[(ii + 3u) * D4 + $u];
+                //#repeat {{D4}}
+                acc# += ds.x * q_tile[ii * D4 + #u] + ds.y * q_tile[(ii + 1u) * D4 + #u] + ds.z * q_tile[(ii + 2u) * D4 + #u] + ds.w * q_tile[(ii + 3u) * D4 + #u];
+                //#end
             } else {
-                acc$ += pr.x * g_tile[ii * D4 + $u] + pr.y * g_tile[(ii + 1u) * D4 + $u] + pr.z * g_tile[(ii + 2u) * D4 + $u] + pr.w * g_tile[(ii + 3u) * D4 + $u];
+                //#repeat {{D4}}
+                acc# += pr.x * g_tile[ii * D4 + #u] + pr.y * g_tile[(ii + 1u) * D4 + #u] + pr.z * g_tile[(ii + 2u) * D4 + #u] + pr.w * g_tile[(ii + 3u) * D4 + #u];
+                //#end
             }
         }
     }
     if (j >= p.t) { return; }
     // Laid out as k or v is: side by side with the other gradients when they are packed.
     let grad_at = select(v_at, k_at, GRAD_K);
-    grad[grad_at + $u] = acc$ * select(1.0, p.scale, GRAD_K);
+    //#repeat {{D4}}
+    grad[grad_at + #u] = acc# * select(1.0, p.scale, GRAD_K);
+    //#end
 }

@@ -1,11 +1,11 @@
 //! Causal attention for real GPUs in the FlashAttention tiling (shaders/attention_tiled*.wgsl):
 //! one thread per query row (per key row in the key-side backward), blocks of keys or queries
-//! staged in workgroup memory, the head's vectors in named registers unrolled here.
+//! staged in workgroup memory, the head's vectors in named registers (`//#repeat` blocks).
 
 use super::Dims;
 use crate::error::Result;
 use crate::gpu::{Gpu, Kernel, PooledBuffer};
-use crate::ops::{generated_source, launch, launch_into};
+use crate::ops::{launch, launch_into};
 use crate::tensor::{gpu_output, DType, Storage, Tensor};
 use std::rc::Rc;
 
@@ -43,26 +43,8 @@ pub(super) fn plan(gpu: &Gpu, dm: Dims) -> Option<Plan> {
     usable.then_some(Plan { d4, block })
 }
 
-/// `source` with each line that holds `$` repeated for $ = 0..d4.
-fn unrolled(source: &str, d4: usize) -> String {
-    let mut text = String::with_capacity(source.len() * 2);
-    for line in source.lines() {
-        if line.contains('$') && !line.trim_start().starts_with("//") {
-            for e in 0..d4 {
-                text += &line.replace('$', &e.to_string());
-                text.push('\n');
-            }
-        } else {
-            text += line;
-            text.push('\n');
-        }
-    }
-    text
-}
-
 fn kernel(family: &'static str, source: &'static str, d4: usize, block: usize) -> Kernel {
-    let text = generated_source(family, d4.to_string(), || unrolled(source, d4));
-    Kernel::new(family, text, "main")
+    Kernel::new(family, source, "main")
         .slot("D4", d4)
         .slot("BLOCK", block)
 }
