@@ -1,7 +1,7 @@
 // Sum along the middle axis of [outer, n, inner] for real GPUs when rows are wide (inner >= 64):
 // bias and LayerNorm gradients, whose columns are thousands of rows long. A workgroup covers 64
 // neighbouring columns (coalesced reads) and one chunk of rows, shared by 4 lanes of threads that
-// keep two sums each so that loads overlap; it writes one partial sum per column and chunk,
+// keep four sums each so that loads overlap; it writes one partial sum per column and chunk,
 // [outer, chunks, inner]. With one chunk that is the answer; otherwise the partials are summed
 // by a second dispatch of this kernel.
 
@@ -23,18 +23,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let o = wid.z;
     let first = wid.y * p.chunk;
     let end = min(first + p.chunk, p.n);
-    var even = 0.0;
-    var odd = 0.0;
+    var sums = vec4<f32>(0.0);
     if (col < p.inner) {
         let base = o * p.n * p.inner + col;
         var j = first + lane;
-        for (; j + LANES < end; j += 2u * LANES) {
-            even += xs[base + j * p.inner];
-            odd += xs[base + (j + LANES) * p.inner];
+        for (; j + 3u * LANES < end; j += 4u * LANES) {
+            sums += vec4<f32>(xs[base + j * p.inner], xs[base + (j + LANES) * p.inner],
+                              xs[base + (j + 2u * LANES) * p.inner],
+                              xs[base + (j + 3u * LANES) * p.inner]);
         }
-        if (j < end) { even += xs[base + j * p.inner]; }
+        for (; j < end; j += LANES) { sums.x += xs[base + j * p.inner]; }
     }
-    part[lid] = even + odd;
+    part[lid] = (sums.x + sums.y) + (sums.z + sums.w);
     workgroupBarrier();
     if (lane == 0u && col < p.inner) {
         let total = part[lid] + part[lid + COLS] + part[lid + 2u * COLS] + part[lid + 3u * COLS];
