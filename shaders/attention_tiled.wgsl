@@ -34,8 +34,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let q_at = in_at(b, i, h, p.q_off4);
     //#repeat {{D4}}
     let q# = q[q_at + #u] * p.scale;
-    //#end
-    //#repeat {{D4}}
     var o# = vec4<f32>(0.0);
     //#end
     var m = MASKED;
@@ -53,14 +51,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             var s_w = vec4<f32>(0.0);
             //#repeat {{D4}}
             s_x += q# * k_tile[jj * D4 + #u];
-            //#end
-            //#repeat {{D4}}
             s_y += q# * k_tile[(jj + 1u) * D4 + #u];
-            //#end
-            //#repeat {{D4}}
             s_z += q# * k_tile[(jj + 2u) * D4 + #u];
-            //#end
-            //#repeat {{D4}}
             s_w += q# * k_tile[(jj + 3u) * D4 + #u];
             //#end
             var s = sums(s_x, s_y, s_z, s_w);

@@ -33,11 +33,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let v_at = in_at(b, j, h, p.v_off4);
     //#repeat {{D4}}
     let k# = k[k_at + #u] * p.scale;
-    //#end
-    //#repeat {{D4}}
     let v# = v[v_at + #u];
-    //#end
-    //#repeat {{D4}}
     var acc# = vec4<f32>(0.0);
     //#end
     for (var i0 = j0; i0 < p.t; i0 += QUERIES) {
@@ -57,14 +53,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             var s = vec4<f32>(0.0);
             //#repeat {{D4}}
             s.x += dot(k#, q_tile[ii * D4 + #u]);
-            //#end
-            //#repeat {{D4}}
             s.y += dot(k#, q_tile[(ii + 1u) * D4 + #u]);
-            //#end
-            //#repeat {{D4}}
             s.z += dot(k#, q_tile[(ii + 2u) * D4 + #u]);
-            //#end
-            //#repeat {{D4}}
             s.w += dot(k#, q_tile[(ii + 3u) * D4 + #u]);
             //#end
             let query = vec4<u32>(i0 + ii) + vec4<u32>(0u, 1u, 2u, 3u);
@@ -74,14 +64,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 var dp = vec4<f32>(0.0);
                 //#repeat {{D4}}
                 dp.x += dot(v#, g_tile[ii * D4 + #u]);
-                //#end
-                //#repeat {{D4}}
                 dp.y += dot(v#, g_tile[(ii + 1u) * D4 + #u]);
-                //#end
-                //#repeat {{D4}}
                 dp.z += dot(v#, g_tile[(ii + 2u) * D4 + #u]);
-                //#end
-                //#repeat {{D4}}
                 dp.w += dot(v#, g_tile[(ii + 3u) * D4 + #u]);
                 //#end
                 let ds = pr * (dp - delta_tile[ii / 4u]);

@@ -24,8 +24,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let q_at = in_at(b, i, h, p.q_off4);
     //#repeat {{D4}}
     let q# = q[q_at + #u] * p.scale;
-    //#end
-    //#repeat {{D4}}
     let g# = dout[row_at + #u];
     //#end
     var dlt = 0.0;
@@ -44,26 +42,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             var dp = vec4<f32>(0.0);
             //#repeat {{D4}}
             s.x += dot(q#, k_tile[jj * D4 + #u]);
-            //#end
-            //#repeat {{D4}}
             s.y += dot(q#, k_tile[(jj + 1u) * D4 + #u]);
-            //#end
-            //#repeat {{D4}}
             s.z += dot(q#, k_tile[(jj + 2u) * D4 + #u]);
-            //#end
-            //#repeat {{D4}}
             s.w += dot(q#, k_tile[(jj + 3u) * D4 + #u]);
-            //#end
-            //#repeat {{D4}}
             dp.x += dot(g#, v_tile[jj * D4 + #u]);
-            //#end
-            //#repeat {{D4}}
             dp.y += dot(g#, v_tile[(jj + 1u) * D4 + #u]);
-            //#end
-            //#repeat {{D4}}
             dp.z += dot(g#, v_tile[(jj + 2u) * D4 + #u]);
-            //#end
-            //#repeat {{D4}}
             dp.w += dot(g#, v_tile[(jj + 3u) * D4 + #u]);
             //#end
             let key = vec4<u32>(j0 + jj) + vec4<u32>(0u, 1u, 2u, 3u);
