@@ -1,0 +1,321 @@
+//! Times one 4096² product kernel natively as two WGSL compilers built it: the WGSL through
+//! naga (wgpu's own path, as the native build runs it) and SPIR-V that Chrome's Tint wrote for
+//! the same WGSL (from Dawn's `dump_shaders` log), passed through to the driver. Each result is
+//! checked against a few products computed on the CPU.
+//!
+//! cargo run --release --example spirv_probe -- KERNEL.wgsl OVERRIDES NAME=FILE.spv...
+//! (OVERRIDES as "TA=0,TB=0"; PROBE_N=256 for a small product on an emulated GPU). The WGSL
+//! and the SPIR-V come from `tools/extract_spirv.py` over Chrome's log (docs/BENCHMARKS.md,
+//! "Chrome's product code run natively"). Native only: it passes SPIR-V to Vulkan.
+
+#![cfg_attr(target_arch = "wasm32", allow(dead_code, unused_imports))]
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+/// The product's side: 4096, or PROBE_N (a small one to try the probe on an emulated GPU).
+fn side() -> u32 {
+    std::env::var("PROBE_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4096)
+}
+const REPEATS: usize = 20;
+
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let wgsl = std::fs::read_to_string(&args[1]).expect("the WGSL file");
+    let overrides: Vec<(String, f64)> = args[2]
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').expect("NAME=VALUE");
+            (k.to_string(), v.parse().expect("a number"))
+        })
+        .collect();
+    let spirv: Vec<(String, Vec<u32>)> = args[3..]
+        .iter()
+        .map(|a| {
+            let (name, path) = a.split_once('=').expect("NAME=FILE.spv");
+            let bytes = std::fs::read(path).expect("the SPIR-V file");
+            (name.to_string(), bytemuck::pod_collect_to_vec(&bytes))
+        })
+        .collect();
+    pollster::block_on(run(&wgsl, &overrides, &spirv));
+}
+
+fn params() -> Vec<u32> {
+    let n = side();
+    // shaders/matmul_out.wgsl's Params for one dense n × n product, A and B not transposed.
+    let fields = [
+        n,
+        n,
+        n,
+        0,
+        0,
+        n,
+        1,
+        1, // m n k a_batch b_batch k_chunk parts heads
+        0,
+        n * n,
+        n, // a: offset head row
+        0,
+        n * n,
+        n, // b
+        0,
+        n * n,
+        n * n,
+        n, // c: offset batch head row
+        0,
+        0, // sums_offset drop_seed
+    ];
+    let mut words = fields.to_vec();
+    words.push(0f32.to_bits()); // drop_p
+    words.push(1f32.to_bits()); // drop_scale
+    words.resize(64, 0);
+    words
+}
+
+async fn run(wgsl: &str, overrides: &[(String, f64)], spirv: &[(String, Vec<u32>)]) {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::VULKAN,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    let adapter = instance
+        .request_adapter(&wgpu::RequestAdapterOptions::default())
+        .await
+        .expect("an adapter");
+    println!("adapter: {}", adapter.get_info().name);
+    let (device, queue) = adapter
+        .request_device(&wgpu::DeviceDescriptor {
+            required_features: wgpu::Features::PASSTHROUGH_SHADERS,
+            required_limits: adapter.limits(),
+            ..Default::default()
+        })
+        .await
+        .expect("a device");
+    let elems = (side() * side()) as usize;
+    let a: Vec<f32> = (0..elems)
+        .map(|i| ((i * 7919 % 1000) as f32 - 500.0) / 1000.0)
+        .collect();
+    let b: Vec<f32> = (0..elems)
+        .map(|i| ((i * 104729 % 997) as f32 - 498.0) / 997.0)
+        .collect();
+    let usage =
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
+    let buffer = |data: &[u8], usage| {
+        let buf = device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: data.len() as u64,
+            usage,
+            mapped_at_creation: false,
+        });
+        queue.write_buffer(&buf, 0, data);
+        buf
+    };
+    let uniform = buffer(
+        bytemuck::cast_slice(&params()),
+        wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+    );
+    let (ab, bb) = (
+        buffer(bytemuck::cast_slice(&a), usage),
+        buffer(bytemuck::cast_slice(&b), usage),
+    );
+    let cb = buffer(&vec![0u8; elems * 4], usage);
+    let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    };
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: None,
+        entries: &[
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            },
+            storage(1, true),
+            storage(2, true),
+            storage(3, false),
+        ],
+    });
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &layout,
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: uniform.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: ab.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 2,
+                resource: bb.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 3,
+                resource: cb.as_entire_binding(),
+            },
+        ],
+    });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: None,
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let constants: Vec<(&str, f64)> = overrides.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let naga_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("naga"),
+        source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(wgsl)),
+    });
+    let mut pipelines = vec![(
+        "naga".to_string(),
+        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: None,
+            layout: Some(&pipeline_layout),
+            module: &naga_module,
+            entry_point: Some("main"),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &constants,
+                ..Default::default()
+            },
+            cache: None,
+        }),
+    )];
+    for (name, words) in spirv {
+        let entry = entry_point_name(words);
+        let module = unsafe {
+            device.create_shader_module_passthrough(wgpu::ShaderModuleDescriptorPassthrough {
+                label: Some(name),
+                entry_points: Cow::Owned(vec![wgpu::PassthroughShaderEntryPoint {
+                    name: Cow::Owned(entry.clone()),
+                    workgroup_size: (16, 16, 1),
+                }]),
+                spirv: Some(Cow::Borrowed(words)),
+                ..Default::default()
+            })
+        };
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: None,
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some(&entry),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        pipelines.push((name.clone(), pipeline));
+    }
+    let want = cpu_samples(&a, &b);
+    for round in 0..3 {
+        for (name, pipeline) in &pipelines {
+            let ms = time(&device, &queue, pipeline, &group);
+            let flops = 2.0 * (side() as f64).powi(3) / (ms * 1e-3) / 1e12;
+            let err = check(&device, &queue, &cb, &want).await;
+            println!("round {round} {name}: {ms:.3} ms a product, {flops:.1} TFLOPS, max error {err:.2e}");
+        }
+    }
+}
+
+/// The name of the SPIR-V module's first entry point.
+fn entry_point_name(words: &[u32]) -> String {
+    let mut i = 5;
+    while i < words.len() {
+        let (count, op) = ((words[i] >> 16) as usize, words[i] & 0xffff);
+        if op == 15 {
+            // OpEntryPoint: model, id, then the name as a nul-terminated string.
+            let bytes: Vec<u8> = bytemuck::cast_slice(&words[i + 3..i + count]).to_vec();
+            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+            return String::from_utf8_lossy(&bytes[..end]).into_owned();
+        }
+        i += count.max(1);
+    }
+    panic!("no entry point in the SPIR-V")
+}
+
+/// ms per product: REPEATS dispatches in one submit, after one to warm up.
+fn time(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    p: &wgpu::ComputePipeline,
+    g: &wgpu::BindGroup,
+) -> f64 {
+    let submit = |count: usize| {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(p);
+            pass.set_bind_group(0, g, &[]);
+            for _ in 0..count {
+                pass.dispatch_workgroups(side() / 128, side() / 128, 1);
+            }
+        }
+        queue.submit([encoder.finish()]);
+        device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    };
+    submit(2);
+    let start = Instant::now();
+    submit(REPEATS);
+    start.elapsed().as_secs_f64() * 1e3 / REPEATS as f64
+}
+
+/// C[i, j] for a few (i, j) spread over the matrix, in f64.
+fn cpu_samples(a: &[f32], b: &[f32]) -> Vec<(usize, f64)> {
+    let n = side() as usize;
+    (0..16)
+        .map(|s| {
+            let (i, j) = ((s * 977) % n, (s * 2741 + 5) % n);
+            let v = (0..n)
+                .map(|k| a[i * n + k] as f64 * b[k * n + j] as f64)
+                .sum();
+            (i * n + j, v)
+        })
+        .collect()
+}
+
+async fn check(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    c: &wgpu::Buffer,
+    want: &[(usize, f64)],
+) -> f64 {
+    let size = c.size();
+    let read = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(c, 0, &read, 0, size);
+    queue.submit([encoder.finish()]);
+    read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let data = read.slice(..).get_mapped_range().expect("mapped");
+    let got: &[f32] = bytemuck::cast_slice(&data);
+    let err = want
+        .iter()
+        .map(|&(at, v)| (got[at] as f64 - v).abs())
+        .fold(0.0, f64::max);
+    drop(data);
+    // Zero C, so that the next kernel's result is its own.
+    queue.write_buffer(c, 0, &vec![0u8; size as usize]);
+    err
+}
