@@ -48,39 +48,24 @@ fn main() {
     pollster::block_on(run(&wgsl, &overrides, &spirv));
 }
 
+/// shaders/matmul_out.wgsl's Params for one dense n × n product, A and B not transposed, as
+/// the 256 bytes of a kernel's parameter window.
+#[rustfmt::skip]
 fn params() -> Vec<u32> {
     let n = side();
-    // shaders/matmul_out.wgsl's Params for one dense n × n product, A and B not transposed.
-    let fields = [
-        n,
-        n,
-        n,
-        0,
-        0,
-        n,
-        1,
-        1, // m n k a_batch b_batch k_chunk parts heads
-        0,
-        n * n,
-        n, // a: offset head row
-        0,
-        n * n,
-        n, // b
-        0,
-        n * n,
-        n * n,
-        n, // c: offset batch head row
-        0,
-        0, // sums_offset drop_seed
+    let mut words = vec![
+        n, n, n, 0, 0, n, 1, 1,                  // m n k a_batch b_batch k_chunk parts heads
+        0, n * n, n,                             // A: offset, head stride, row stride
+        0, n * n, n,                             // B: the same
+        0, n * n, n * n, n,                      // C: offset, batch, head and row strides
+        0, 0, 0f32.to_bits(), 1f32.to_bits(),    // sums_offset drop_seed drop_p drop_scale
     ];
-    let mut words = fields.to_vec();
-    words.push(0f32.to_bits()); // drop_p
-    words.push(1f32.to_bits()); // drop_scale
     words.resize(64, 0);
     words
 }
 
-async fn run(wgsl: &str, overrides: &[(String, f64)], spirv: &[(String, Vec<u32>)]) {
+/// A device that takes SPIR-V as it is.
+async fn open_device() -> (wgpu::Device, wgpu::Queue) {
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
         backends: wgpu::Backends::VULKAN,
         ..wgpu::InstanceDescriptor::new_without_display_handle()
@@ -90,14 +75,27 @@ async fn run(wgsl: &str, overrides: &[(String, f64)], spirv: &[(String, Vec<u32>
         .await
         .expect("an adapter");
     println!("adapter: {}", adapter.get_info().name);
-    let (device, queue) = adapter
+    adapter
         .request_device(&wgpu::DeviceDescriptor {
             required_features: wgpu::Features::PASSTHROUGH_SHADERS,
             required_limits: adapter.limits(),
             ..Default::default()
         })
         .await
-        .expect("a device");
+        .expect("a device")
+}
+
+/// A and B (fixed values), C, the parameters, and the group binding them as the kernel does:
+/// the parameters at 0, A and B at 1 and 2, C at 3.
+struct Operands {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    c: wgpu::Buffer,
+    layout: wgpu::BindGroupLayout,
+    group: wgpu::BindGroup,
+}
+
+fn operands(device: &wgpu::Device, queue: &wgpu::Queue) -> Operands {
     let elems = (side() * side()) as usize;
     let a: Vec<f32> = (0..elems)
         .map(|i| ((i * 7919 % 1000) as f32 - 500.0) / 1000.0)
@@ -105,7 +103,7 @@ async fn run(wgsl: &str, overrides: &[(String, f64)], spirv: &[(String, Vec<u32>
     let b: Vec<f32> = (0..elems)
         .map(|i| ((i * 104729 % 997) as f32 - 498.0) / 997.0)
         .collect();
-    let usage =
+    let storage =
         wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
     let buffer = |data: &[u8], usage| {
         let buf = device.create_buffer(&wgpu::BufferDescriptor {
@@ -117,91 +115,96 @@ async fn run(wgsl: &str, overrides: &[(String, f64)], spirv: &[(String, Vec<u32>
         queue.write_buffer(&buf, 0, data);
         buf
     };
-    let uniform = buffer(
-        bytemuck::cast_slice(&params()),
-        wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-    );
-    let (ab, bb) = (
-        buffer(bytemuck::cast_slice(&a), usage),
-        buffer(bytemuck::cast_slice(&b), usage),
-    );
-    let cb = buffer(&vec![0u8; elems * 4], usage);
-    let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    };
+    let uniform_usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
+    let buffers = [
+        buffer(bytemuck::cast_slice(&params()), uniform_usage),
+        buffer(bytemuck::cast_slice(&a), storage),
+        buffer(bytemuck::cast_slice(&b), storage),
+        buffer(&vec![0u8; elems * 4], storage),
+    ];
+    let kinds = [
+        wgpu::BufferBindingType::Uniform,
+        wgpu::BufferBindingType::Storage { read_only: true },
+        wgpu::BufferBindingType::Storage { read_only: true },
+        wgpu::BufferBindingType::Storage { read_only: false },
+    ];
+    let entries: Vec<wgpu::BindGroupLayoutEntry> = (0u32..)
+        .zip(kinds)
+        .map(|(binding, ty)| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        })
+        .collect();
     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: None,
-        entries: &[
-            wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            },
-            storage(1, true),
-            storage(2, true),
-            storage(3, false),
-        ],
+        entries: &entries,
     });
+    let bound: Vec<wgpu::BindGroupEntry> = (0u32..)
+        .zip(&buffers)
+        .map(|(binding, buf)| wgpu::BindGroupEntry {
+            binding,
+            resource: buf.as_entire_binding(),
+        })
+        .collect();
     let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: None,
         layout: &layout,
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: uniform.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: ab.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 2,
-                resource: bb.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 3,
-                resource: cb.as_entire_binding(),
-            },
-        ],
+        entries: &bound,
     });
+    let [_, _, _, c] = buffers;
+    Operands {
+        a,
+        b,
+        c,
+        layout,
+        group,
+    }
+}
+
+/// The product's pipelines by name: the WGSL through naga with `overrides`, then each SPIR-V
+/// module passed through.
+fn pipelines(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    (wgsl, overrides): (&str, &[(String, f64)]),
+    spirv: &[(String, Vec<u32>)],
+) -> Vec<(String, wgpu::ComputePipeline)> {
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: None,
-        bind_group_layouts: &[Some(&layout)],
+        bind_group_layouts: &[Some(layout)],
         immediate_size: 0,
     });
+    let pipeline = |module: &wgpu::ShaderModule, entry: &str, constants: &[(&str, f64)]| {
+        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: None,
+            layout: Some(&pipeline_layout),
+            module,
+            entry_point: Some(entry),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants,
+                ..Default::default()
+            },
+            cache: None,
+        })
+    };
     let constants: Vec<(&str, f64)> = overrides.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     let naga_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("naga"),
         source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(wgsl)),
     });
-    let mut pipelines = vec![(
+    let mut all = vec![(
         "naga".to_string(),
-        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: None,
-            layout: Some(&pipeline_layout),
-            module: &naga_module,
-            entry_point: Some("main"),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants: &constants,
-                ..Default::default()
-            },
-            cache: None,
-        }),
+        pipeline(&naga_module, "main", &constants),
     )];
     for (name, words) in spirv {
         let entry = entry_point_name(words);
+        // Safety: a probe on our own kernels; the results are checked against the CPU.
         let module = unsafe {
             device.create_shader_module_passthrough(wgpu::ShaderModuleDescriptorPassthrough {
                 label: Some(name),
@@ -213,22 +216,21 @@ async fn run(wgsl: &str, overrides: &[(String, f64)], spirv: &[(String, Vec<u32>
                 ..Default::default()
             })
         };
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: None,
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some(&entry),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        pipelines.push((name.clone(), pipeline));
+        all.push((name.clone(), pipeline(&module, &entry, &[])));
     }
-    let want = cpu_samples(&a, &b);
+    all
+}
+
+async fn run(wgsl: &str, overrides: &[(String, f64)], spirv: &[(String, Vec<u32>)]) {
+    let (device, queue) = open_device().await;
+    let ops = operands(&device, &queue);
+    let pipelines = pipelines(&device, &ops.layout, (wgsl, overrides), spirv);
+    let want = cpu_samples(&ops.a, &ops.b);
     for round in 0..3 {
         for (name, pipeline) in &pipelines {
-            let ms = time(&device, &queue, pipeline, &group);
+            let ms = time(&device, &queue, pipeline, &ops.group);
             let flops = 2.0 * (side() as f64).powi(3) / (ms * 1e-3) / 1e12;
-            let err = check(&device, &queue, &cb, &want).await;
+            let err = check(&device, &queue, &ops.c, &want).await;
             println!("round {round} {name}: {ms:.3} ms a product, {flops:.1} TFLOPS, max error {err:.2e}");
         }
     }
@@ -290,6 +292,8 @@ fn cpu_samples(a: &[f32], b: &[f32]) -> Vec<(usize, f64)> {
         .collect()
 }
 
+/// The largest error of C at the sampled places; C is zeroed after, so that the next
+/// kernel's result is its own.
 async fn check(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
@@ -315,7 +319,6 @@ async fn check(
         .map(|&(at, v)| (got[at] as f64 - v).abs())
         .fold(0.0, f64::max);
     drop(data);
-    // Zero C, so that the next kernel's result is its own.
     queue.write_buffer(c, 0, &vec![0u8; size as usize]);
     err
 }
