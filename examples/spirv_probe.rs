@@ -4,7 +4,9 @@
 //! checked against a few products computed on the CPU.
 //!
 //! cargo run --release --example spirv_probe -- KERNEL.wgsl OVERRIDES NAME=FILE.spv...
-//! (OVERRIDES as "TA=0,TB=0"; PROBE_N=256 for a small product on an emulated GPU). The WGSL
+//! (OVERRIDES as "TA=0,TB=0"; PROBE_N=256 for a small product on an emulated GPU;
+//! PROBE_SUBGROUPS=1 to create every pipeline as Dawn does on a device with subgroup size
+//! control: wgpu then sets ALLOW_VARYING_SUBGROUP_SIZE on each compute stage). The WGSL
 //! and the SPIR-V come from `tools/extract_spirv.py` over Chrome's log (docs/BENCHMARKS.md,
 //! "Chrome's product code run natively"). Native only: it passes SPIR-V to Vulkan.
 
@@ -75,9 +77,14 @@ async fn open_device() -> (wgpu::Device, wgpu::Queue) {
         .await
         .expect("an adapter");
     println!("adapter: {}", adapter.get_info().name);
+    let mut features = wgpu::Features::PASSTHROUGH_SHADERS;
+    if std::env::var("PROBE_SUBGROUPS").is_ok_and(|v| v == "1") {
+        features |= wgpu::Features::SUBGROUP;
+    }
+    println!("features: {features:?}");
     adapter
         .request_device(&wgpu::DeviceDescriptor {
-            required_features: wgpu::Features::PASSTHROUGH_SHADERS,
+            required_features: features,
             required_limits: adapter.limits(),
             ..Default::default()
         })
