@@ -5,8 +5,10 @@
 //!
 //! cargo run --release --example spirv_probe -- KERNEL.wgsl OVERRIDES NAME=FILE.spv...
 //! (OVERRIDES as "TA=0,TB=0"; PROBE_N=256 for a small product on an emulated GPU;
-//! PROBE_SUBGROUPS=1 to create every pipeline as Dawn does on a device with subgroup size
-//! control: wgpu then sets ALLOW_VARYING_SUBGROUP_SIZE on each compute stage). The WGSL
+//! PROBE_ROWS for A and C of that many rows; PROBE_DYNAMIC=1 for the parameters at a dynamic
+//! offset; PROBE_SUBGROUPS=1 to create every pipeline as
+//! Dawn does on a device with subgroup size control: wgpu then sets
+//! ALLOW_VARYING_SUBGROUP_SIZE on each compute stage). The WGSL
 //! and the SPIR-V come from `tools/extract_spirv.py` over Chrome's log (docs/BENCHMARKS.md,
 //! "Chrome's product code run natively"). Native only: it passes SPIR-V to Vulkan.
 
@@ -21,6 +23,18 @@ fn side() -> u32 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(4096)
+}
+/// Rows of A and C: the side, or PROBE_ROWS (a multiple of 128), so that the number of tiles
+/// can be stepped finely (16 a row of tiles at side 2048) to see how many run at once.
+fn rows() -> u32 {
+    std::env::var("PROBE_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(side)
+}
+/// PROBE_DYNAMIC=1 binds the parameters at a dynamic offset, as the library does.
+fn dynamic() -> bool {
+    std::env::var("PROBE_DYNAMIC").is_ok_and(|v| v == "1")
 }
 const REPEATS: usize = 20;
 
@@ -54,12 +68,12 @@ fn main() {
 /// the 256 bytes of a kernel's parameter window.
 #[rustfmt::skip]
 fn params() -> Vec<u32> {
-    let n = side();
+    let (m, n) = (rows(), side());
     let mut words = vec![
-        n, n, n, 0, 0, n, 1, 1,                  // m n k a_batch b_batch k_chunk parts heads
-        0, n * n, n,                             // A: offset, head stride, row stride
+        m, n, n, 0, 0, n, 1, 1,                  // m n k a_batch b_batch k_chunk parts heads
+        0, m * n, n,                             // A: offset, head stride, row stride
         0, n * n, n,                             // B: the same
-        0, n * n, n * n, n,                      // C: offset, batch, head and row strides
+        0, m * n, m * n, n,                      // C: offset, batch, head and row strides
         0, 0, 0f32.to_bits(), 1f32.to_bits(),    // sums_offset drop_seed drop_p drop_scale
     ];
     words.resize(64, 0);
@@ -104,7 +118,8 @@ struct Operands {
 
 fn operands(device: &wgpu::Device, queue: &wgpu::Queue) -> Operands {
     let elems = (side() * side()) as usize;
-    let a: Vec<f32> = (0..elems)
+    let a_elems = (rows() * side()) as usize;
+    let a: Vec<f32> = (0..a_elems)
         .map(|i| ((i * 7919 % 1000) as f32 - 500.0) / 1000.0)
         .collect();
     let b: Vec<f32> = (0..elems)
@@ -127,7 +142,7 @@ fn operands(device: &wgpu::Device, queue: &wgpu::Queue) -> Operands {
         buffer(bytemuck::cast_slice(&params()), uniform_usage),
         buffer(bytemuck::cast_slice(&a), storage),
         buffer(bytemuck::cast_slice(&b), storage),
-        buffer(&vec![0u8; elems * 4], storage),
+        buffer(&vec![0u8; a_elems * 4], storage),
     ];
     let kinds = [
         wgpu::BufferBindingType::Uniform,
@@ -142,7 +157,7 @@ fn operands(device: &wgpu::Device, queue: &wgpu::Queue) -> Operands {
             visibility: wgpu::ShaderStages::COMPUTE,
             ty: wgpu::BindingType::Buffer {
                 ty,
-                has_dynamic_offset: false,
+                has_dynamic_offset: binding == 0 && dynamic(),
                 min_binding_size: None,
             },
             count: None,
@@ -236,7 +251,7 @@ async fn run(wgsl: &str, overrides: &[(String, f64)], spirv: &[(String, Vec<u32>
     for round in 0..3 {
         for (name, pipeline) in &pipelines {
             let ms = time(&device, &queue, pipeline, &ops.group);
-            let flops = 2.0 * (side() as f64).powi(3) / (ms * 1e-3) / 1e12;
+            let flops = 2.0 * rows() as f64 * (side() as f64).powi(2) / (ms * 1e-3) / 1e12;
             let err = check(&device, &queue, &ops.c, &want).await;
             println!("round {round} {name}: {ms:.3} ms a product, {flops:.1} TFLOPS, max error {err:.2e}");
         }
@@ -271,9 +286,9 @@ fn time(
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
             pass.set_pipeline(p);
-            pass.set_bind_group(0, g, &[]);
+            pass.set_bind_group(0, g, if dynamic() { &[0] } else { &[] });
             for _ in 0..count {
-                pass.dispatch_workgroups(side() / 128, side() / 128, 1);
+                pass.dispatch_workgroups(side() / 128, rows() / 128, 1);
             }
         }
         queue.submit([encoder.finish()]);
@@ -287,10 +302,10 @@ fn time(
 
 /// C[i, j] for a few (i, j) spread over the matrix, in f64.
 fn cpu_samples(a: &[f32], b: &[f32]) -> Vec<(usize, f64)> {
-    let n = side() as usize;
+    let (m, n) = (rows() as usize, side() as usize);
     (0..16)
         .map(|s| {
-            let (i, j) = ((s * 977) % n, (s * 2741 + 5) % n);
+            let (i, j) = ((s * 977) % m, (s * 2741 + 5) % n);
             let v = (0..n)
                 .map(|k| a[i * n + k] as f64 * b[k * n + j] as f64)
                 .sum();
