@@ -282,6 +282,16 @@ fn cached_bind_groups_read_the_tensors_that_now_hold_their_buffers() {
     });
 }
 
+/// One kernel launched over the same buffers several times in one submit: each launch reads
+/// its own parameters (tests/common/launches.rs).
+#[test]
+fn launches_over_the_same_buffers_in_one_submit_read_their_own_parameters() {
+    run(async {
+        let device = common::gpu().await;
+        common::launches::launches_over_the_same_buffers_read_their_own_parameters(&device).await;
+    });
+}
+
 #[test]
 fn a_tensor_over_the_binding_limit_is_refused_before_allocating() {
     run(async {

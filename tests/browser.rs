@@ -71,6 +71,14 @@ async fn every_other_kernel_runs_in_the_browser() {
     cases::check_all(cases::others()).await;
 }
 
+/// One kernel launched over the same buffers several times in one submit reads each launch's
+/// own parameters, as natively (tests/autograd.rs).
+#[wasm_bindgen_test]
+async fn launches_over_the_same_buffers_read_their_own_parameters() {
+    let device = common::gpu().await;
+    common::launches::launches_over_the_same_buffers_read_their_own_parameters(&device).await;
+}
+
 /// The training session itself runs in the browser: a few steps on the spiral lower the loss.
 #[wasm_bindgen_test]
 async fn a_training_session_learns_in_the_browser() {

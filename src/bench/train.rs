@@ -166,7 +166,14 @@ pub(super) async fn train(
     reps: usize,
 ) -> Result<(String, f64)> {
     let mut w = Workload::new(model, &Device::Gpu(gpu.clone()))?;
-    let t = time(gpu, reps, || w.step()).await?;
+    // Each step submitted at its end, as the session's `train_step` does: steps run back to
+    // back (the pipelined figure) then go to the GPU as they do in the playground's loop.
+    let t = time(gpu, reps, || {
+        w.step()?;
+        gpu.flush();
+        Ok(())
+    })
+    .await?;
     let throughput = (w.unit, w.items as f64 / t.waited);
     let line = line(name, &t, throughput, Some(w.parameter_count()));
     Ok((line, t.waited * 1e3))

@@ -1,5 +1,7 @@
 //! Command batching: dispatches are recorded into one encoder and one compute pass, and their
 //! parameters into one arena, all submitted together at a sync point (DESIGN.md rule 4).
+//! Each dispatch's parameters go to the arena slot of its bind group (see `bind_groups`);
+//! the slots written since the last submit are uploaded just before it, in a few runs.
 
 use super::bind_groups::{Arena, BindGroupCache};
 use super::params::PARAM_BYTES;
@@ -7,8 +9,12 @@ use super::pipelines::Pipeline;
 use super::profile::KernelTimer;
 use super::{BufferRef, Gpu};
 
-/// Parameter slots per submit; a step that records more dispatches submits early.
-const ARENA_SLOTS: u64 = 4096;
+/// Parameter slots in the arena, one per cached bind group (4 MiB of 256-byte windows): when
+/// they run out the batch is submitted and the cache starts again.
+const ARENA_SLOTS: u32 = 16384;
+/// Written slots this close together are uploaded in one write, the gap with them: a write
+/// costs more in the browser than a few kilobytes more to copy.
+const WRITE_GAP: u32 = 16;
 /// Dispatches recorded before the batch is submitted on its own, so that the GPU starts on a
 /// long step while the rest of it is still being recorded (in the browser recording costs
 /// tens of microseconds per dispatch). Small steps (an MLP's ~30 dispatches) stay one submit.
@@ -43,9 +49,11 @@ impl<'a> Binding<'a> {
 pub(crate) struct Batch {
     encoder: Option<wgpu::CommandEncoder>,
     pass: Option<wgpu::ComputePass<'static>>,
+    /// The arena's contents as last written, grown to the highest slot used.
     params: Vec<u8>,
+    /// Slots written since the last submit.
+    written: Vec<u32>,
     arena: Arena,
-    stride: u64,
     /// Dispatches recorded since the last submit.
     recorded: u32,
     /// Dispatches to record before submitting on its own: `FIRST_SUBMIT` after a wait that
@@ -63,7 +71,7 @@ impl Batch {
         let stride = PARAM_BYTES.max(limits.min_uniform_buffer_offset_alignment as u64);
         let arena = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("kernel parameters"),
-            size: stride * ARENA_SLOTS,
+            size: stride * ARENA_SLOTS as u64,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
@@ -71,11 +79,13 @@ impl Batch {
             encoder: None,
             pass: None,
             params: Vec::new(),
+            written: Vec::new(),
             arena: Arena {
                 buffer: arena,
                 window: PARAM_BYTES,
+                stride,
+                slots: ARENA_SLOTS,
             },
-            stride,
             recorded: 0,
             submit_at: SUBMIT_EVERY,
             since_wait: 0,
@@ -97,19 +107,20 @@ impl Batch {
     ) -> u64 {
         // The pipeline cache refused larger parameter types when it built the pipeline.
         debug_assert!(params.len() as u64 <= PARAM_BYTES);
-        let full = self.params.len() as u64 >= self.stride * ARENA_SLOTS;
-        let mut submits = (full && self.flush(gpu)) as u64;
-        let offset = self.params.len() as u64;
-        self.params.extend_from_slice(params);
-        self.params.resize((offset + self.stride) as usize, 0);
-
-        let bind_group = self
-            .bind_groups
-            .get(&gpu.device, pipeline, &self.arena, bindings)
-            .clone();
+        let mut submits = 0;
+        let (slot, bind_group) = match self.bind_group(gpu, pipeline, bindings) {
+            Some(found) => found,
+            None => {
+                submits += self.flush(gpu) as u64;
+                self.bind_groups.clear();
+                self.bind_group(gpu, pipeline, bindings)
+                    .expect("an empty cache has every slot free")
+            }
+        };
+        self.write_params(slot, params);
         let pass = self.pass(gpu, timed);
         pass.set_pipeline(&pipeline.pipeline);
-        pass.set_bind_group(0, &bind_group, &[offset as u32]);
+        pass.set_bind_group(0, &bind_group, &[]);
         pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
         self.recorded += 1;
         self.since_wait = self.since_wait.saturating_add(1);
@@ -117,6 +128,47 @@ impl Batch {
             submits += self.flush(gpu) as u64;
         }
         submits
+    }
+
+    fn bind_group(
+        &mut self,
+        gpu: &Gpu,
+        pipeline: &Pipeline,
+        bindings: &[super::Binding],
+    ) -> Option<(u32, wgpu::BindGroup)> {
+        self.bind_groups
+            .get(&gpu.device, pipeline, &self.arena, bindings)
+            .map(|(slot, group)| (slot, group.clone()))
+    }
+
+    fn write_params(&mut self, slot: u32, params: &[u8]) {
+        let at = slot as usize * self.arena.stride as usize;
+        if self.params.len() < at + params.len() {
+            self.params.resize(at + self.arena.stride as usize, 0);
+        }
+        self.params[at..at + params.len()].copy_from_slice(params);
+        self.written.push(slot);
+    }
+
+    /// Uploads the slots written since the last submit, nearby ones in one write.
+    fn upload_params(&mut self, gpu: &Gpu) {
+        self.written.sort_unstable();
+        let stride = self.arena.stride as usize;
+        let mut runs = self.written.iter().peekable();
+        while let Some(&first) = runs.next() {
+            let mut last = first;
+            while let Some(&&next) = runs.peek() {
+                if next > last + WRITE_GAP {
+                    break;
+                }
+                last = next;
+                runs.next();
+            }
+            let (from, to) = (first as usize * stride, (last as usize + 1) * stride);
+            gpu.queue
+                .write_buffer(&self.arena.buffer, from as u64, &self.params[from..to]);
+        }
+        self.written.clear();
     }
 
     /// Records a copy; copies cannot happen inside a compute pass, so the pass ends first.
@@ -142,11 +194,9 @@ impl Batch {
         }
         self.recorded = 0;
         self.submit_at = SUBMIT_EVERY;
-        if !self.params.is_empty() {
-            gpu.queue.write_buffer(&self.arena.buffer, 0, &self.params);
-            self.params.clear();
-        }
+        self.upload_params(gpu);
         gpu.queue.submit([encoder.finish()]);
+        self.bind_groups.submitted();
         true
     }
 

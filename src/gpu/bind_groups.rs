@@ -1,6 +1,16 @@
-//! Bind groups cached by (pipeline, buffers). A training step asks for the same pipelines with
-//! the same pooled buffers every time, so after warm-up it creates none; creating one costs
-//! more CPU than the rest of a dispatch, most of all in the browser.
+//! Bind groups cached by (pipeline, buffers), each with a parameter slot of its own. A training
+//! step asks for the same pipelines with the same pooled buffers every time, so after warm-up
+//! it creates none; creating one costs more CPU than the rest of a dispatch, most of all in the
+//! browser.
+//!
+//! A group binds its slot of the parameter arena plainly, not at a dynamic offset: Chrome's
+//! compiler writes code that NVIDIA's driver runs 18 % slower when a product's parameters sit
+//! at a dynamic offset (docs/BENCHMARKS.md, "Why Chrome runs the product slower"). A slot holds
+//! its parameters until the submit that reads them, so a kernel launched twice over the same
+//! buffers in one submit needs two groups: a key keeps a list, and the n-th dispatch of that
+//! key in a submit takes the n-th. A step submitted at its end (the session's `train_step`)
+//! asks for the same ones each time; steps recorded into shared submits take up to as many
+//! groups per key as a submit holds uses of it, made once.
 //!
 //! A cached group binds buffers, not tensors: when a buffer goes back to the pool and on to
 //! another tensor, a dispatch for that tensor finds the group of that same buffer, which is
@@ -10,18 +20,18 @@
 use super::pipelines::Pipeline;
 use super::Binding;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 /// The most storage buffers one kernel binds (WebGPU's default maxStorageBuffersPerShaderStage).
 pub(crate) const MAX_BINDINGS: usize = 8;
-/// A cache this full is emptied: a workload that keeps changing its buffers gets no benefit, and
-/// its groups should not pile up.
-const MAX_GROUPS: usize = 16384;
 
-/// The parameter arena every group binds first: one buffer, each dispatch's parameters at a
-/// dynamic offset, `window` bytes of it visible to a kernel.
+/// The parameter arena: one uniform buffer of `slots` windows, `stride` bytes apart, of which
+/// a kernel sees `window` bytes.
 pub(crate) struct Arena {
     pub buffer: wgpu::Buffer,
     pub window: u64,
+    pub stride: u64,
+    pub slots: u32,
 }
 
 #[derive(Hash, PartialEq, Eq)]
@@ -32,23 +42,74 @@ struct Key {
     buffers: [(u64, u64, u64); MAX_BINDINGS],
 }
 
+/// The groups of one key, each with its arena slot, and how many this submit has taken.
+#[derive(Default)]
+struct Groups {
+    made: SmallVec<[(u32, wgpu::BindGroup); 1]>,
+    /// The submit `taken` counts in; an older one means none taken yet in this one.
+    submit: u64,
+    taken: u32,
+}
+
 #[derive(Default)]
 pub(crate) struct BindGroupCache {
-    groups: FxHashMap<Key, wgpu::BindGroup>,
+    groups: FxHashMap<Key, Groups>,
+    /// Arena slots handed out (one per group, in order of creation).
+    slots: u32,
+    /// The submit being recorded, counted from 0.
+    submit: u64,
     /// Bind groups created so far (cache misses).
     pub created: u64,
 }
 
 impl BindGroupCache {
-    /// The group binding `arena` (the parameters, at a dynamic offset) and `bindings` to
-    /// `pipeline`, made on first use.
+    /// The arena slot and group for the next dispatch of `pipeline` over `bindings` in this
+    /// submit, made on first use. None when the arena has no slot left: the caller submits,
+    /// clears the cache and asks again.
     pub fn get(
         &mut self,
         device: &wgpu::Device,
         pipeline: &Pipeline,
         arena: &Arena,
         bindings: &[Binding],
-    ) -> &wgpu::BindGroup {
+    ) -> Option<(u32, &wgpu::BindGroup)> {
+        let groups = self.groups.entry(Key::new(pipeline, bindings)).or_default();
+        if groups.submit != self.submit {
+            groups.submit = self.submit;
+            groups.taken = 0;
+        }
+        let n = groups.taken as usize;
+        if n == groups.made.len() {
+            if self.slots >= arena.slots {
+                return None;
+            }
+            let slot = self.slots;
+            self.slots += 1;
+            self.created += 1;
+            let group = create(device, pipeline, arena, slot, bindings);
+            groups.made.push((slot, group));
+        }
+        groups.taken += 1;
+        let (slot, group) = &groups.made[n];
+        Some((*slot, group))
+    }
+
+    /// The recorded work was submitted: every group is free to take again.
+    pub fn submitted(&mut self) {
+        self.submit += 1;
+    }
+
+    /// Forgets every group and frees every slot (the pool is about to destroy buffers they
+    /// may name, or the arena is full). Only between submits: a slot given out again must not
+    /// hold parameters still waiting to be written.
+    pub fn clear(&mut self) {
+        self.groups.clear();
+        self.slots = 0;
+    }
+}
+
+impl Key {
+    fn new(pipeline: &Pipeline, bindings: &[Binding]) -> Key {
         assert!(
             bindings.len() <= MAX_BINDINGS,
             "a kernel binds at most {MAX_BINDINGS} buffers"
@@ -60,19 +121,7 @@ impl BindGroupCache {
         for (slot, b) in key.buffers.iter_mut().zip(bindings) {
             *slot = (b.buffer.id, b.buffer.offset, b.buffer.binding_size());
         }
-        if self.groups.len() >= MAX_GROUPS && !self.groups.contains_key(&key) {
-            self.groups.clear();
-        }
-        let created = &mut self.created;
-        self.groups.entry(key).or_insert_with(|| {
-            *created += 1;
-            create(device, pipeline, arena, bindings)
-        })
-    }
-
-    /// Forgets every group (the pool is about to destroy buffers they may name).
-    pub fn clear(&mut self) {
-        self.groups.clear();
+        key
     }
 }
 
@@ -80,13 +129,14 @@ fn create(
     device: &wgpu::Device,
     pipeline: &Pipeline,
     arena: &Arena,
+    slot: u32,
     bindings: &[Binding],
 ) -> wgpu::BindGroup {
     let mut entries = vec![wgpu::BindGroupEntry {
         binding: 0,
         resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
             buffer: &arena.buffer,
-            offset: 0,
+            offset: slot as u64 * arena.stride,
             size: wgpu::BufferSize::new(arena.window),
         }),
     }];

@@ -368,7 +368,7 @@ fn module(device: &wgpu::Device, family: &str, text: String) -> wgpu::ShaderModu
     }
 }
 
-/// Binding 0 is the kernel's parameters (a uniform at a dynamic offset in the batch's
+/// Binding 0 is the kernel's parameters (a uniform: its bind group's own window of the batch's
 /// parameter arena); bindings 1.. are storage buffers, read-only or read-write.
 fn bind_group_layout(device: &wgpu::Device, bindings: &[Binding]) -> wgpu::BindGroupLayout {
     let mut entries = vec![wgpu::BindGroupLayoutEntry {
@@ -376,7 +376,7 @@ fn bind_group_layout(device: &wgpu::Device, bindings: &[Binding]) -> wgpu::BindG
         visibility: wgpu::ShaderStages::COMPUTE,
         ty: wgpu::BindingType::Buffer {
             ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: true,
+            has_dynamic_offset: false,
             min_binding_size: None,
         },
         count: None,

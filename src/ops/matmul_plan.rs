@@ -25,13 +25,11 @@ const TRANSPOSE_IN_REGISTERS: bool = IN_BROWSER;
 
 /// Whether the large-tile kernel fetches the next slice into registers while it multiplies
 /// this one (shaders/matmul.wgsl, PREFETCH). Natively always: without, nanochar's step took
-/// 41.0 ms instead of 33.9 on an H100. In Chrome on the same GPU, only where neither operand
-/// is transposed: nanochar's products with A transposed (weight gradients) or B transposed
-/// (forward products) ran 4-7 % faster without it, those with neither 4 % slower. Why is not
-/// known: registers were a guess that a test of it did not bear out.
-fn prefetch_next_slice((ta, tb): (bool, bool)) -> bool {
-    !IN_BROWSER || (!ta && !tb)
-}
+/// 41.0 ms instead of 33.9 on an H100. In Chrome never: with the parameters bound plainly
+/// (src/gpu/bind_groups.rs), nanochar's products with neither operand transposed took 0.391 ms
+/// a call without it against 0.498 with it on an H200, and those with one transposed were
+/// already faster without (docs/BENCHMARKS.md, "Parameters bound plainly").
+const PREFETCH_NEXT_SLICE: bool = !IN_BROWSER;
 
 /// Whether the buffers can be read as vec4s whole (shaders/matmul.wgsl binds them so): pool
 /// buffers are, unless one was sized exactly to the device's largest.
@@ -204,7 +202,6 @@ impl Epilogue<'_> {
 fn plan(
     gpu: &Gpu,
     (d, views): (Dims, Views),
-    transposes: (bool, bool),
     operands: [&Tensor; 2],
     epilogue: &Epilogue,
 ) -> Result<Plan> {
@@ -233,12 +230,7 @@ fn plan(
     if (m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM || big_split.parts > 1)
         && vec4_buffers(&operands, "matmul")?
     {
-        return Ok(large_tiles(
-            (d, views),
-            transposes,
-            big_split,
-            epilogue.causal,
-        ));
+        return Ok(large_tiles((d, views), big_split, epilogue.causal));
     }
     let split = if splittable { Split::of(d) } else { whole };
     let [x, y, z] = tiles(d, 64);
@@ -263,12 +255,7 @@ fn tiles(d: Dims, side: usize) -> [u32; 3] {
 
 /// The plan on the 128 × 128 kernel (shaders/matmul.wgsl), K split as `split` says, its
 /// operands fetched as vec4s where their stored rows allow, skipping what `causal` says.
-fn large_tiles(
-    (d, views): (Dims, Views),
-    transposes: (bool, bool),
-    split: Split,
-    causal: Causal,
-) -> Plan {
+fn large_tiles((d, views): (Dims, Views), split: Split, causal: Causal) -> Plan {
     // An operand whose stored rows are a multiple of 4 long is fetched as vec4s, even when
     // the other is not (the output layer's gradients over a vocabulary of 50,257).
     let (a_rows_of_4, b_rows_of_4) = (views.a.in_fours(), views.b.in_fours());
@@ -279,7 +266,7 @@ fn large_tiles(
         .constant("SPLIT", split.parts > 1)
         .constant("CAUSAL", causal as u32)
         .constant("BLOCKS", TRANSPOSE_IN_REGISTERS)
-        .constant("PREFETCH", prefetch_next_slice(transposes))
+        .constant("PREFETCH", PREFETCH_NEXT_SLICE)
         .constant("WIDE", d.n > 64)
         .constant("ROW_SUMS", views.row_sums.is_some());
     let [x, y, z] = tiles(d, 128);
@@ -309,7 +296,7 @@ pub(super) fn planned(
     operands: [&Tensor; 2],
     epilogue: &Epilogue,
 ) -> Result<(Kernel, MatmulParams, Plan)> {
-    let plan = plan(gpu, (d, views), (ta, tb), operands, epilogue)?;
+    let plan = plan(gpu, (d, views), operands, epilogue)?;
     let max = gpu.limits().max_compute_workgroups_per_dimension;
     if let Some(&too_many) = plan.groups.iter().find(|&&g| g > max) {
         return Err(Error::TooLarge {

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod cases;
+pub mod launches;
 
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::rc::Rc;
