@@ -3,14 +3,14 @@
 //! it creates none; creating one costs more CPU than the rest of a dispatch, most of all in the
 //! browser.
 //!
-//! A group binds its slot of the parameter arena plainly, not at a dynamic offset: Chrome's
-//! compiler writes code that NVIDIA's driver runs 18 % slower when a product's parameters sit
-//! at a dynamic offset (docs/BENCHMARKS.md, "Why Chrome runs the product slower"). A slot holds
-//! its parameters until the submit that reads them, so a kernel launched twice over the same
-//! buffers in one submit needs two groups: a key keeps a list, and the n-th dispatch of that
-//! key in a submit takes the n-th. A step submitted at its end (the session's `train_step`)
-//! asks for the same ones each time; steps recorded into shared submits take up to as many
-//! groups per key as a submit holds uses of it, made once.
+//! A group binds its slot of the parameter arena plainly, not at a dynamic offset: in Chrome
+//! on an NVIDIA GPU the large products (without prefetch, as the browser runs them) take 1-13 %
+//! less time so, and no `setBindGroup` carries an offsets array (docs/BENCHMARKS.md,
+//! "Parameters bound plainly"). A slot holds its parameters until the submit that reads them,
+//! so a kernel launched twice over the same buffers in one submit needs two groups: a key keeps
+//! a list, and the n-th dispatch of that key in a submit takes the n-th. A step submitted at
+//! its end (the session's `train_step`) asks for the same ones each time; steps recorded into
+//! shared submits take up to as many groups per key as a submit holds uses of it, made once.
 //!
 //! A cached group binds buffers, not tensors: when a buffer goes back to the pool and on to
 //! another tensor, a dispatch for that tensor finds the group of that same buffer, which is
