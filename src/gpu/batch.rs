@@ -111,8 +111,7 @@ impl Batch {
         let (slot, bind_group) = match self.bind_group(gpu, pipeline, bindings) {
             Some(found) => found,
             None => {
-                submits += self.flush(gpu) as u64;
-                self.bind_groups.clear();
+                submits += self.clear_bind_groups(gpu) as u64;
                 self.bind_group(gpu, pipeline, bindings)
                     .expect("an empty cache has every slot free")
             }
@@ -198,6 +197,15 @@ impl Batch {
         gpu.queue.submit([encoder.finish()]);
         self.bind_groups.submitted();
         true
+    }
+
+    /// Submits what was recorded, then forgets every bind group and frees every parameter
+    /// slot: a slot given out again must not hold parameters still waiting to be written.
+    /// Returns whether it submitted.
+    pub fn clear_bind_groups(&mut self, gpu: &Gpu) -> bool {
+        let submitted = self.flush(gpu);
+        self.bind_groups.clear();
+        submitted
     }
 
     /// The GPU finished everything submitted so far (a wait ended): after a long stretch of

@@ -100,8 +100,7 @@ impl BindGroupCache {
     }
 
     /// Forgets every group and frees every slot (the pool is about to destroy buffers they
-    /// may name, or the arena is full). Only between submits: a slot given out again must not
-    /// hold parameters still waiting to be written.
+    /// may name, or the arena is full). Only between submits: `Batch::clear_bind_groups`.
     pub fn clear(&mut self) {
         self.groups.clear();
         self.slots = 0;

@@ -254,9 +254,9 @@ impl Gpu {
     /// Destroys the GPU buffers the pool keeps free, returning their memory (call it when a
     /// model of other sizes replaces the old one).
     pub fn release_free_buffers(&self) {
-        // Submitted first: the cleared cache hands its parameter slots out again.
-        self.flush();
-        self.batch.borrow_mut().bind_groups.clear();
+        if self.batch.borrow_mut().clear_bind_groups(self) {
+            self.count_submit();
+        }
         self.pool.borrow_mut().trim();
     }
 
