@@ -15,6 +15,22 @@
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;
 
+// Whether the fetches of vec4s along the tile's rows (A transposed, B not) load without a
+// branch: the load is always made (at index 0 past the edges) and its value selected. Chrome's
+// compiler (Tint) turns the branch (`if outside { return 0 }`) into code that NVIDIA's driver
+// runs slower: with it the weight gradients' product took 463 µs a call on an H200, without
+// 389 (src/ops/matmul_plan.rs says where it is set; docs/BENCHMARKS.md, "Loads without a
+// branch"). With the next slice prefetched it is slower, through either compiler.
+override BRANCHLESS: bool;
+
+fn a_vec4(at: u32, inside: bool) -> vec4<f32> {
+    return select(vec4<f32>(0.0), a[select(0u, at, inside)], inside);
+}
+
+fn b_vec4(at: u32, inside: bool) -> vec4<f32> {
+    return select(vec4<f32>(0.0), b[select(0u, at, inside)], inside);
+}
+
 // Depths per slice: the multiply below is written out this many times (//#repeat 16), so
 // change both together.
 const DEPTH: u32 = 16u;
@@ -74,8 +90,10 @@ fn fetch_a(base: u32, row0: u32, k0: u32, s: u32) -> vec4<f32> {
         if (TA) {
             let kk = k0 + s / 32u;
             let r = row0 + (s % 32u) * 4u;
+            let at = (base + kk * p.a_row_stride + r) >> 2u;
+            if (BRANCHLESS) { return a_vec4(at, (kk < p.k) & (r < p.m)); }
             if (kk >= p.k || r >= p.m) { return vec4<f32>(0.0); }
-            return a[(base + kk * p.a_row_stride + r) >> 2u];
+            return a[at];
         }
         let r = row0 + s / 4u;
         let kk = k0 + (s % 4u) * 4u;
@@ -108,8 +126,10 @@ fn fetch_b(base: u32, col0: u32, k0: u32, s: u32) -> vec4<f32> {
         if (!TB) {
             let kk = k0 + s / 32u;
             let cc = col0 + (s % 32u) * 4u;
+            let at = (base + kk * p.b_row_stride + cc) >> 2u;
+            if (BRANCHLESS) { return b_vec4(at, (kk < p.k) & (cc < p.n)); }
             if (kk >= p.k || cc >= p.n) { return vec4<f32>(0.0); }
-            return b[(base + kk * p.b_row_stride + cc) >> 2u];
+            return b[at];
         }
         let cc = col0 + s / 4u;
         let kk = k0 + (s % 4u) * 4u;

@@ -30,9 +30,10 @@ async fn layers_match_the_cpu_reference() {
 async fn gpu_fast_paths_compile_and_match() {
     // 32 × 2 × 2 tiles of 128: the large-tile matmul, fetching vec4s, with A stored [M, K] or
     // [K, M] and B stored [K, N] or [N, K], all four: in the browser A [M, K] and B [N, K] are
-    // staged as blocks transposed in registers, and only the product with neither transposed
-    // fetches the next slice while it multiplies (K = 40: three slices, the last ragged). Forward only: the
-    // finite differences of check_op would take too long in a debug build of the CPU side.
+    // staged as blocks transposed in registers, and the products with A transposed load
+    // without a branch, past the edges too (M = 132, and K = 40: three slices, the last
+    // ragged). Forward only: the finite differences of check_op would take too long in a debug
+    // build of the CPU side.
     let gpu = common::gpu().await;
     let Device::Gpu(context) = &gpu else {
         unreachable!("gpu() gives a GPU")

@@ -31,6 +31,13 @@ const TRANSPOSE_IN_REGISTERS: bool = IN_BROWSER;
 /// already faster without (docs/BENCHMARKS.md, "Parameters bound plainly").
 const PREFETCH_NEXT_SLICE: bool = !IN_BROWSER;
 
+/// Whether the large-tile kernel's fetches of a product with A transposed (weight gradients)
+/// load without a branch (shaders/matmul.wgsl, BRANCHLESS). In Chrome on an H200 nanochar's
+/// weight gradients took 389 µs a call that way against 463; the products with neither or B
+/// transposed gained nothing or lost up to 8 %, and natively, with the prefetch, every product
+/// lost 12-46 % (docs/BENCHMARKS.md, "Loads without a branch").
+const BRANCHLESS_WHEN_A_TRANSPOSED: bool = IN_BROWSER;
+
 /// Whether the buffers can be read as vec4s whole (shaders/matmul.wgsl binds them so): pool
 /// buffers are, unless one was sized exactly to the device's largest.
 pub(super) fn vec4_buffers(xs: &[&Tensor], op: &'static str) -> Result<bool> {
@@ -202,6 +209,7 @@ impl Epilogue<'_> {
 fn plan(
     gpu: &Gpu,
     (d, views): (Dims, Views),
+    a_transposed: bool,
     operands: [&Tensor; 2],
     epilogue: &Epilogue,
 ) -> Result<Plan> {
@@ -230,7 +238,7 @@ fn plan(
     if (m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM || big_split.parts > 1)
         && vec4_buffers(&operands, "matmul")?
     {
-        return Ok(large_tiles((d, views), big_split, epilogue.causal));
+        return Ok(large_tiles((d, views), big_split, epilogue.causal, a_transposed));
     }
     let split = if splittable { Split::of(d) } else { whole };
     let [x, y, z] = tiles(d, 64);
@@ -255,7 +263,7 @@ fn tiles(d: Dims, side: usize) -> [u32; 3] {
 
 /// The plan on the 128 × 128 kernel (shaders/matmul.wgsl), K split as `split` says, its
 /// operands fetched as vec4s where their stored rows allow, skipping what `causal` says.
-fn large_tiles((d, views): (Dims, Views), split: Split, causal: Causal) -> Plan {
+fn large_tiles((d, views): (Dims, Views), split: Split, causal: Causal, ta: bool) -> Plan {
     // An operand whose stored rows are a multiple of 4 long is fetched as vec4s, even when
     // the other is not (the output layer's gradients over a vocabulary of 50,257).
     let (a_rows_of_4, b_rows_of_4) = (views.a.in_fours(), views.b.in_fours());
@@ -267,6 +275,7 @@ fn large_tiles((d, views): (Dims, Views), split: Split, causal: Causal) -> Plan 
         .constant("CAUSAL", causal as u32)
         .constant("BLOCKS", TRANSPOSE_IN_REGISTERS)
         .constant("PREFETCH", PREFETCH_NEXT_SLICE)
+        .constant("BRANCHLESS", BRANCHLESS_WHEN_A_TRANSPOSED && ta)
         .constant("WIDE", d.n > 64)
         .constant("ROW_SUMS", views.row_sums.is_some());
     let [x, y, z] = tiles(d, 128);
@@ -296,7 +305,7 @@ pub(super) fn planned(
     operands: [&Tensor; 2],
     epilogue: &Epilogue,
 ) -> Result<(Kernel, MatmulParams, Plan)> {
-    let plan = plan(gpu, (d, views), operands, epilogue)?;
+    let plan = plan(gpu, (d, views), ta, operands, epilogue)?;
     let max = gpu.limits().max_compute_workgroups_per_dimension;
     if let Some(&too_many) = plan.groups.iter().find(|&&g| g > max) {
         return Err(Error::TooLarge {
