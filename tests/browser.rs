@@ -65,6 +65,27 @@ async fn gpu_fast_paths_compile_and_match() {
     cases::check_all(cases::fast_paths()).await;
 }
 
+/// A linear layer's weight and bias gradients from one large-tile product with A transposed,
+/// whose tiles also sum the rows of the output's gradient (ROW_SUMS), through the browser's
+/// branch-free loads: 1,280 rows in 32 chunks of 40 (slices of 16, 16 and 8), times 2 × 2
+/// tiles of 128 over dW's 132 × 136, ragged at the edges, where the loads must give zeros.
+#[wasm_bindgen_test]
+async fn weight_gradients_from_the_large_tiles_match_the_cpu() {
+    let gpu = common::gpu().await;
+    let Device::Gpu(context) = &gpu else {
+        unreachable!("gpu() gives a GPU")
+    };
+    let shape = (1280, 136, 132);
+    let want = common::linear::grads(&Device::Cpu, shape).await;
+    context.use_emulated_kernels(Some(false));
+    let got = common::linear::grads(&gpu, shape).await;
+    context.use_emulated_kernels(None);
+    for (i, what) in ["x", "weight", "bias"].iter().enumerate() {
+        let name = format!("linear 1280x136x132: gradient of the {what}");
+        common::assert_close(&name, &got[i], &want[i], 1e-3);
+    }
+}
+
 /// Every other kernel compiles and agrees with the CPU in the browser too (browsers validate
 /// WGSL more strictly than native drivers).
 #[wasm_bindgen_test]

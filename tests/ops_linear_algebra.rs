@@ -205,30 +205,6 @@ fn linear_relu_is_linear_then_relu() {
     });
 }
 
-/// The gradients of x, the weight and the bias of `x.linear(w, b)` for loss = Σ out · r with
-/// a fixed random r, on `device`.
-async fn linear_grads(device: &Device, (rows, k, n): (usize, usize, usize)) -> Vec<Vec<f64>> {
-    let leaf = |shape: &[usize], seed| {
-        let values = common::uniform(shape.iter().product(), -1.0, 1.0, seed);
-        Tensor::from_f64(values, shape, device).unwrap().with_grad()
-    };
-    let (x, w, b) = (leaf(&[rows, k], 1), leaf(&[n, k], 2), leaf(&[n], 3));
-    let r = Tensor::from_f64(common::uniform(rows * n, -1.0, 1.0, 4), &[rows, n], device);
-    let out = x.linear(&w, Some(&b)).unwrap();
-    let grads = out
-        .mul(&r.unwrap())
-        .unwrap()
-        .sum_all()
-        .unwrap()
-        .backward()
-        .unwrap();
-    let mut all = Vec::new();
-    for t in [&x, &w, &b] {
-        all.push(grads.get(t).unwrap().to_vec_f64().await.unwrap());
-    }
-    all
-}
-
 #[test]
 fn weight_and_bias_gradients_from_one_product_match_cpu() {
     run(async {
@@ -241,9 +217,9 @@ fn weight_and_bias_gradients_from_one_product_match_cpu() {
             unreachable!("gpu() gives a GPU")
         };
         for (rows, k, n) in [(16384, 200, 130), (16384, 202, 129)] {
-            let want = linear_grads(&Device::Cpu, (rows, k, n)).await;
+            let want = common::linear::grads(&Device::Cpu, (rows, k, n)).await;
             context.use_emulated_kernels(Some(false));
-            let got = linear_grads(&gpu, (rows, k, n)).await;
+            let got = common::linear::grads(&gpu, (rows, k, n)).await;
             context.use_emulated_kernels(None);
             for (i, what) in ["x", "weight", "bias"].iter().enumerate() {
                 let name = format!("linear {rows}x{k}x{n}: gradient of the {what}");

@@ -238,7 +238,12 @@ fn plan(
     if (m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM || big_split.parts > 1)
         && vec4_buffers(&operands, "matmul")?
     {
-        return Ok(large_tiles((d, views), big_split, epilogue.causal, a_transposed));
+        return Ok(large_tiles(
+            (d, views),
+            big_split,
+            epilogue.causal,
+            a_transposed,
+        ));
     }
     let split = if splittable { Split::of(d) } else { whole };
     let [x, y, z] = tiles(d, 64);

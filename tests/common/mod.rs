@@ -5,6 +5,7 @@
 
 pub mod cases;
 pub mod launches;
+pub mod linear;
 
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::rc::Rc;
