@@ -34,7 +34,7 @@ const PREFETCH_NEXT_SLICE: bool = !IN_BROWSER;
 /// Whether the large-tile kernel's fetches of a product with A transposed (weight gradients)
 /// load without a branch (shaders/matmul.wgsl, BRANCHLESS). In Chrome on an H200 nanochar's
 /// weight gradients took 389 µs a call that way against 463; the products with neither or B
-/// transposed gained nothing or lost up to 8 %, and natively, with the prefetch, every product
+/// transposed gained nothing or lost up to 9 %, and natively, with the prefetch, every product
 /// lost 12-46 % (docs/BENCHMARKS.md, "Loads without a branch").
 const BRANCHLESS_WHEN_A_TRANSPOSED: bool = IN_BROWSER;
 
@@ -267,8 +267,14 @@ fn tiles(d: Dims, side: usize) -> [u32; 3] {
 }
 
 /// The plan on the 128 × 128 kernel (shaders/matmul.wgsl), K split as `split` says, its
-/// operands fetched as vec4s where their stored rows allow, skipping what `causal` says.
-fn large_tiles((d, views): (Dims, Views), split: Split, causal: Causal, ta: bool) -> Plan {
+/// operands fetched as vec4s where their stored rows allow, skipping what `causal` says, and
+/// loading without a branch where A is transposed (`BRANCHLESS_WHEN_A_TRANSPOSED`).
+fn large_tiles(
+    (d, views): (Dims, Views),
+    split: Split,
+    causal: Causal,
+    a_transposed: bool,
+) -> Plan {
     // An operand whose stored rows are a multiple of 4 long is fetched as vec4s, even when
     // the other is not (the output layer's gradients over a vocabulary of 50,257).
     let (a_rows_of_4, b_rows_of_4) = (views.a.in_fours(), views.b.in_fours());
@@ -280,7 +286,7 @@ fn large_tiles((d, views): (Dims, Views), split: Split, causal: Causal, ta: bool
         .constant("CAUSAL", causal as u32)
         .constant("BLOCKS", TRANSPOSE_IN_REGISTERS)
         .constant("PREFETCH", PREFETCH_NEXT_SLICE)
-        .constant("BRANCHLESS", BRANCHLESS_WHEN_A_TRANSPOSED && ta)
+        .constant("BRANCHLESS", BRANCHLESS_WHEN_A_TRANSPOSED && a_transposed)
         .constant("WIDE", d.n > 64)
         .constant("ROW_SUMS", views.row_sums.is_some());
     let [x, y, z] = tiles(d, 128);
