@@ -72,18 +72,7 @@ async fn gpu_fast_paths_compile_and_match() {
 #[wasm_bindgen_test]
 async fn weight_gradients_from_the_large_tiles_match_the_cpu() {
     let gpu = common::gpu().await;
-    let Device::Gpu(context) = &gpu else {
-        unreachable!("gpu() gives a GPU")
-    };
-    let shape = (1280, 136, 132);
-    let want = common::linear::grads(&Device::Cpu, shape).await;
-    context.use_emulated_kernels(Some(false));
-    let got = common::linear::grads(&gpu, shape).await;
-    context.use_emulated_kernels(None);
-    for (i, what) in ["x", "weight", "bias"].iter().enumerate() {
-        let name = format!("linear 1280x136x132: gradient of the {what}");
-        common::assert_close(&name, &got[i], &want[i], 1e-3);
-    }
+    common::linear::check_grads(&gpu, (1280, 136, 132)).await;
 }
 
 /// Every other kernel compiles and agrees with the CPU in the browser too (browsers validate
