@@ -75,6 +75,14 @@ async fn weight_gradients_from_the_large_tiles_match_the_cpu() {
     common::linear::check_grads(&gpu, (1280, 136, 132)).await;
 }
 
+/// An AdamW step over nine ragged parameters agrees with the CPU's: the gradients gathered
+/// into the flat buffers seven a dispatch, then one update (as natively, tests/training.rs).
+#[wasm_bindgen_test]
+async fn an_optimizer_step_over_ragged_parameters_matches_the_cpu() {
+    let gpu = common::gpu().await;
+    common::optimizer::a_step_over_ragged_parameters_matches_the_cpu(&gpu).await;
+}
+
 /// Every other kernel compiles and agrees with the CPU in the browser too (browsers validate
 /// WGSL more strictly than native drivers).
 #[wasm_bindgen_test]

@@ -30,6 +30,10 @@
 //! cnn 43 → 38 when each convolution's bias (per channel, a row of its product) and ReLU came
 //! in its product's store (`Tensor::conv2d_relu`), the bias's add and the ReLU no longer
 //! passes of their own (at the benchmark's batch 128 on an H100: 48 → 44).
+//! mlp 18 → 19, cnn 38 → 40, gpt_small 155 → 163 and nanochar 235 → 246 when the optimizer
+//! gathered its gradients into its flat buffers by a kernel per seven of them
+//! (src/optim/gather.rs) instead of a buffer copy each (6, 8, 52 and 76 copies): in the
+//! browser a copy costs about as much CPU as a dispatch and ends the compute pass.
 //! WEBGRAD_PROFILE=1 prints the kernels of the step.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -108,20 +112,20 @@ fn check(name: &str, budget: u64) {
 
 #[test]
 fn mlp_step_dispatches() {
-    check("mlp_mnist_b128", 18);
+    check("mlp_mnist_b128", 19);
 }
 
 #[test]
 fn cnn_step_dispatches() {
-    check("cnn_mnist_b128", 38);
+    check("cnn_mnist_b128", 40);
 }
 
 #[test]
 fn gpt_small_step_dispatches() {
-    check("gpt_small_b32", 155);
+    check("gpt_small_b32", 163);
 }
 
 #[test]
 fn gpt_nanochar_step_dispatches() {
-    check("gpt_nanochar_b64", 235);
+    check("gpt_nanochar_b64", 246);
 }

@@ -1,4 +1,4 @@
-//! Training sessions: convergence on the 2-D data and the digits, determinism, the NaN guard,
+//! The optimizer's step on both backends; training sessions: convergence on the 2-D data and the digits, determinism, the NaN guard,
 //! dropout and RMSNorm on both backends, and the routing between them.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -7,6 +7,17 @@ use common::{param_values, run, spiral_session};
 use webgrad::optim::RuleKind;
 use webgrad::train::{Config, Family, Session, Task, TaskData};
 use webgrad::{Device, Tensor};
+
+/// An AdamW step over nine ragged parameters on the GPU agrees with the CPU's: the gradients
+/// gathered into the flat buffers seven a dispatch, then one update. A gradient of the wrong
+/// shape is refused before anything changes.
+#[test]
+fn an_optimizer_step_over_ragged_parameters_matches_the_cpu() {
+    run(async {
+        let gpu = common::gpu().await;
+        common::optimizer::a_step_over_ragged_parameters_matches_the_cpu(&gpu).await;
+    });
+}
 
 #[test]
 fn spiral_defaults_reach_97_percent_validation_accuracy() {

@@ -14,8 +14,8 @@ use std::rc::Rc;
 pub(crate) struct Group {
     /// Whether weight decay applies to this group's members (all or none of them do).
     pub decays: bool,
-    /// (index into the parameter list, its gradient's place in `grads`).
-    grad_places: Vec<(usize, Tensor)>,
+    /// (index into the parameter list, where its gradient starts in `grads`, in elements).
+    grad_places: Vec<(usize, usize)>,
     pub params: Tensor,
     pub grads: Tensor,
     pub state: Vec<Tensor>,
@@ -72,7 +72,7 @@ impl Flat {
                 });
                 let views = group.state.iter().map(|s| s.part(at, p.shape())).collect();
                 state_views.push((i, views));
-                group.grad_places.push((i, group.grads.part(at, p.shape())));
+                group.grad_places.push((i, at));
             }
             groups.push(group);
         }
@@ -83,12 +83,16 @@ impl Flat {
         ))
     }
 
-    /// Copies each parameter's gradient into its place in its group's gradient buffer.
-    pub fn gather(&self, grads: &[Tensor]) -> Result<()> {
+    /// Copies each parameter's gradient into its place in its group's gradient buffer (the
+    /// caller has checked that each has its parameter's shape).
+    pub fn gather(&self, gpu: &Gpu, grads: &[Tensor]) -> Result<()> {
         for group in &self.groups {
-            for (i, place) in &group.grad_places {
-                place.copy_from(&grads[*i])?;
-            }
+            let pieces: Vec<(usize, &Tensor)> = group
+                .grad_places
+                .iter()
+                .map(|&(i, at)| (at, &grads[i]))
+                .collect();
+            super::gather::gather(gpu, &group.grads, &pieces)?;
         }
         Ok(())
     }

@@ -4,6 +4,7 @@
 //! lives beside the parameters; nothing is read back.
 
 mod flat;
+mod gather;
 mod kernels;
 mod schedule;
 
@@ -225,19 +226,14 @@ impl Optimizer {
         no_grad(|| {
             let grads: Vec<Tensor> = params
                 .iter()
-                .map(|(name, p)| {
-                    grads.get(p).cloned().ok_or_else(|| Error::Invalid {
-                        op: "optimizer",
-                        why: format!("{name} has no gradient"),
-                    })
-                })
+                .map(|(name, p)| gradient_of(name, p, grads))
                 .collect::<Result<_>>()?;
             let device = params
                 .first()
                 .map(|(_, p)| p.device().clone())
                 .unwrap_or(Device::Cpu);
-            if let Some(flat) = &self.flat {
-                flat.gather(&grads)?;
+            if let (Some(flat), Some(gpu)) = (&self.flat, gpu_of(&device)) {
+                flat.gather(gpu, &grads)?;
             }
             // On the GPU the flat gradients, whose gaps are zero, stand for all gradients.
             let summed: Vec<Tensor> = match &self.flat {
@@ -366,4 +362,22 @@ impl Optimizer {
             }
         }
     }
+}
+
+/// The gradient of parameter `p` (called `name`): an error if there is none or if its shape is
+/// not the parameter's (on the GPU it would spill into its neighbours' places).
+fn gradient_of(name: &str, p: &Tensor, grads: &Gradients) -> Result<Tensor> {
+    let g = grads.get(p).ok_or_else(|| Error::Invalid {
+        op: "optimizer",
+        why: format!("{name} has no gradient"),
+    })?;
+    if g.shape() != p.shape() {
+        return Err(Error::Shape {
+            op: "optimizer",
+            a: p.shape().to_vec(),
+            b: g.shape().to_vec(),
+            why: format!("{name}'s gradient must have its shape"),
+        });
+    }
+    Ok(g.clone())
 }

@@ -6,6 +6,7 @@
 pub mod cases;
 pub mod launches;
 pub mod linear;
+pub mod optimizer;
 
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::rc::Rc;
