@@ -240,6 +240,53 @@ fn after_a_wait_that_ends_a_long_stretch_the_first_dispatches_are_submitted_at_o
     });
 }
 
+/// A training step that ends short is left for the next ones to join (`Gpu::step_recorded`):
+/// steps of 25 dispatches go three to a submit, and once they have run so, another three create
+/// no buffer and no bind group and compute what they should; a step of 70 is submitted at its
+/// end.
+#[test]
+fn short_steps_share_a_submit_and_long_ones_do_not() {
+    run(async {
+        let device = common::gpu().await;
+        let Device::Gpu(gpu) = &device else {
+            unreachable!()
+        };
+        let x = Tensor::from_vec(vec![0.5f32; 64], &[64], &device).unwrap();
+        let step = |n: usize| {
+            let mut y = x.clone();
+            for _ in 0..n {
+                y = y.scale(1.01).unwrap();
+            }
+            gpu.step_recorded();
+            y
+        };
+        for round in 0..2 {
+            // A short stretch before the wait: no early first submit after it.
+            drop(step(1));
+            gpu.finished().await.unwrap();
+            let mark = gpu.counters();
+            drop(step(25));
+            drop(step(25));
+            let two = gpu.counters().since(&mark);
+            let y = step(25);
+            let three = gpu.counters().since(&mark);
+            assert_eq!((two.dispatches, two.submits), (50, 0), "round {round}: {two:?}");
+            assert_eq!((three.dispatches, three.submits), (75, 1), "round {round}: {three:?}");
+            if round == 1 {
+                let made = (three.buffers_created, three.bind_groups_created);
+                assert_eq!(made, (0, 0), "{three:?}");
+            }
+            let want = 0.5 * 1.01f64.powi(25);
+            for v in y.to_vec().await.unwrap() {
+                assert!((v as f64 - want).abs() < 1e-5, "round {round}: {v} vs {want}");
+            }
+        }
+        let mark = gpu.counters();
+        drop(step(70));
+        assert_eq!(gpu.counters().since(&mark).submits, 1);
+    });
+}
+
 /// Pooled buffers pass from tensor to tensor between steps, and a step's bind groups come from
 /// the cache: each group must bind the buffer the new tensor holds now, never stale data.
 #[test]

@@ -18,8 +18,9 @@ pub(super) struct Timing {
     counters: Counters,
 }
 
-/// Times `step` after 5 untimed runs: `reps` runs each waited for, then `reps` runs back to
-/// back.
+/// Times `step` after 5 untimed runs each waited for and 5 back to back: `reps` runs each
+/// waited for, then `reps` runs back to back. (Steps that share submits make a bind group per
+/// use of a kernel in a submit, the first time they run back to back.)
 pub(super) async fn time(
     gpu: &Rc<Gpu>,
     reps: usize,
@@ -29,6 +30,10 @@ pub(super) async fn time(
         step()?;
         gpu.finished().await?;
     }
+    for _ in 0..5 {
+        step()?;
+    }
+    gpu.finished().await?;
     let (mut waited, mut recording) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
     let mut counters = Counters::default();
     for _ in 0..reps {

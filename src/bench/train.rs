@@ -166,11 +166,12 @@ pub(super) async fn train(
     reps: usize,
 ) -> Result<(String, f64)> {
     let mut w = Workload::new(model, &Device::Gpu(gpu.clone()))?;
-    // Each step submitted at its end, as the session's `train_step` does: steps run back to
-    // back (the pipelined figure) then go to the GPU as they do in the playground's loop.
+    // Each step ends as the session's `train_step` does (submitted, or a short one left for
+    // the next steps to join): steps run back to back (the pipelined figure) then go to the GPU
+    // as they do in the playground's loop.
     let t = time(gpu, reps, || {
         w.step()?;
-        gpu.flush();
+        gpu.step_recorded();
         Ok(())
     })
     .await?;

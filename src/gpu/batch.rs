@@ -19,6 +19,11 @@ const WRITE_GAP: u32 = 16;
 /// long step while the rest of it is still being recorded (in the browser recording costs
 /// tens of microseconds per dispatch). Small steps (an MLP's ~30 dispatches) stay one submit.
 const SUBMIT_EVERY: u32 = 96;
+/// A training step that ends with fewer dispatches than this recorded since the last submit is
+/// not submitted on its own: the next steps join it (an mlp's 23-dispatch steps go three to a
+/// submit, a GPT's steps of a hundred or more one each). In the browser each submit costs a
+/// command encoder, a compute pass, the parameters' upload and a flush to the GPU process.
+const STEPS_SHARE_A_SUBMIT_UNDER: u32 = 64;
 /// Dispatches recorded before the first submit after a wait ended, if more than
 /// `SUBMIT_EVERY` were recorded between the last two waits: the GPU then has nothing to do, and
 /// a long step waited for (the CLI's, the benchmark's) would otherwise leave it idle while the
@@ -197,6 +202,12 @@ impl Batch {
         gpu.queue.submit([encoder.finish()]);
         self.bind_groups.submitted();
         true
+    }
+
+    /// A training step was recorded: submits unless fewer than `STEPS_SHARE_A_SUBMIT_UNDER`
+    /// dispatches await a submit. Returns whether it submitted.
+    pub fn step_recorded(&mut self, gpu: &Gpu) -> bool {
+        self.recorded >= STEPS_SHARE_A_SUBMIT_UNDER && self.flush(gpu)
     }
 
     /// Submits what was recorded, then forgets every bind group and frees every parameter

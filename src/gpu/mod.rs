@@ -407,6 +407,14 @@ impl Gpu {
         }
     }
 
+    /// Ends a training step: submits it, or leaves a short one for the next steps to join
+    /// (see `Batch::step_recorded`). A wait or a readback submits whatever is left.
+    pub fn step_recorded(&self) {
+        if self.batch.borrow_mut().step_recorded(self) {
+            self.count_submit();
+        }
+    }
+
     /// Submits so far: the epoch that tells when a released buffer's last use was sent.
     pub(crate) fn submits(&self) -> u64 {
         self.counters.get().submits

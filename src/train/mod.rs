@@ -298,8 +298,9 @@ impl Session {
         }
     }
 
-    /// One step: forward, loss, backward and update, recorded and submitted once. The loss is
-    /// not read back (see `check`).
+    /// One step: forward, loss, backward and update, recorded and submitted (a short step
+    /// together with the next ones, see `Gpu::step_recorded`). The loss is not read back (see
+    /// `check`).
     pub fn train_step(&mut self) -> Result<()> {
         let (x, y) = self.next_batch()?;
         let seed = self.dropout_seed();
@@ -316,7 +317,7 @@ impl Session {
         self.optimizer.step(&self.params, &grads)?;
         drop(grads);
         if let Device::Gpu(g) = &self.device {
-            g.flush();
+            g.step_recorded();
         }
         self.last_loss = Some(loss.detach());
         self.step += 1;
