@@ -300,6 +300,14 @@ impl Tensor {
         *self.0.storage.borrow_mut() = storage;
     }
 
+    /// The tensor this one is a view of (see `part`) and where it starts in it, if it is one.
+    pub(crate) fn view_of(&self) -> Option<(Tensor, usize)> {
+        match &*self.0.storage.borrow() {
+            Storage::View { whole, offset } => Some((whole.clone(), *offset)),
+            _ => None,
+        }
+    }
+
     /// A tensor of `shape` over this GPU tensor's elements from `offset` on, sharing them.
     pub(crate) fn part(&self, offset: usize, shape: &[usize]) -> Tensor {
         let storage = Storage::View {

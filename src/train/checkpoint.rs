@@ -237,9 +237,7 @@ impl Session {
         let frozen = ck.values_for(&self.frozen)?;
         assign_all(&self.params, &weights)?;
         assign_all(&self.frozen, &frozen)?;
-        for ((_, p), g) in self.params.iter().zip(&self.good) {
-            g.copy_from(p)?;
-        }
+        self.good.take()?;
         match moments {
             Some(m) => {
                 assign_all(&state, &m)?;

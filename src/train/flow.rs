@@ -100,9 +100,9 @@ impl Session {
         };
         let params = &self.params;
         let update_sq = per_layer(params, &self.device, |i| {
-            squared_sum(&params[i].1.sub(&self.tried[i])?)
+            squared_sum(&params[i].1.sub(self.tried.param(i))?)
         })?;
-        let weight_sq = per_layer(params, &self.device, |i| squared_sum(&self.tried[i]))?;
+        let weight_sq = per_layer(params, &self.device, |i| squared_sum(self.tried.param(i)))?;
         let named = vec![
             ("gradients".to_string(), grad_sq.clone()),
             ("updates".to_string(), update_sq),

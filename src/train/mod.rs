@@ -9,6 +9,7 @@ mod flow;
 mod footprint;
 mod histograms;
 mod insides;
+mod kept;
 pub mod routing;
 mod sample;
 mod smoothing;
@@ -177,9 +178,9 @@ pub struct Session {
     /// The loss of the latest step, still on the GPU.
     last_loss: Option<Tensor>,
     /// The weights the latest step's loss was computed from (copied before its update).
-    tried: Vec<Tensor>,
+    tried: kept::Kept,
     /// The last weights whose loss was read back finite, to fall back on.
-    good: Vec<Tensor>,
+    good: kept::Kept,
     /// Whether the next step keeps its gradient norms (see `flow`).
     watch: bool,
     /// The latest watched step and its squared gradient norm per layer, on the device.
@@ -210,8 +211,8 @@ impl Session {
             .into_iter()
             .partition(|(_, p)| p.requires_grad());
         let optimizer = Optimizer::new(config.optimizer.clone(), &params)?;
-        let good = snapshot(&params)?;
-        let tried = snapshot(&params)?;
+        let good = kept::Kept::new(&params)?;
+        let tried = kept::Kept::new(&params)?;
         Ok(Session {
             config,
             device: device.clone(),
@@ -311,9 +312,7 @@ impl Session {
             self.watched = Some((self.step + 1, squares));
         }
         // Keep the weights this loss came from: they are the fallback if it turns out finite.
-        for ((_, p), t) in self.params.iter().zip(&self.tried) {
-            t.copy_from(p)?;
-        }
+        self.tried.take()?;
         self.optimizer.step(&self.params, &grads)?;
         drop(grads);
         if let Device::Gpu(g) = &self.device {
@@ -350,17 +349,13 @@ impl Session {
                 step: self.step,
             });
         }
-        for (t, g) in self.tried.iter().zip(&self.good) {
-            g.copy_from(t)?;
-        }
+        self.good.take_from(&self.tried)?;
         Ok(value)
     }
 
     /// Puts the last good weights back and clears the optimizer's state.
     fn fall_back(&mut self) -> Result<()> {
-        for ((_, p), g) in self.params.iter().zip(&self.good) {
-            p.copy_from(g)?;
-        }
+        self.good.put_back()?;
         self.last_loss = None;
         self.optimizer.reset()
     }
@@ -468,11 +463,6 @@ fn mean_and_standard_error(xs: &[f32]) -> (f32, f32) {
     let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / n;
     let var = xs.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
     (mean as f32, (var / n).sqrt() as f32)
-}
-
-/// Copies of the parameters.
-fn snapshot(params: &[(String, Tensor)]) -> Result<Vec<Tensor>> {
-    no_grad(|| params.iter().map(|(_, p)| p.scale(1.0)).collect())
 }
 
 #[cfg(test)]
