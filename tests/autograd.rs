@@ -211,32 +211,12 @@ fn after_warm_up_a_training_step_creates_no_buffer_and_submits_once() {
 
 /// After a wait the GPU has nothing to do, so when the stretch before the wait was long (more
 /// than the 96 dispatches a submit usually takes), the next dispatches are sent as soon as
-/// there are 16; after a short stretch, a short step stays one submit.
+/// there are 16; natively, after a short stretch, a short step stays one submit.
 #[test]
 fn after_a_wait_that_ends_a_long_stretch_the_first_dispatches_are_submitted_at_once() {
     run(async {
         let device = common::gpu().await;
-        let Device::Gpu(gpu) = &device else {
-            unreachable!()
-        };
-        let x = Tensor::from_vec(vec![0.5f32; 64], &[64], &device).unwrap();
-        let steps = |n: usize| {
-            let mut y = x.clone();
-            for _ in 0..n {
-                y = y.scale(1.01).unwrap();
-            }
-            y
-        };
-        for (stretch, submits) in [(120, 2), (40, 1)] {
-            let _y = steps(stretch);
-            gpu.finished().await.unwrap();
-            let mark = gpu.counters();
-            let _y = steps(40);
-            gpu.flush();
-            let c = gpu.counters().since(&mark);
-            assert!((17..96).contains(&c.dispatches), "{c:?}");
-            assert_eq!(c.submits, submits, "after {stretch} dispatches, {c:?}");
-        }
+        common::submits::submits_after_a_wait(&device, &[(120, 2), (40, 1)]).await;
     });
 }
 

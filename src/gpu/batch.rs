@@ -25,10 +25,20 @@ const SUBMIT_EVERY: u32 = 96;
 /// command encoder, a compute pass, the parameters' upload and a flush to the GPU process.
 const STEPS_SHARE_A_SUBMIT_UNDER: u32 = 64;
 /// Dispatches recorded before the first submit after a wait ended, if more than
-/// `SUBMIT_EVERY` were recorded between the last two waits: the GPU then has nothing to do, and
-/// a long step waited for (the CLI's, the benchmark's) would otherwise leave it idle while the
-/// first `SUBMIT_EVERY` dispatches are recorded. Short steps stay one submit.
+/// `EARLY_SUBMIT_AFTER` were recorded between the last two waits: the GPU then has nothing to
+/// do, and a long step waited for (the CLI's, the benchmark's) would otherwise leave it idle
+/// while the first `SUBMIT_EVERY` dispatches are recorded.
 const FIRST_SUBMIT: u32 = 16;
+/// The stretch between two waits after which the next work is submitted early. Natively, a
+/// long one: short steps stay one submit. In the browser, any but the shortest: Chrome's GPU
+/// process decodes and checks a submit's commands only once they arrive, about 0.2 ms for an
+/// mlp step in its trace, before the GPU sees any of them; sent in two parts, the first is
+/// decoded and run while the rest is recorded (docs/BENCHMARKS.md, "The optimizer's gather").
+const EARLY_SUBMIT_AFTER: u32 = if cfg!(target_arch = "wasm32") {
+    FIRST_SUBMIT
+} else {
+    SUBMIT_EVERY
+};
 
 /// A storage buffer bound to a kernel, in binding order after the parameters.
 pub struct Binding<'a> {
@@ -219,10 +229,10 @@ impl Batch {
         submitted
     }
 
-    /// The GPU finished everything submitted so far (a wait ended): after a long stretch of
-    /// dispatches, the next work is sent after `FIRST_SUBMIT` of them.
+    /// The GPU finished everything submitted so far (a wait ended): after a stretch of more
+    /// than `EARLY_SUBMIT_AFTER` dispatches, the next work is sent after `FIRST_SUBMIT` of them.
     pub fn caught_up(&mut self) {
-        if self.since_wait > SUBMIT_EVERY {
+        if self.since_wait > EARLY_SUBMIT_AFTER {
             self.submit_at = FIRST_SUBMIT;
         }
         self.since_wait = 0;

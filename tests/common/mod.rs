@@ -7,6 +7,7 @@ pub mod cases;
 pub mod launches;
 pub mod linear;
 pub mod optimizer;
+pub mod submits;
 
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::rc::Rc;
