@@ -218,9 +218,12 @@ impl Tensor {
         }
     }
 
-    /// A tensor of `shape` filled with `value`.
+    /// A tensor of `shape` filled with `value`; on the GPU by a dispatch, not an upload.
     pub fn full(shape: &[usize], value: f32, device: &Device) -> Result<Tensor> {
-        Tensor::from_vec(vec![value; numel(shape)], shape, device)
+        match device {
+            Device::Cpu => Tensor::from_vec(vec![value; numel(shape)], shape, device),
+            Device::Gpu(gpu) => crate::ops::filled(gpu, shape, value),
+        }
     }
 
     /// A tensor of zeros.

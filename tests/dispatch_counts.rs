@@ -34,6 +34,9 @@
 //! gathered its gradients into its flat buffers by a kernel per seven of them
 //! (src/optim/gather.rs) instead of a buffer copy each (6, 8, 52 and 76 copies): in the
 //! browser a copy costs about as much CPU as a dispatch and ends the compute pass.
+//! Every count 1 higher when `Tensor::full` filled on the GPU by a dispatch instead of an
+//! upload: the backward's seed gradient of 1 (an upload per step interleaved with steps that
+//! share a submit made the pool and the bind-group cache churn, and costs a queue write).
 //! WEBGRAD_PROFILE=1 prints the kernels of the step.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -112,20 +115,20 @@ fn check(name: &str, budget: u64) {
 
 #[test]
 fn mlp_step_dispatches() {
-    check("mlp_mnist_b128", 19);
+    check("mlp_mnist_b128", 20);
 }
 
 #[test]
 fn cnn_step_dispatches() {
-    check("cnn_mnist_b128", 40);
+    check("cnn_mnist_b128", 41);
 }
 
 #[test]
 fn gpt_small_step_dispatches() {
-    check("gpt_small_b32", 163);
+    check("gpt_small_b32", 164);
 }
 
 #[test]
 fn gpt_nanochar_step_dispatches() {
-    check("gpt_nanochar_b64", 246);
+    check("gpt_nanochar_b64", 247);
 }

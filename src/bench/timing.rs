@@ -16,6 +16,9 @@ pub(super) struct Timing {
     recording: f64,
     /// The counters of the last waited step.
     counters: Counters,
+    /// The counters of all `reps` steps run back to back (after warm-up none should create a
+    /// buffer or a bind group either).
+    pipelined_counters: Counters,
 }
 
 /// Times `step` after 5 untimed runs each waited for and 5 back to back: `reps` runs each
@@ -45,6 +48,7 @@ pub(super) async fn time(
         waited.push((crate::clock::now() - start).as_secs_f64());
         counters = gpu.counters().since(&mark);
     }
+    let mark = gpu.counters();
     let start = crate::clock::now();
     for _ in 0..reps {
         step()?;
@@ -56,6 +60,7 @@ pub(super) async fn time(
         pipelined,
         recording: median(recording),
         counters,
+        pipelined_counters: gpu.counters().since(&mark),
     })
 }
 
@@ -86,6 +91,10 @@ pub(super) fn line(
     v["submits_per_step"] = c.submits.into();
     v["buffers_created_per_step"] = c.buffers_created.into();
     v["gpu_bytes_live"] = c.bytes_live.into();
+    let p = &t.pipelined_counters;
+    v["pipelined_submits"] = p.submits.into();
+    v["pipelined_bind_groups_created"] = p.bind_groups_created.into();
+    v["pipelined_buffers_created"] = p.buffers_created.into();
     format!("{name} {v}")
 }
 

@@ -6,6 +6,7 @@ mod attention;
 mod binary;
 mod conv;
 mod copy;
+pub(crate) use copy::filled;
 mod dropout;
 mod embedding;
 mod layernorm;

@@ -148,6 +148,8 @@ pub struct Optimizer {
     pub state: Vec<Vec<Tensor>>,
     /// On the GPU: the parameters, their gradients and this state in flat buffers.
     flat: Option<flat::Flat>,
+    /// The squared gradient norm the update reads when nothing is clipped: a zero, made once.
+    zero: Option<Tensor>,
 }
 
 impl Optimizer {
@@ -185,6 +187,7 @@ impl Optimizer {
             step: 0,
             state,
             flat,
+            zero: None,
         })
     }
 
@@ -240,13 +243,10 @@ impl Optimizer {
                 Some(flat) => flat.groups.iter().map(|g| g.grads.clone()).collect(),
                 None => grads.clone(),
             };
-            let norm_sq = match self.config.clip {
-                Some(_) => summed
-                    .iter()
-                    .try_fold(Tensor::zeros(&[1], &device)?, |acc, g| {
-                        acc.add(&g.mul(g)?.sum_all()?)
-                    })?,
-                None => Tensor::zeros(&[1], &device)?,
+            let norm_sq = match (self.config.clip, &self.zero) {
+                (Some(_), _) => squared_norm(&summed, &device)?,
+                (None, Some(zero)) => zero.clone(),
+                (None, None) => self.zero.insert(Tensor::zeros(&[1], &device)?).clone(),
             };
             let lr = self.lr();
             self.step += 1;
@@ -380,4 +380,11 @@ fn gradient_of(name: &str, p: &Tensor, grads: &Gradients) -> Result<Tensor> {
         });
     }
     Ok(g.clone())
+}
+
+/// Σ g·g over `grads` (a sum per tensor, then their sum), as one element.
+fn squared_norm(grads: &[Tensor], device: &Device) -> Result<Tensor> {
+    let mut sums = grads.iter().map(|g| g.mul(g)?.sum_all());
+    let first = sums.next().unwrap_or_else(|| Tensor::zeros(&[1], device))?;
+    sums.try_fold(first, |acc, s| acc.add(&s?))
 }
