@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::any::TypeId;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 /// Shared pieces of shaders, pasted where a shader says `//#include NAME`. `rowwise` is
@@ -170,8 +171,12 @@ impl Kernel {
     fn module_key(&self) -> ModuleKey {
         ModuleKey {
             source: (self.source.as_ptr() as usize, self.source.len()),
-            entry: self.entry,
-            slots: self.slots.clone(),
+            entry: Placed(self.entry),
+            slots: self
+                .slots
+                .iter()
+                .map(|&(name, value)| (Placed(name), value.into()))
+                .collect(),
         }
     }
 
@@ -182,7 +187,7 @@ impl Kernel {
             constants: self
                 .constants
                 .iter()
-                .map(|(n, v)| (*n, v.to_bits()))
+                .map(|(n, v)| (Placed(*n), v.to_bits()))
                 .collect(),
             params: TypeId::of::<P>(),
             writable: bindings
@@ -258,18 +263,57 @@ fn repeat_blocks(source: &str) -> String {
     out
 }
 
+/// Text of the program (a name, a slot's text) in a cache key, compared and hashed by where it
+/// lives rather than letter by letter: the keys are built and looked up for every dispatch, and
+/// hashing and comparing their strings was a part of the page's CPU time per dispatch
+/// (docs/BENCHMARKS.md, "The optimizer's gather"). The same text at two addresses makes two
+/// keys, which at worst builds one pipeline twice.
+#[derive(Clone, Copy)]
+struct Placed(&'static str);
+
+impl PartialEq for Placed {
+    fn eq(&self, other: &Placed) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for Placed {}
+
+impl Hash for Placed {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_usize(self.0.as_ptr() as usize);
+        state.write_usize(self.0.len());
+    }
+}
+
+/// A slot's value in a cache key.
+#[derive(Clone, Copy, Hash, PartialEq, Eq)]
+enum PlacedValue {
+    Text(Placed),
+    Number(u64),
+}
+
+impl From<SlotValue> for PlacedValue {
+    fn from(value: SlotValue) -> PlacedValue {
+        match value {
+            SlotValue::Text(text) => PlacedValue::Text(Placed(text)),
+            SlotValue::Number(n) => PlacedValue::Number(n),
+        }
+    }
+}
+
 #[derive(Hash, PartialEq, Eq, Clone)]
 struct ModuleKey {
     source: (usize, usize),
-    entry: &'static str,
-    slots: Slots,
+    entry: Placed,
+    slots: SmallVec<[(Placed, PlacedValue); 8]>,
 }
 
 #[derive(Hash, PartialEq, Eq, Clone)]
 struct PipelineKey {
     module: ModuleKey,
     /// Override constants by name, values as f64 bits.
-    constants: SmallVec<[(&'static str, u64); 12]>,
+    constants: SmallVec<[(Placed, u64); 12]>,
     params: TypeId,
     /// Which storage bindings are read-write, bit i for binding i + 1.
     writable: u32,
