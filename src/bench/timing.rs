@@ -21,9 +21,10 @@ pub(super) struct Timing {
     pipelined_counters: Counters,
 }
 
-/// Times `step` after 5 untimed runs each waited for and 5 back to back: `reps` runs each
-/// waited for, then `reps` runs back to back. (Steps that share submits make a bind group per
-/// use of a kernel in a submit, the first time they run back to back.)
+/// Times `step` after 5 untimed runs each waited for and `reps` back to back: `reps` runs each
+/// waited for, then `reps` runs back to back. (Runs that share a submit make a bind group per
+/// use of a kernel in it the first time they run so: the warm-up runs as many back to back as
+/// the timed runs, so that they find every group made.)
 pub(super) async fn time(
     gpu: &Rc<Gpu>,
     reps: usize,
@@ -33,7 +34,7 @@ pub(super) async fn time(
         step()?;
         gpu.finished().await?;
     }
-    for _ in 0..5 {
+    for _ in 0..reps {
         step()?;
     }
     gpu.finished().await?;
