@@ -9,8 +9,9 @@
 //! "Parameters bound plainly"). A slot holds its parameters until the submit that reads them,
 //! so a kernel launched twice over the same buffers in one submit needs two groups: a key keeps
 //! a list, and the n-th dispatch of that key in a submit takes the n-th. A step submitted at
-//! its end (the session's `train_step`) asks for the same ones each time; steps recorded into
-//! shared submits take up to as many groups per key as a submit holds uses of it, made once.
+//! its end (a long step of the session's `train_step`) asks for the same ones each time; short
+//! steps that share a submit (`Gpu::step_recorded`) take up to as many groups per key as a
+//! submit holds uses of it, made once.
 //!
 //! A cached group binds buffers, not tensors: when a buffer goes back to the pool and on to
 //! another tensor, a dispatch for that tensor finds the group of that same buffer, which is
