@@ -220,10 +220,7 @@ impl Tensor {
 
     /// A tensor of `shape` filled with `value`; on the GPU by a dispatch, not an upload.
     pub fn full(shape: &[usize], value: f32, device: &Device) -> Result<Tensor> {
-        match device {
-            Device::Cpu => Tensor::from_vec(vec![value; numel(shape)], shape, device),
-            Device::Gpu(gpu) => crate::ops::filled(gpu, shape, value),
-        }
+        crate::ops::filled(device, shape, value)
     }
 
     /// A tensor of zeros.

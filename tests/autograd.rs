@@ -250,15 +250,26 @@ fn short_steps_share_a_submit_and_long_ones_do_not() {
             let two = gpu.counters().since(&mark);
             let y = step(25);
             let three = gpu.counters().since(&mark);
-            assert_eq!((two.dispatches, two.submits), (50, 0), "round {round}: {two:?}");
-            assert_eq!((three.dispatches, three.submits), (75, 1), "round {round}: {three:?}");
+            assert_eq!(
+                (two.dispatches, two.submits),
+                (50, 0),
+                "round {round}: {two:?}"
+            );
+            assert_eq!(
+                (three.dispatches, three.submits),
+                (75, 1),
+                "round {round}: {three:?}"
+            );
             if round == 1 {
                 let made = (three.buffers_created, three.bind_groups_created);
                 assert_eq!(made, (0, 0), "{three:?}");
             }
             let want = 0.5 * 1.01f64.powi(25);
             for v in y.to_vec().await.unwrap() {
-                assert!((v as f64 - want).abs() < 1e-5, "round {round}: {v} vs {want}");
+                assert!(
+                    (v as f64 - want).abs() < 1e-5,
+                    "round {round}: {v} vs {want}"
+                );
             }
         }
         let mark = gpu.counters();

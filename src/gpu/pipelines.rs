@@ -187,7 +187,7 @@ impl Kernel {
             constants: self
                 .constants
                 .iter()
-                .map(|(n, v)| (Placed(*n), v.to_bits()))
+                .map(|&(n, v)| (Placed(n), v.to_bits()))
                 .collect(),
             params: TypeId::of::<P>(),
             writable: bindings

@@ -8,7 +8,6 @@ use super::shape::{check_rank, pack, strided_offsets, Packed};
 use crate::error::Result;
 use crate::gpu::{Binding, Gpu, Kernel, PooledBuffer};
 use crate::tensor::{gpu_output, numel, DType, Device, Host, Storage, Tensor};
-use std::rc::Rc;
 
 /// One strided copy of the index space `shape` from `src` into `dst`.
 pub(super) struct Copy<'a> {
@@ -38,12 +37,16 @@ crate::kernel_params! {
     }
 }
 
-/// A new f32 tensor of `shape` filled with `value` on `gpu` by a dispatch: no upload, so no
+/// A new f32 tensor of `shape` filled with `value`; on the GPU by a dispatch: no upload, so no
 /// queue write, and the buffer may be one the batch still uses (see `Gpu::alloc`).
-pub(crate) fn filled(gpu: &Rc<Gpu>, shape: &[usize], value: f32) -> Result<Tensor> {
-    let device = Device::Gpu(gpu.clone());
-    let storage = copy_over(&device, numel(shape), value, &[])?;
-    Ok(Tensor::from_storage(shape.to_vec(), DType::F32, &device, storage))
+pub(crate) fn filled(device: &Device, shape: &[usize], value: f32) -> Result<Tensor> {
+    let storage = copy_over(device, numel(shape), value, &[])?;
+    Ok(Tensor::from_storage(
+        shape.to_vec(),
+        DType::F32,
+        device,
+        storage,
+    ))
 }
 
 /// Runs the copies into a new f32 buffer of `len` elements that starts filled with zeros.

@@ -22,7 +22,11 @@ crate::kernel_params! {
 /// per `PER_DISPATCH` of them.
 pub(super) fn gather(gpu: &Gpu, dst: &Tensor, pieces: &[(usize, &Tensor)]) -> Result<()> {
     let dst = dst.buffer("optimizer")?;
-    let kernel = Kernel::new("gather", include_str!("../../shaders/gather.wgsl"), "gather");
+    let kernel = Kernel::new(
+        "gather",
+        include_str!("../../shaders/gather.wgsl"),
+        "gather",
+    );
     for chunk in pieces.chunks(PER_DISPATCH) {
         let sources: Vec<BufferRef> = chunk
             .iter()

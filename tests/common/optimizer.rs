@@ -7,7 +7,17 @@ use webgrad::optim::{Optimizer, OptimizerConfig, Rule, Schedule};
 use webgrad::{Device, Error, Gradients, Tensor};
 
 /// Nine parameters: two gathers, the second of two; lengths that are not multiples of four.
-const SHAPES: [&[usize]; 9] = [&[3], &[5, 7], &[1], &[64], &[130], &[2, 2], &[9], &[33, 3], &[4]];
+const SHAPES: [&[usize]; 9] = [
+    &[3],
+    &[5, 7],
+    &[1],
+    &[64],
+    &[130],
+    &[2, 2],
+    &[9],
+    &[33, 3],
+    &[4],
+];
 
 fn adamw() -> OptimizerConfig {
     OptimizerConfig {
