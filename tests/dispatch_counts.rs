@@ -37,6 +37,9 @@
 //! Every count 1 higher when `Tensor::full` filled on the GPU by a dispatch instead of an
 //! upload: the backward's seed gradient of 1 (an upload per step interleaved with steps that
 //! share a submit made the pool and the bind-group cache churn, and costs a queue write).
+//! cnn 41 → 39 when `sum_to_shape` summed each run of neighbouring axes as one: a
+//! convolution's bias gradient, [n, c, h, w] to [c], went from three reductions to two (at
+//! batch 1 the batch's is none), and columns of at most 256 rows were summed in one pass.
 //! WEBGRAD_PROFILE=1 prints the kernels of the step.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -120,7 +123,7 @@ fn mlp_step_dispatches() {
 
 #[test]
 fn cnn_step_dispatches() {
-    check("cnn_mnist_b128", 41);
+    check("cnn_mnist_b128", 39);
 }
 
 #[test]

@@ -29,8 +29,13 @@ fn reductions_match_cpu() {
         }
         check_op("sum_all", &[input(&[1031], 4)], 1e-4, |_, t| t[0].sum_all()).await;
         // Long, wide columns are summed in chunks first; on GPUs also ragged chunks of rows
-        // with an outer axis, and short columns in one pass.
-        for (shape, axis) in [([1, 4096, 70], 1), ([3, 130, 65], 1), ([2, 5, 80], 1)] {
+        // with an outer axis (301 rows), and columns of at most 256 rows in one pass.
+        for (shape, axis) in [
+            ([1, 4096, 70], 1),
+            ([3, 301, 65], 1),
+            ([3, 130, 65], 1),
+            ([2, 5, 80], 1),
+        ] {
             check_op(
                 &format!("sum of wide columns {shape:?}"),
                 &[input(&shape, 7)],
@@ -59,6 +64,99 @@ fn reductions_match_cpu() {
             t[0].max_all()
         })
         .await;
+    });
+}
+
+/// `values` of shape `from` summed down to `to` by the rule of broadcasting, element by element:
+/// the reference for `sum_to_shape`, whose CPU path shares its way of merging axes.
+fn summed_by_hand(values: &[f64], from: &[usize], to: &[usize]) -> Vec<f64> {
+    let pad = from.len() - to.len();
+    let mut out = vec![0.0; to.iter().product()];
+    for (i, v) in values.iter().enumerate() {
+        let (mut rest, mut at, mut scale) = (i, 0, 1);
+        for axis in (0..from.len()).rev() {
+            let index = rest % from[axis];
+            rest /= from[axis];
+            if axis >= pad && to[axis - pad] != 1 {
+                at += index * scale;
+                scale *= to[axis - pad];
+            }
+        }
+        out[at] += v;
+    }
+    out
+}
+
+#[test]
+fn sum_to_shape_matches_a_sum_by_hand() {
+    run(async {
+        let gpu = common::gpu().await;
+        // A convolution's bias ([n, c, h, w] to [c] and [1, c, 1, 1]), runs of reduced axes
+        // apart and together, a size-1 axis inside a run, a batch of 130 over wide columns.
+        let cases: [(&[usize], &[usize]); 7] = [
+            (&[4, 6, 5, 7], &[6, 1, 1]),
+            (&[4, 6, 5, 7], &[1, 6, 1, 1]),
+            (&[4, 6, 5, 7], &[4, 1, 5, 1]),
+            (&[4, 6, 5, 7], &[7]),
+            (&[2, 1, 5, 3], &[1, 1, 5, 1]),
+            (&[130, 65, 3, 3], &[65, 1, 1]),
+            (&[3, 4], &[3, 4]),
+        ];
+        for (from, to) in cases {
+            let x = input(from, 13);
+            let want = summed_by_hand(&x.values, from, to);
+            for (device, emulated) in common::every_backend(&gpu) {
+                if let Device::Gpu(context) = &device {
+                    context.use_emulated_kernels(emulated);
+                }
+                let t = Tensor::from_f64(x.values.clone(), from, &device).unwrap();
+                let got = t.sum_to_shape(to).unwrap();
+                assert_eq!(got.shape(), to);
+                let what = format!("{from:?} to {to:?}, emulated GPU kernels {emulated:?}");
+                common::assert_close(&what, &got.to_vec_f64().await.unwrap(), &want, 1e-5);
+            }
+        }
+        if let Device::Gpu(context) = &gpu {
+            context.use_emulated_kernels(None);
+        }
+        check_op("sum_to_shape", &[input(&[4, 6, 5, 7], 14)], 1e-4, |_, t| {
+            t[0].sum_to_shape(&[6, 1, 1])
+        })
+        .await;
+    });
+}
+
+/// Dispatches on the kernels for real GPUs: columns of up to 256 rows in one pass, a
+/// convolution's bias gradient in two (its rows of pixels, then the batch).
+#[test]
+fn short_columns_and_a_bias_over_channels_take_few_dispatches() {
+    run(async {
+        let device = common::gpu().await;
+        let Device::Gpu(gpu) = &device else {
+            unreachable!("gpu() gives a GPU")
+        };
+        gpu.use_emulated_kernels(Some(false));
+        let ones = |shape: &[usize]| {
+            Tensor::from_vec(vec![1.0; shape.iter().product()], shape, &device).unwrap()
+        };
+        for (rows, want) in [(256, 1), (257, 2)] {
+            let mark = gpu.counters();
+            let sums = ones(&[rows, 70]).sum(0, false).unwrap();
+            let took = gpu.counters().since(&mark).dispatches;
+            assert_eq!(sums.to_vec().await.unwrap(), vec![rows as f32; 70]);
+            assert_eq!(took, want, "{rows} rows");
+        }
+        let mark = gpu.counters();
+        let bias = ones(&[128, 64, 14, 14])
+            .sum_to_shape(&[1, 64, 1, 1])
+            .unwrap();
+        let took = gpu.counters().since(&mark).dispatches;
+        assert_eq!(
+            bias.to_vec().await.unwrap(),
+            vec![(128 * 14 * 14) as f32; 64]
+        );
+        assert_eq!(took, 2, "the bias over channels");
+        gpu.use_emulated_kernels(None);
     });
 }
 

@@ -146,6 +146,11 @@ impl Backward for SumAxis {
 /// Workgroups that keep every SM of a large GPU busy.
 pub(crate) const BUSY_GROUPS: usize = 1024;
 
+/// Columns this short are summed in one pass: a thread of it then adds 64 values, and a second
+/// pass would cost a dispatch more than it saves (in the browser a dispatch costs the page
+/// 4-8 µs of CPU). A batch of 128 rows, the digits' models' bias and weight gradients.
+const ONE_PASS_ROWS: usize = 256;
+
 /// Sums of the wide columns of [outer, n, inner] on real GPUs (shaders/sum_columns.wgsl):
 /// chunks of rows summed in parallel, then their partial sums. None where the kernel does not
 /// apply (emulated GPUs, narrow rows, empty tensors, more workgroups than a dispatch may have).
@@ -160,7 +165,10 @@ fn sum_columns(
     if gpu.is_cpu_emulated() || inner < 64 || empty || col_groups > max || outer > max {
         return Ok(None);
     }
-    let chunks = (BUSY_GROUPS / (col_groups * outer)).clamp(1, n.div_ceil(64).max(1));
+    let chunks = match n <= ONE_PASS_ROWS {
+        true => 1,
+        false => (BUSY_GROUPS / (col_groups * outer)).clamp(1, n.div_ceil(64).max(1)),
+    };
     let chunk = n.div_ceil(chunks);
     let chunks = n.div_ceil(chunk);
     let kernel = Kernel::new(
@@ -387,12 +395,30 @@ impl Tensor {
             });
         }
         let pad = self.rank() - shape.len();
+        let kept = |axis: usize| axis >= pad && shape[axis - pad] != 1;
+        // Each run of neighbouring axes summed away is summed as one axis, the innermost run
+        // first: a convolution's bias gradient, [n, c, h, w] to [c], takes two reductions
+        // instead of three (and two dispatches instead of four).
         let mut t = self.clone();
-        for axis in 0..self.rank() {
-            let target = if axis < pad { 1 } else { shape[axis - pad] };
-            if target == 1 && self.shape()[axis] != 1 {
-                t = sum_keepdim(&t, axis)?;
+        let mut end = self.rank();
+        while end > 0 {
+            if kept(end - 1) {
+                end -= 1;
+                continue;
             }
+            let start = (0..end)
+                .rev()
+                .take_while(|&a| !kept(a))
+                .last()
+                .unwrap_or(end);
+            let run = numel(&self.shape()[start..end]);
+            if run > 1 {
+                let mut merged = t.shape()[..start].to_vec();
+                merged.push(run);
+                merged.extend_from_slice(&t.shape()[end..]);
+                t = sum_keepdim(&t.reshape(&merged)?, start)?;
+            }
+            end = start;
         }
         t.reshape(shape)
     }
