@@ -1,6 +1,7 @@
 // Split-K's second pass (src/ops/matmul_split.rs): C = the sum of the partial products of the
-// K chunks (+ a bias per column) (+ a residual of C's shape) (through ReLU, with RELU; never
-// with a residual too, src/ops/matmul_plan.rs `Epilogue::check`). The partials are
+// K chunks (+ a bias per column) (+ a residual of C's shape) (through ReLU, with RELU) (kept
+// where the ReLU output bound as the residual is positive, with RELU_GRAD; one of these three
+// at most, src/ops/matmul_plan.rs `Epilogue::check`). The partials are
 // [batches × parts, m, n], each batch's parts side by side; a thread per element of C. Without
 // a bias or a residual their bindings hold any buffer and are not read. ELEM is f32, or
 // vec4<f32> where C's rows are a multiple of 4 long; n and len count ELEMs.
@@ -15,6 +16,7 @@ struct Params { m: u32, n: u32, parts: u32, len: u32 }
 override HAS_BIAS: bool;
 override HAS_RESIDUAL: bool;
 override RELU: bool;
+override RELU_GRAD: bool;
 
 @compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -39,5 +41,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (HAS_BIAS) { sum += bias[within % p.n]; }
     if (HAS_RESIDUAL) { sum += residual[i]; }
     if (RELU) { sum = max(sum, {{ELEM}}(0.0)); }
+    if (RELU_GRAD) { sum = select({{ELEM}}(0.0), sum, residual[i] > {{ELEM}}(0.0)); }
     c[i] = sum;
 }

@@ -44,6 +44,31 @@ pub(crate) trait Backward {
     ) -> Result<Option<Vec<Tensor>>> {
         Ok(None)
     }
+
+    /// Whether this op's output went through ReLU as it was stored (`Tensor::linear_relu`,
+    /// `relu`): its rule starts by zeroing its gradient where the output is 0.
+    fn stores_through_relu(&self) -> bool {
+        false
+    }
+
+    /// Whether the gradient this rule gives its first input is already zero where that input
+    /// is 0, the input's op storing through ReLU: a product's store or a max pool's pass did
+    /// it on the way, or a reshape passed on a `g` that was (`g_through_relu`). The input's
+    /// rule then skips a pass of its own (`backward_through_relu`).
+    fn first_gradient_through_relu(&self, _g_through_relu: bool) -> bool {
+        false
+    }
+
+    /// `backward` for a `g` that is already zero where the output is 0 (every gradient the
+    /// output gathered came through its ReLU): an op that stores through ReLU skips it.
+    fn backward_through_relu(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        self.backward(out, g)
+    }
+}
+
+/// Whether `t` was made by an op that stored it through ReLU (`Backward::stores_through_relu`).
+pub(crate) fn made_through_relu(t: &Tensor) -> bool {
+    t.op().is_some_and(|op| op.stores_through_relu())
 }
 
 /// A recorded op, kept by the tensor it made.
@@ -130,6 +155,8 @@ impl Tensor {
         }
         no_grad(|| {
             let mut grads: HashMap<u64, Tensor> = HashMap::new();
+            // The tensors whose every gradient so far came through the ReLU that made them.
+            let mut through_relu: HashSet<u64> = HashSet::new();
             grads.insert(self.id(), Tensor::full(self.shape(), 1.0, self.device())?);
             for node in topological_order(self).into_iter().rev() {
                 let Some(op) = node.op() else { continue };
@@ -137,6 +164,7 @@ impl Tensor {
                 let Some(g) = grads.remove(&node.id()) else {
                     continue;
                 };
+                let g_through_relu = through_relu.remove(&node.id());
                 let inputs = op.inputs();
                 let so_far = inputs.first().and_then(|x| grads.get(&x.id())).cloned();
                 let adding = match so_far {
@@ -146,17 +174,32 @@ impl Tensor {
                 let first_holds_its_sum = adding.is_some();
                 let rule_grads = match adding {
                     Some(rule_grads) => rule_grads,
+                    None if g_through_relu => op.backward_through_relu(&node, &g)?,
                     None => op.backward(&node, &g)?,
                 };
+                let first_through_relu = op.first_gradient_through_relu(g_through_relu);
                 let pairs = one_gradient_per_input(inputs, rule_grads)?;
                 for (i, (input, grad)) in pairs.enumerate() {
                     if !input.requires_grad() {
                         continue;
                     }
+                    let masked = i == 0 && first_through_relu;
                     let sum = match grads.remove(&input.id()) {
-                        Some(_) if i == 0 && first_holds_its_sum => grad,
-                        Some(prev) => prev.add(&grad)?,
-                        None => grad,
+                        Some(prev) => {
+                            if !masked {
+                                through_relu.remove(&input.id());
+                            }
+                            match i == 0 && first_holds_its_sum {
+                                true => grad,
+                                false => prev.add(&grad)?,
+                            }
+                        }
+                        None => {
+                            if masked {
+                                through_relu.insert(input.id());
+                            }
+                            grad
+                        }
                     };
                     grads.insert(input.id(), sum);
                 }

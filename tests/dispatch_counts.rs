@@ -40,6 +40,9 @@
 //! cnn 41 → 39 when `sum_to_shape` summed each run of neighbouring axes as one: a
 //! convolution's bias gradient, [n, c, h, w] to [c], went from three reductions to two (at
 //! batch 1 the batch's is none), and columns of at most 256 rows were summed in one pass.
+//! mlp 20 → 18 and cnn 39 → 36 when the gradient of a ReLU's output came through the ReLU in
+//! the store of the next layer's product (or of the pass summing its chunks of K), or in the
+//! max pool's pass over it, and the ReLU's own pass was skipped (`Backward::stores_through_relu`).
 //! WEBGRAD_PROFILE=1 prints the kernels of the step.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -118,12 +121,12 @@ fn check(name: &str, budget: u64) {
 
 #[test]
 fn mlp_step_dispatches() {
-    check("mlp_mnist_b128", 20);
+    check("mlp_mnist_b128", 18);
 }
 
 #[test]
 fn cnn_step_dispatches() {
-    check("cnn_mnist_b128", 39);
+    check("cnn_mnist_b128", 36);
 }
 
 #[test]

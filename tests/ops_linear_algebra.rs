@@ -205,6 +205,95 @@ fn linear_relu_is_linear_then_relu() {
     });
 }
 
+/// A ReLU's output `h` fed to a product: the product's store (or the pass summing its chunks
+/// of K) zeroes h's gradient where h is 0, and the ReLU's own pass is skipped. Each case
+/// against the same graph with `scale(1.0)` after the ReLU, which stops that (the ReLU then
+/// takes its own pass), values and every gradient, on the CPU and both GPU kernel sets:
+/// - a linear layer through ReLU into another, fused (`linear_relu`) and not (`relu`), 64 × 64
+///   tiles, K split (an MLP's 128 × 512 over 512) and 128 × 128 tiles;
+/// - h also added to the output (scaled): a gradient that did not come through the product, so
+///   the ReLU's pass must not be skipped;
+/// - h broadcast over a batch of products, whose gradient is a sum over the batch.
+#[test]
+fn a_relu_passes_its_gradient_through_the_next_products_store() {
+    type Graph = fn(&Tensor, &[&Tensor], bool) -> Tensor;
+    let fused: Graph = |x, p, stopped| {
+        let h = x.linear_relu(p[0], Some(p[1])).unwrap();
+        let h = if stopped { h.scale(1.0).unwrap() } else { h };
+        h.linear(p[2], Some(p[3])).unwrap()
+    };
+    let unfused: Graph = |x, p, stopped| {
+        let h = x.linear(p[0], Some(p[1])).unwrap().relu().unwrap();
+        let h = if stopped { h.scale(1.0).unwrap() } else { h };
+        h.linear(p[2], Some(p[3])).unwrap()
+    };
+    let also_added: Graph = |x, p, stopped| {
+        let h = x.linear_relu(p[0], Some(p[1])).unwrap();
+        let h = if stopped { h.scale(1.0).unwrap() } else { h };
+        // The product's gradient reaches h first, then this one, which did not come through it.
+        h.scale(2.0)
+            .unwrap()
+            .add(&h.linear(p[2], Some(p[3])).unwrap())
+            .unwrap()
+    };
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!()
+        };
+        let cases: [(Graph, [usize; 4]); 5] = [
+            (fused, [6, 7, 13, 5]),
+            (unfused, [6, 7, 13, 5]),
+            (fused, [128, 64, 512, 512]),
+            (also_added, [128, 64, 512, 512]),
+            (fused, [8192, 24, 132, 136]),
+        ];
+        for (i, (graph, [rows, k, hidden, n])) in cases.into_iter().enumerate() {
+            for (device, emulated) in &every_backend(&gpu) {
+                context.use_emulated_kernels(*emulated);
+                let x = leaf(&[rows, k], 1, device);
+                let params = [
+                    leaf(&[hidden, k], 2, device),
+                    leaf(&[hidden], 3, device),
+                    leaf(&[n, hidden], 4, device),
+                    leaf(&[n], 5, device),
+                ];
+                let p: Vec<&Tensor> = params.iter().collect();
+                let leaves = [&x, p[0], p[1], p[2], p[3]];
+                let got = value_and_grads(&graph(&x, &p, false), &leaves).await;
+                let want = value_and_grads(&graph(&x, &p, true), &leaves).await;
+                let what = format!(
+                    "case {i}, {rows}x{k}x{hidden}x{n} on {} {emulated:?}",
+                    device.name()
+                );
+                let parts = "[out, dx, dw1, db1, dw2, db2]";
+                common::assert_parts_close(&what, parts, &got, &want, 1e-5);
+            }
+        }
+        // h [6, 9] times a batch of 3 matrices [9, 4]: h's gradient sums the batch's.
+        for (device, emulated) in &every_backend(&gpu) {
+            context.use_emulated_kernels(*emulated);
+            let (x, w, b) = (
+                leaf(&[6, 5], 6, device),
+                leaf(&[9, 5], 7, device),
+                leaf(&[9], 8, device),
+            );
+            let batch = leaf(&[3, 9, 4], 9, device);
+            let leaves = [&x, &w, &b, &batch];
+            let out = |stopped: bool| {
+                let h = x.linear_relu(&w, Some(&b)).unwrap();
+                let h = if stopped { h.scale(1.0).unwrap() } else { h };
+                h.matmul(&batch).unwrap()
+            };
+            let got = value_and_grads(&out(false), &leaves).await;
+            let want = value_and_grads(&out(true), &leaves).await;
+            let what = format!("broadcast on {} {emulated:?}", device.name());
+            common::assert_parts_close(&what, "[out, dx, dw, db, dbatch]", &got, &want, 1e-5);
+        }
+        context.use_emulated_kernels(None);
+    });
+}
+
 #[test]
 fn weight_and_bias_gradients_from_one_product_match_cpu() {
     run(async {

@@ -431,6 +431,48 @@ fn conv2d_relu_is_conv2d_then_relu() {
     });
 }
 
+/// Max pooling over a ReLU's output zeroes the gradient where that output is 0, and the ReLU's
+/// pass is skipped: a convolution through ReLU (`conv2d_relu`) and a ReLU of its own, each
+/// against the same graph with `scale(1.0)` between, which stops that, on the CPU and both
+/// GPU kernel sets.
+#[test]
+fn maxpool_over_a_relu_passes_its_gradient_through_it() {
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!()
+        };
+        for (device, emulated) in &every_backend(&gpu) {
+            context.use_emulated_kernels(*emulated);
+            let (x, w) = (
+                leaf(&[2, 3, 9, 11], 1, device),
+                leaf(&[5, 3, 3, 3], 2, device),
+            );
+            let b = leaf(&[5], 3, device);
+            let leaves = [&x, &w, &b];
+            let stop = |h: Tensor, stopped: bool| if stopped { h.scale(1.0).unwrap() } else { h };
+            let fused = |stopped| {
+                let h = x.conv2d_relu(&w, Some(&b), 1, 1).unwrap();
+                stop(h, stopped).maxpool2d(2, 2).unwrap()
+            };
+            let unfused = |stopped| {
+                let h = x.conv2d(&w, Some(&b), 1, 1).unwrap().relu().unwrap();
+                stop(h, stopped).maxpool2d(2, 2).unwrap()
+            };
+            for (name, graph) in [
+                ("conv2d_relu", &fused as &dyn Fn(bool) -> Tensor),
+                ("relu", &unfused),
+            ] {
+                let got = value_and_grads(&graph(false), &leaves).await;
+                let want = value_and_grads(&graph(true), &leaves).await;
+                let what = format!("{name}, maxpool on {} {emulated:?}", device.name());
+                common::assert_parts_close(&what, "[out, dx, dw, db]", &got, &want, 1e-5);
+            }
+        }
+        context.use_emulated_kernels(None);
+    });
+}
+
 #[test]
 fn maxpool2d_matches_cpu() {
     run(async {

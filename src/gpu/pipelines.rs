@@ -16,7 +16,7 @@ use std::rc::Rc;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 16] = [
+const INCLUDES: [(&str, &str); 17] = [
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
     (
@@ -46,6 +46,10 @@ const INCLUDES: [(&str, &str); 16] = [
     (
         "matmul_relu",
         include_str!("../../shaders/matmul_relu.wgsl"),
+    ),
+    (
+        "matmul_mask_relu",
+        include_str!("../../shaders/matmul_mask_relu.wgsl"),
     ),
     (
         "matmul_store_f32",

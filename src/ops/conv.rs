@@ -176,6 +176,12 @@ impl Backward for Conv2dOp {
     }
     fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         let g = &super::unary::grad_through_relu(self.relu, out, g)?;
+        self.backward_through_relu(out, g)
+    }
+    fn stores_through_relu(&self) -> bool {
+        self.relu
+    }
+    fn backward_through_relu(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         let bias_grad = self.bias.as_ref().is_some_and(|b| b.requires_grad());
         conv2d_backward(
             &self.x,

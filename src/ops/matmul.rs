@@ -8,7 +8,7 @@ use super::matmul_layout::{cpu_matmul, Views};
 use super::matmul_plan::{planned, Causal, Epilogue, BIG_TILES_FROM};
 use super::matmul_split;
 use super::{gpu_of, launch, launch1, launch_into};
-use crate::autograd::Backward;
+use crate::autograd::{self, Backward};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
@@ -162,8 +162,7 @@ fn gpu_product(
         let kernel = Epilogue::default().slots(kernel, plan.whole_vec4s);
         let len = plan.split.parts * d.batches * d.m * d.n;
         let [parts] = launch(gpu, &kernel, &params, &[a, b], [len], plan.groups)?;
-        let tail = (epilogue.bias, epilogue.residual, epilogue.relu);
-        return matmul_split::sum(parts, a, d, plan.split, tail);
+        return matmul_split::sum(parts, a, d, plan.split, &epilogue);
     }
     let kernel = epilogue.slots(kernel, plan.whole_vec4s);
     let mut inputs = vec![a, b];
@@ -171,6 +170,7 @@ fn gpu_product(
     inputs.extend(epilogue.row_bias);
     inputs.extend(epilogue.residual);
     inputs.extend(epilogue.gelu_grad);
+    inputs.extend(epilogue.relu_grad);
     let len = d.batches * d.m * d.n;
     launch1(gpu, &kernel, &params, &inputs, len, plan.groups)
 }
@@ -261,6 +261,18 @@ struct MatMulOp {
     relu: bool,
 }
 
+impl MatMulOp {
+    /// a, where a came out of a ReLU and a's gradient is one product of a's shape (a not
+    /// transposed, not broadcast, no GELU before it): that product's store then passes the
+    /// gradient through the ReLU, and the ReLU's op skips its own pass.
+    fn relu_of_a(&self) -> Option<&Tensor> {
+        let (a_batch, b_batch) = (batch_shape(&self.a), batch_shape(&self.b));
+        let whole = super::broadcast_shapes("matmul", a_batch, b_batch).is_ok_and(|s| s == a_batch);
+        let plain = !self.ta && self.gelu_of.is_none() && whole;
+        (plain && self.a.requires_grad() && autograd::made_through_relu(&self.a)).then_some(&self.a)
+    }
+}
+
 impl Backward for MatMulOp {
     /// Only the inputs that need a gradient: a frozen weight (LoRA's base, a layer not being
     /// fine-tuned) or the data fed to the first layer costs no product in backward.
@@ -274,7 +286,16 @@ impl Backward for MatMulOp {
     }
     fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         let g = &super::unary::grad_through_relu(self.relu, out, g)?;
-        let a = (&self.a, self.gelu_of.as_ref());
+        self.backward_through_relu(out, g)
+    }
+    fn stores_through_relu(&self) -> bool {
+        self.relu
+    }
+    fn first_gradient_through_relu(&self, _g_through_relu: bool) -> bool {
+        self.relu_of_a().is_some()
+    }
+    fn backward_through_relu(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        let a = (&self.a, self.gelu_of.as_ref(), self.relu_of_a());
         let Some(mask) = self.dropout else {
             let extras = (self.bias.as_ref(), self.residual.as_ref());
             return matmul_backward(a, &self.b, (self.ta, self.tb), extras, g);
@@ -294,7 +315,7 @@ impl Backward for MatMulOp {
 /// Gradients of op(a) · op(b) (+ bias) (+ residual) with respect to a (or what a is the GELU
 /// of), b, the bias and the residual: those present and needing one, in that order.
 fn matmul_backward(
-    (a, gelu_of): (&Tensor, Option<&Tensor>),
+    (a, gelu_of, relu_of): (&Tensor, Option<&Tensor>, Option<&Tensor>),
     b: &Tensor,
     (ta, tb): (bool, bool),
     (bias, residual): (Option<&Tensor>, Option<&Tensor>),
@@ -303,13 +324,14 @@ fn matmul_backward(
     let mut grads = Vec::with_capacity(4);
     let first = gelu_of.unwrap_or(a);
     if first.requires_grad() {
-        let through_gelu = Epilogue {
+        let through_activation = Epilogue {
             gelu_grad: gelu_of,
+            relu_grad: relu_of,
             ..Epilogue::default()
         };
         let da = match ta {
             true => matmul_raw(b, g, tb, true)?,
-            false => product(g, b, (false, !tb), through_gelu)?,
+            false => product(g, b, (false, !tb), through_activation)?,
         };
         grads.push(da.sum_to_shape(first.shape())?);
     }

@@ -77,6 +77,9 @@ pub(super) struct Epilogue<'a> {
     /// C's shape: C is multiplied by GELU's derivative at it, element by element (a gradient
     /// passed back through the GELU that made the product's input). Not with a residual.
     pub(super) gelu_grad: Option<&'a Tensor>,
+    /// C's shape: C is kept where this ReLU output is positive and 0 elsewhere (a gradient
+    /// passed back through the ReLU that made the product's input). Not with a residual.
+    pub(super) relu_grad: Option<&'a Tensor>,
     /// What the product may skip (`Causal`): not an addition, but known as C is planned.
     pub(super) causal: Causal,
     /// Applied to the product before the residual is added (only with a residual).
@@ -99,13 +102,20 @@ impl Epilogue<'_> {
             (None, None) => "matmul_no_bias",
         };
         let pick = |yes: bool, names: [&'static str; 2]| names[yes as usize];
-        // The residual's place: the residual, GELU's input for its derivative, ReLU (nothing
-        // bound), or nothing.
-        let (tail, tail_kernel) = match (self.residual, self.gelu_grad, self.relu) {
-            (Some(_), _, _) => (true, "matmul_residual"),
-            (None, Some(_), _) => (true, "matmul_gelu_grad"),
-            (None, None, true) => (false, "matmul_relu"),
-            (None, None, false) => (false, "matmul_no_residual"),
+        // The residual's place: the residual, GELU's input for its derivative, ReLU's output
+        // for its, ReLU (nothing bound), or nothing.
+        let (tail, tail_kernel) = match self {
+            Epilogue {
+                residual: Some(_), ..
+            } => (true, "matmul_residual"),
+            Epilogue {
+                gelu_grad: Some(_), ..
+            } => (true, "matmul_gelu_grad"),
+            Epilogue {
+                relu_grad: Some(_), ..
+            } => (true, "matmul_mask_relu"),
+            Epilogue { relu: true, .. } => (false, "matmul_relu"),
+            _ => (false, "matmul_no_residual"),
         };
         let kernel = kernel
             .slot("BIAS", bias_kernel)
@@ -127,9 +137,15 @@ impl Epilogue<'_> {
     }
 
     /// Whether the kernels combine these additions: one bias at most, by column or by row; one
-    /// tail at most (the residual, GELU's derivative or ReLU); dropout only before a residual.
+    /// tail at most (the residual, GELU's or ReLU's derivative, or ReLU); dropout only before a
+    /// residual.
     fn combines(&self) -> bool {
-        let tails = [self.residual.is_some(), self.gelu_grad.is_some(), self.relu];
+        let tails = [
+            self.residual.is_some(),
+            self.gelu_grad.is_some(),
+            self.relu_grad.is_some(),
+            self.relu,
+        ];
         let one_tail = tails.iter().filter(|&&t| t).count() <= 1;
         let one_bias = self.bias.is_none() || self.row_bias.is_none();
         one_tail && one_bias && (self.dropout.is_none() || self.residual.is_some())
@@ -144,12 +160,16 @@ impl Epilogue<'_> {
             return Err(Error::Invalid {
                 op: name,
                 why: "a product's store takes one bias, by column or by row, and one of a \
-                      residual (after a dropout, if any), GELU's derivative or ReLU"
+                      residual (after a dropout, if any), GELU's or ReLU's derivative, or ReLU"
                     .into(),
             });
         }
         let (m, n) = (c_shape[c_shape.len() - 2], c_shape[c_shape.len() - 1]);
-        let tails = [(self.residual, c_shape), (self.gelu_grad, c_shape)];
+        let tails = [
+            (self.residual, c_shape),
+            (self.gelu_grad, c_shape),
+            (self.relu_grad, c_shape),
+        ];
         let biases = [(self.bias, &[n][..]), (self.row_bias, &[m][..])];
         for (t, want) in biases.into_iter().chain(tails) {
             let Some(t) = t else { continue };
@@ -198,6 +218,12 @@ impl Epilogue<'_> {
             let xv = input.host_f64("matmul")?;
             c.iter_mut().zip(xv).for_each(|(v, x)| *v *= gelu_grad(x));
         }
+        if let Some(output) = self.relu_grad {
+            let yv = output.host_f64("matmul")?;
+            c.iter_mut()
+                .zip(yv)
+                .for_each(|(v, y)| *v = if y > 0.0 { *v } else { 0.0 });
+        }
         Ok(())
     }
 }
@@ -215,8 +241,8 @@ fn plan(
 ) -> Result<Plan> {
     let (m, n, nb) = (d.m, d.n, d.batches as u32);
     let whole = Split::whole(d.k);
-    // The split's sum pass adds a bias and a residual and applies ReLU, but knows no GELU, no
-    // dropout and no bias by row.
+    // The split's sum pass adds a bias and a residual and applies ReLU or its derivative, but
+    // knows no GELU, no dropout and no bias by row.
     let splittable = views.splittable(d)
         && epilogue.gelu_grad.is_none()
         && epilogue.dropout.is_none()

@@ -7,7 +7,7 @@
 //! rest of the GPU idles.
 
 use super::matmul::Dims;
-use super::matmul_plan::vec4_buffers;
+use super::matmul_plan::{vec4_buffers, Epilogue};
 use super::{gpu_of, launch1};
 use crate::error::Result;
 use crate::gpu::{Kernel, PooledBuffer};
@@ -115,15 +115,19 @@ crate::kernel_params! {
     struct SplitSumParams { m: u32, n: u32, parts: u32, len: u32 }
 }
 
-/// C from the partial products `parts` of `d` split as `split`, with the bias and residual,
-/// through ReLU with `relu`.
+/// C from the partial products `parts` of `d` split as `split`, with the epilogue's bias and
+/// residual, through ReLU, or kept where a ReLU's output is positive (`relu_grad`). The plan
+/// splits no product with another epilogue.
 pub(super) fn sum(
     parts: PooledBuffer,
     like: &Tensor,
     d: Dims,
     split: Split,
-    (bias, residual, relu): (Option<&Tensor>, Option<&Tensor>, bool),
+    epilogue: &Epilogue,
 ) -> Result<Storage> {
+    let Epilogue { bias, relu, .. } = *epilogue;
+    // ReLU's output for its derivative is read where a residual would be.
+    let residual = epilogue.residual.or(epilogue.relu_grad);
     let gpu = gpu_of(like.device()).expect("split only on a GPU");
     let len = d.batches * d.m * d.n;
     let parts = Tensor::from_storage(
@@ -147,8 +151,9 @@ pub(super) fn sum(
     )
     .slot("ELEM", elem)
     .constant("HAS_BIAS", bias.is_some())
-    .constant("HAS_RESIDUAL", residual.is_some())
-    .constant("RELU", relu);
+    .constant("HAS_RESIDUAL", epilogue.residual.is_some())
+    .constant("RELU", relu)
+    .constant("RELU_GRAD", epilogue.relu_grad.is_some());
     let params = SplitSumParams {
         m: d.m as u32,
         n: (d.n / width) as u32,

@@ -83,6 +83,14 @@ impl Backward for Reshape {
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         Ok(vec![g.reshape(self.x.shape())?])
     }
+    /// The same values: a ReLU's output reshaped (a linear layer's rows folded) is one still,
+    /// and a gradient through its ReLU stays so reshaped.
+    fn stores_through_relu(&self) -> bool {
+        crate::autograd::made_through_relu(&self.x)
+    }
+    fn first_gradient_through_relu(&self, g_through_relu: bool) -> bool {
+        g_through_relu
+    }
 }
 
 /// A permutation of axes, as recorded for backward: the gradient is permuted back.

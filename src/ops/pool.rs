@@ -63,18 +63,31 @@ impl Backward for MaxPool2d {
         vec![&self.x]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
-        let dx = maxpool2d_backward(&self.x, &self.argmax, self.k, self.stride, g)?;
+        let through_relu = crate::autograd::made_through_relu(&self.x);
+        let dx = maxpool2d_backward(
+            &self.x,
+            &self.argmax,
+            (self.k, self.stride),
+            g,
+            through_relu,
+        )?;
         Ok(vec![dx])
+    }
+    /// Over a ReLU's output (a convolution's, `Tensor::conv2d_relu`), the pass zeroes the
+    /// gradient where the input is 0, and the convolution's rule skips its own pass.
+    fn first_gradient_through_relu(&self, _g_through_relu: bool) -> bool {
+        crate::autograd::made_through_relu(&self.x)
     }
 }
 
-/// dx of max pooling: each window's gradient goes to the element it picked.
+/// dx of max pooling: each window's gradient goes to the element it picked; with
+/// `through_relu` none where x is 0 or less.
 fn maxpool2d_backward(
     x: &Tensor,
     argmax: &Tensor,
-    k: usize,
-    stride: usize,
+    (k, stride): (usize, usize),
     g: &Tensor,
+    through_relu: bool,
 ) -> Result<Tensor> {
     let (ho, wo) = (g.shape()[2], g.shape()[3]);
     let (h, w) = (x.shape()[2], x.shape()[3]);
@@ -89,6 +102,12 @@ fn maxpool2d_backward(
             for (o, (&at, &gr)) in idx.iter().zip(&gv).enumerate() {
                 dx[(o / (ho * wo)) * h * w + at as usize] += gr;
             }
+            if through_relu {
+                let xv = x.host_f64("maxpool2d backward")?;
+                dx.iter_mut()
+                    .zip(xv)
+                    .for_each(|(d, x)| *d = if x > 0.0 { *d } else { 0.0 });
+            }
             Storage::Host(Host::F(dx))
         }
         Some(gpu) => {
@@ -96,10 +115,11 @@ fn maxpool2d_backward(
                 "maxpool2d_backward",
                 include_str!("../../shaders/maxpool2d_backward.wgsl"),
                 "main",
-            );
+            )
+            .constant("THROUGH_RELU", through_relu);
             let p = params(&[planes, h, w, ho, wo, k, stride]);
             let groups = gpu.groups_elementwise(x.numel());
-            launch1(gpu, &kernel, &p, &[argmax, g], x.numel(), groups)?
+            launch1(gpu, &kernel, &p, &[argmax, g, x], x.numel(), groups)?
         }
     };
     Ok(Tensor::from_storage(

@@ -226,6 +226,16 @@ impl Backward for UnaryOp {
     fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         Ok(vec![unary_backward(self.kind, &self.x, out, g)?])
     }
+    fn stores_through_relu(&self) -> bool {
+        matches!(self.kind, Unary::Relu)
+    }
+    /// ReLU's gradient is `g` where the output is positive: what `g` already is.
+    fn backward_through_relu(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        match self.kind {
+            Unary::Relu => Ok(vec![g.clone()]),
+            _ => self.backward(out, g),
+        }
+    }
 }
 
 /// The gradient `g` of an op's output `y` taken back through the ReLU the op `applied` as it

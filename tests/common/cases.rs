@@ -92,9 +92,16 @@ pub fn layers() -> Vec<OpCase> {
     // The bias of each channel and the ReLU in the product's store.
     cases.push(case(
         "conv2d + relu",
-        ins,
+        ins.clone(),
         1e-4,
         Box::new(|_, t| t[0].conv2d_relu(&t[1], Some(&t[2]), 1, 1)),
+    ));
+    // The pooling's pass takes the gradient through the ReLU (the ReLU's pass skipped).
+    cases.push(case(
+        "conv2d + relu + maxpool2d",
+        ins,
+        1e-4,
+        Box::new(|_, t| t[0].conv2d_relu(&t[1], Some(&t[2]), 1, 1)?.maxpool2d(2, 2)),
     ));
     cases
 }
@@ -152,6 +159,38 @@ pub fn fast_paths() -> Vec<OpCase> {
             ],
             1e-4,
             Box::new(|_, t| t[0].linear_relu(&t[1], Some(&t[2]))),
+        ),
+        // The next layer's product passes the gradient back through the ReLU as it stores
+        // it, and in the pass that sums K's chunks (the ReLU's pass skipped).
+        case(
+            "linear + relu + linear",
+            vec![
+                input(&[2, 20, 12], 40),
+                input(&[9, 12], 41),
+                input(&[9], 42),
+                input(&[7, 9], 43),
+                input(&[7], 44),
+            ],
+            1e-4,
+            Box::new(|_, t| {
+                t[0].linear_relu(&t[1], Some(&t[2]))?
+                    .linear(&t[3], Some(&t[4]))
+            }),
+        ),
+        case(
+            "linear + relu + linear, K split",
+            vec![
+                input(&[10, 300], 45),
+                input(&[70, 300], 46),
+                input(&[70], 47),
+                input(&[300, 70], 48),
+                input(&[300], 49),
+            ],
+            1e-4,
+            Box::new(|_, t| {
+                t[0].linear_relu(&t[1], Some(&t[2]))?
+                    .linear(&t[3], Some(&t[4]))
+            }),
         ),
         // The dropout before the residual in the product's store, and after a GELU.
         case(
