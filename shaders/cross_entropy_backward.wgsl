@@ -1,4 +1,5 @@
-// Backward of the per-row cross-entropy: dx = scale g[row] (softmax(x) - onehot(target)).
+// Backward of the per-row cross-entropy: dx = scale g[row] (softmax(x) - onehot(target)), or
+// with SHARED_G scale g[0] (...): the mean's one gradient, read by every row (src/ops/softmax.rs).
 
 struct Params { rows: u32, cols: u32, scale: f32 }
 @group(0) @binding(0) var<uniform> p: Params;
@@ -8,6 +9,8 @@ struct Params { rows: u32, cols: u32, scale: f32 }
 @group(0) @binding(4) var<storage, read_write> dx: array<f32>;
 
 //#include rowwise
+
+override SHARED_G: bool;
 
 @compute @workgroup_size(ROW_THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -27,7 +30,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     s = row_sum(s, lid);
     if (!valid) { return; }
     let t = targets[row];
-    let gr = p.scale * g[row];
+    let gr = p.scale * g[select(row, 0u, SHARED_G)];
     for (var j = lane(lid); j < p.cols; j += LANES) {
         let prob = exp(x[base + j] - m) / s;
         dx[base + j] = gr * (prob - select(0.0, 1.0, j == t));

@@ -43,6 +43,9 @@
 //! mlp 20 → 18 and cnn 39 → 36 when the gradient of a ReLU's output came through the ReLU in
 //! the store of the next layer's product (or of the pass summing its chunks of K), or in the
 //! max pool's pass over it, and the ReLU's own pass was skipped (`Backward::stores_through_relu`).
+//! Every count over a batch of more than one row 1 lower when the mean cross-entropy's backward
+//! read its one gradient in every row (`MeanCrossEntropy`) instead of a copy spreading it over
+//! the rows (gpt_small 164 → 163, nanochar 247 → 246; at batch 1 there was no copy).
 //! WEBGRAD_PROFILE=1 prints the kernels of the step.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -131,10 +134,10 @@ fn cnn_step_dispatches() {
 
 #[test]
 fn gpt_small_step_dispatches() {
-    check("gpt_small_b32", 164);
+    check("gpt_small_b32", 163);
 }
 
 #[test]
 fn gpt_nanochar_step_dispatches() {
-    check("gpt_nanochar_b64", 247);
+    check("gpt_nanochar_b64", 246);
 }

@@ -2,7 +2,7 @@
 //! integer targets.
 
 use super::{gpu_of, launch1, row_kernel, RowsParams};
-use crate::autograd::Backward;
+use crate::autograd::{no_grad, Backward};
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Host, Storage, Tensor};
 
@@ -214,16 +214,47 @@ impl Backward for CrossEntropy {
         let (logits, targets) = (&self.logits, &self.targets);
         Ok(vec![cross_entropy_backward(
             (logits, targets),
-            g,
+            (g, PerRow::Each),
             self.scale,
         )?])
     }
 }
 
-/// dx of the per-row cross-entropy: scale · g[row] (softmax - onehot).
+/// The mean cross-entropy (the rows' losses, each divided by the rows, summed), as recorded
+/// for backward: its one gradient scales every row's, read by each row as it is, where the
+/// sum's rule would first spread it over the rows by a copy (a dispatch every training step).
+struct MeanCrossEntropy {
+    logits: Tensor,
+    targets: Tensor,
+    scale: f32,
+}
+
+impl Backward for MeanCrossEntropy {
+    fn inputs(&self) -> Vec<&Tensor> {
+        vec![&self.logits]
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        let (logits, targets) = (&self.logits, &self.targets);
+        Ok(vec![cross_entropy_backward(
+            (logits, targets),
+            (g, PerRow::Shared),
+            self.scale,
+        )?])
+    }
+}
+
+/// Whether each row of the cross-entropy has its own gradient or all share one value.
+#[derive(Clone, Copy, PartialEq)]
+enum PerRow {
+    Each,
+    Shared,
+}
+
+/// dx of the per-row cross-entropy: scale · g[row] (softmax - onehot), or scale · g[0] with
+/// `PerRow::Shared`.
 fn cross_entropy_backward(
     (logits, targets): (&Tensor, &Tensor),
-    g: &Tensor,
+    (g, per_row): (&Tensor, PerRow),
     scale: f32,
 ) -> Result<Tensor> {
     let (rows, cols) = (logits.shape()[0], logits.shape()[1]);
@@ -237,7 +268,7 @@ fn cross_entropy_backward(
                 dx[r * cols + t[r] as usize] -= 1.0;
                 dx[r * cols..(r + 1) * cols]
                     .iter_mut()
-                    .for_each(|d| *d *= scale * gv[r]);
+                    .for_each(|d| *d *= scale * gv[if per_row == PerRow::Shared { 0 } else { r }]);
             }
             Storage::Host(Host::F(dx))
         }
@@ -249,6 +280,7 @@ fn cross_entropy_backward(
                 "main",
                 rows,
             );
+            let kernel = kernel.constant("SHARED_G", per_row == PerRow::Shared);
             let params = LossParams::new(rows, cols, scale);
             let inputs = [logits, targets, g];
             launch1(gpu, &kernel, &params, &inputs, logits.numel(), groups)?
@@ -278,9 +310,16 @@ impl Tensor {
     pub fn cross_entropy(&self, targets: &Tensor) -> Result<Tensor> {
         // Each row's loss comes out divided by the rows: the mean is then their sum. No rows
         // keep the mean of nothing, NaN, as a mean gives it.
-        match self.shape().first().copied().unwrap_or(0) {
-            0 => cross_entropy_rows(self, targets, 1.0)?.mean_all(),
-            rows => cross_entropy_rows(self, targets, 1.0 / rows as f32)?.sum_all(),
-        }
+        let scale = match self.shape().first().copied().unwrap_or(0) {
+            0 => return cross_entropy_rows(self, targets, 1.0)?.mean_all(),
+            rows => 1.0 / rows as f32,
+        };
+        let mean = no_grad(|| cross_entropy_rows(self, targets, scale)?.sum_all())?;
+        let op = MeanCrossEntropy {
+            logits: self.clone(),
+            targets: targets.clone(),
+            scale,
+        };
+        Ok(Tensor::adopt(&mean, op))
     }
 }
