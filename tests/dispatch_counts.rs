@@ -46,6 +46,8 @@
 //! Every count over a batch of more than one row 1 lower when the mean cross-entropy's backward
 //! read its one gradient in every row (`MeanCrossEntropy`) instead of a copy spreading it over
 //! the rows (gpt_small 164 → 163, nanochar 247 → 246; at batch 1 there was no copy).
+//! cnn 36 → 34 when a convolution kept its forward's im2col for the weight's gradient instead
+//! of unfolding its input again in backward.
 //! WEBGRAD_PROFILE=1 prints the kernels of the step.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -129,7 +131,7 @@ fn mlp_step_dispatches() {
 
 #[test]
 fn cnn_step_dispatches() {
-    check("cnn_mnist_b128", 36);
+    check("cnn_mnist_b128", 34);
 }
 
 #[test]
