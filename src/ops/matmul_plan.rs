@@ -18,6 +18,12 @@ pub(super) const BIG_TILES_FROM: usize = 128;
 /// what runs fast on the same GPU. The choices below were measured in Chrome (Tint) on an
 /// H100 (docs/BENCHMARKS.md); other browsers compile WGSL with their own.
 const IN_BROWSER: bool = cfg!(target_arch = "wasm32");
+/// In the browser, products of at most this many rows stay on 64×64 tiles however many there
+/// are, a 128-row tile being half empty or more: a convolution's products, one per image of
+/// 32 or 64 channels' rows. In Chrome on an H200 that took the cnn's page step from 0.711 to
+/// 0.600 ms; natively the large tiles stayed faster (0.595 against 0.606), so there none do
+/// (docs/BENCHMARKS.md, "Few rows on small tiles in the browser").
+const BIG_TILES_OVER_ROWS: usize = if IN_BROWSER { 64 } else { 0 };
 /// Whether the large-tile kernel stages operands stored along K as blocks transposed in
 /// registers (shaders/matmul.wgsl, BLOCKS): faster through the browser's compiler, slower
 /// through naga, measured on an H100.
@@ -230,8 +236,8 @@ impl Epilogue<'_> {
 
 /// Which kernel computes a product on `gpu`, and its workgroups: register blocking without
 /// barriers on emulated GPUs; on real ones 128 × 128 tiles once there are enough of them to
-/// fill a large GPU and the operands can be read as whole vec4s (`vec4_buffers`), else 64 × 64
-/// with K split when there are few tiles (matmul_split.rs).
+/// fill a large GPU, more than 64 rows, and operands read as whole vec4s (`vec4_buffers`), else
+/// 64 × 64 with K split when there are few tiles (matmul_split.rs).
 fn plan(
     gpu: &Gpu,
     (d, views): (Dims, Views),
@@ -261,7 +267,9 @@ fn plan(
         true => Split::of_big(d, BIG_TILES_FROM),
         false => whole,
     };
-    if (m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM || big_split.parts > 1)
+    let enough_tiles = m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM;
+    if m > BIG_TILES_OVER_ROWS
+        && (enough_tiles || big_split.parts > 1)
         && vec4_buffers(&operands, "matmul")?
     {
         return Ok(large_tiles(
