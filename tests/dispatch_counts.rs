@@ -44,7 +44,7 @@
 //! the store of the next layer's product (or of the pass summing its chunks of K), or in the
 //! max pool's pass over it, and the ReLU's own pass was skipped (`Backward::stores_through_relu`).
 //! Every count over a batch of more than one row 1 lower when the mean cross-entropy's backward
-//! read its one gradient in every row (`MeanCrossEntropy`) instead of a copy spreading it over
+//! read its one gradient in every row (`PerRow::Shared`) instead of a copy spreading it over
 //! the rows (gpt_small 164 → 163, nanochar 247 → 246; at batch 1 there was no copy).
 //! cnn 36 → 34 when a convolution kept its forward's im2col for the weight's gradient instead
 //! of unfolding its input again in backward.

@@ -179,6 +179,7 @@ fn cross_entropy_rows(logits: &Tensor, targets: &Tensor, scale: f32) -> Result<T
         logits: logits.clone(),
         targets: targets.clone(),
         scale,
+        per_row: PerRow::Each,
     };
     Ok(Tensor::from_op(
         vec![rows],
@@ -199,11 +200,15 @@ impl LossParams {
     }
 }
 
-/// The per-row cross-entropy, as recorded for backward; the targets get no gradient.
+/// The cross-entropy, as recorded for backward; the targets get no gradient. Per row
+/// (`PerRow::Each`), or their mean (`PerRow::Shared`: the rows' losses, each divided by the
+/// rows, summed), whose one gradient every row reads as it is, where the sum's rule would
+/// first spread it over the rows by a copy (a dispatch every training step).
 struct CrossEntropy {
     logits: Tensor,
     targets: Tensor,
     scale: f32,
+    per_row: PerRow,
 }
 
 impl Backward for CrossEntropy {
@@ -214,30 +219,7 @@ impl Backward for CrossEntropy {
         let (logits, targets) = (&self.logits, &self.targets);
         Ok(vec![cross_entropy_backward(
             (logits, targets),
-            (g, PerRow::Each),
-            self.scale,
-        )?])
-    }
-}
-
-/// The mean cross-entropy (the rows' losses, each divided by the rows, summed), as recorded
-/// for backward: its one gradient scales every row's, read by each row as it is, where the
-/// sum's rule would first spread it over the rows by a copy (a dispatch every training step).
-struct MeanCrossEntropy {
-    logits: Tensor,
-    targets: Tensor,
-    scale: f32,
-}
-
-impl Backward for MeanCrossEntropy {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.logits]
-    }
-    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
-        let (logits, targets) = (&self.logits, &self.targets);
-        Ok(vec![cross_entropy_backward(
-            (logits, targets),
-            (g, PerRow::Shared),
+            (g, self.per_row),
             self.scale,
         )?])
     }
@@ -315,10 +297,11 @@ impl Tensor {
             rows => 1.0 / rows as f32,
         };
         let mean = no_grad(|| cross_entropy_rows(self, targets, scale)?.sum_all())?;
-        let op = MeanCrossEntropy {
+        let op = CrossEntropy {
             logits: self.clone(),
             targets: targets.clone(),
             scale,
+            per_row: PerRow::Shared,
         };
         Ok(Tensor::adopt(&mean, op))
     }
