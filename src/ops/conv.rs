@@ -371,8 +371,9 @@ fn conv2d_of(
         Some(gpu) => no_grad(|| gpu_conv2d(gpu, x, (weight, bias), &c, relu))
             .map(|(y, col)| (y, Some(col)))?,
     };
-    // Kept only while recording, for a weight that takes a gradient.
-    let keep = crate::autograd::is_enabled() && weight.requires_grad();
+    // Kept for a weight that takes a gradient; when nothing is recorded `adopt` drops the op,
+    // and the columns with it.
+    let keep = weight.requires_grad();
     let op = Conv2dOp {
         x: x.clone(),
         weight: weight.clone(),
