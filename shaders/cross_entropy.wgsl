@@ -1,5 +1,5 @@
 // Softmax cross-entropy with integer targets, fused: per-row loss = scale (logsumexp(x) -
-// x[target]), scale 1 / rows for the mean (src/ops/softmax.rs).
+// x[target]), scale 1 / rows for the mean (src/ops/cross_entropy.rs).
 // A target outside the classes gives NaN, which the training loop reports.
 
 struct Params { rows: u32, cols: u32, scale: f32 }

@@ -1,5 +1,7 @@
 // Backward of the per-row cross-entropy: dx = scale g[row] (softmax(x) - onehot(target)), or
-// with SHARED_G scale g[0] (...): the mean's one gradient, read by every row (src/ops/softmax.rs).
+// with SHARED_G scale g[0] (...): the mean's one gradient, read by every row; with ONE_G as
+// well, scale (...): the loss's gradient is the 1 backward starts from, and `g` is not read
+// (src/ops/cross_entropy.rs).
 
 struct Params { rows: u32, cols: u32, scale: f32 }
 @group(0) @binding(0) var<uniform> p: Params;
@@ -11,6 +13,7 @@ struct Params { rows: u32, cols: u32, scale: f32 }
 //#include rowwise
 
 override SHARED_G: bool;
+override ONE_G: bool;
 
 @compute @workgroup_size(ROW_THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -30,7 +33,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     s = row_sum(s, lid);
     if (!valid) { return; }
     let t = targets[row];
-    let gr = p.scale * g[select(row, 0u, SHARED_G)];
+    var gr = p.scale;
+    if (!ONE_G) { gr *= g[select(row, 0u, SHARED_G)]; }
     for (var j = lane(lid); j < p.cols; j += LANES) {
         let prob = exp(x[base + j] - m) / s;
         dx[base + j] = gr * (prob - select(0.0, 1.0, j == t));

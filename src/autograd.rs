@@ -45,6 +45,13 @@ pub(crate) trait Backward {
         Ok(None)
     }
 
+    /// `backward` for the gradient 1 that backward starts from at this op's output (the loss),
+    /// for a rule whose kernel takes that 1 as a constant: no pass fills a tensor with it.
+    /// None where it cannot.
+    fn backward_from_one(&self, _out: &Tensor) -> Result<Option<Vec<Tensor>>> {
+        Ok(None)
+    }
+
     /// Whether this op's output went through ReLU as it was stored (`Tensor::linear_relu`,
     /// `relu`): its rule starts by zeroing its gradient where the output is 0.
     fn stores_through_relu(&self) -> bool {
@@ -140,6 +147,11 @@ fn topological_order(root: &Tensor) -> Vec<Tensor> {
 }
 
 impl Tensor {
+    /// The gradient backward starts from: ones in this (scalar's) shape.
+    fn one(&self) -> Result<Tensor> {
+        Tensor::full(self.shape(), 1.0, self.device())
+    }
+
     /// Backpropagates from this scalar; returns the gradients of every leaf that needs one.
     pub fn backward(&self) -> Result<Gradients> {
         if self.numel() != 1 {
@@ -154,58 +166,118 @@ impl Tensor {
             ));
         }
         no_grad(|| {
-            let mut grads: HashMap<u64, Tensor> = HashMap::new();
-            // The tensors whose every gradient so far came through the ReLU that made them.
-            let mut through_relu: HashSet<u64> = HashSet::new();
-            grads.insert(self.id(), Tensor::full(self.shape(), 1.0, self.device())?);
+            let mut gathered = Gathered::default();
             for node in topological_order(self).into_iter().rev() {
-                let Some(op) = node.op() else { continue };
-                // An intermediate's gradient is not needed once passed on.
-                let Some(g) = grads.remove(&node.id()) else {
+                let Some(op) = node.op() else {
+                    if node.id() == self.id() {
+                        gathered.grads.insert(self.id(), self.one()?);
+                    }
                     continue;
                 };
-                let g_through_relu = through_relu.remove(&node.id());
                 let inputs = op.inputs();
-                let so_far = inputs.first().and_then(|x| grads.get(&x.id())).cloned();
-                let adding = match so_far {
-                    Some(so_far) => op.backward_adding(&node, &g, &so_far)?,
-                    None => None,
+                let first = inputs.first().map(|x| x.id());
+                let rule = match node.id() == self.id() {
+                    true => from_one(&node, op.as_ref())?,
+                    false => match gathered.apply((&node, op.as_ref()), first)? {
+                        Some(rule) => rule,
+                        None => continue,
+                    },
                 };
-                let first_holds_its_sum = adding.is_some();
-                let rule_grads = match adding {
-                    Some(rule_grads) => rule_grads,
-                    None if g_through_relu => op.backward_through_relu(&node, &g)?,
-                    None => op.backward(&node, &g)?,
-                };
-                let first_through_relu = op.first_gradient_through_relu(g_through_relu);
-                let pairs = one_gradient_per_input(inputs, rule_grads)?;
-                for (i, (input, grad)) in pairs.enumerate() {
-                    if !input.requires_grad() {
-                        continue;
-                    }
-                    let masked = i == 0 && first_through_relu;
-                    let sum = match grads.remove(&input.id()) {
-                        Some(prev) => {
-                            if !masked {
-                                through_relu.remove(&input.id());
-                            }
-                            match i == 0 && first_holds_its_sum {
-                                true => grad,
-                                false => prev.add(&grad)?,
-                            }
-                        }
-                        None => {
-                            if masked {
-                                through_relu.insert(input.id());
-                            }
-                            grad
-                        }
-                    };
-                    grads.insert(input.id(), sum);
-                }
+                gathered.pass_on(inputs, rule)?;
             }
-            Ok(Gradients(grads))
+            Ok(Gradients(gathered.grads))
         })
+    }
+}
+
+/// What one op's rule gave: its inputs' gradients; whether the first holds the sum of that
+/// input's earlier gradients too (`Backward::backward_adding`); whether the first came
+/// through ReLU (`Backward::first_gradient_through_relu`).
+struct RuleGradients {
+    grads: Vec<Tensor>,
+    first_holds_its_sum: bool,
+    first_through_relu: bool,
+}
+
+/// The rule of the loss's op, for the gradient 1 (`Backward::backward_from_one`, else a
+/// tensor of ones).
+fn from_one(loss: &Tensor, op: &dyn Backward) -> Result<RuleGradients> {
+    let grads = match op.backward_from_one(loss)? {
+        Some(grads) => grads,
+        None => op.backward(loss, &loss.one()?)?,
+    };
+    Ok(RuleGradients {
+        grads,
+        first_holds_its_sum: false,
+        first_through_relu: op.first_gradient_through_relu(false),
+    })
+}
+
+/// The gradients gathered so far in one backward pass, by tensor.
+#[derive(Default)]
+struct Gathered {
+    grads: HashMap<u64, Tensor>,
+    /// The tensors whose every gradient so far came through the ReLU that made them.
+    through_relu: HashSet<u64>,
+}
+
+impl Gathered {
+    /// The rule of `node`'s op applied to the gradient `node` gathered, which is then
+    /// forgotten (an intermediate's gradient is not needed once passed on); None when no
+    /// gradient reached `node`. `first` is the id of the op's first input.
+    fn apply(
+        &mut self,
+        (node, op): (&Tensor, &dyn Backward),
+        first: Option<u64>,
+    ) -> Result<Option<RuleGradients>> {
+        let Some(g) = self.grads.remove(&node.id()) else {
+            return Ok(None);
+        };
+        let g_through_relu = self.through_relu.remove(&node.id());
+        let adding = match first.and_then(|x| self.grads.get(&x)) {
+            Some(so_far) => op.backward_adding(node, &g, so_far)?,
+            None => None,
+        };
+        let first_holds_its_sum = adding.is_some();
+        let grads = match adding {
+            Some(grads) => grads,
+            None if g_through_relu => op.backward_through_relu(node, &g)?,
+            None => op.backward(node, &g)?,
+        };
+        Ok(Some(RuleGradients {
+            grads,
+            first_holds_its_sum,
+            first_through_relu: op.first_gradient_through_relu(g_through_relu),
+        }))
+    }
+
+    /// Adds each input's gradient from `rule` to what that input gathered.
+    fn pass_on(&mut self, inputs: Vec<&Tensor>, rule: RuleGradients) -> Result<()> {
+        for (i, (input, grad)) in one_gradient_per_input(inputs, rule.grads)?.enumerate() {
+            if !input.requires_grad() {
+                continue;
+            }
+            let masked = i == 0 && rule.first_through_relu;
+            let sum = match self.grads.remove(&input.id()) {
+                Some(prev) => {
+                    if !masked {
+                        self.through_relu.remove(&input.id());
+                    }
+                    match i == 0 && rule.first_holds_its_sum {
+                        true => grad,
+                        false => prev.add(&grad)?,
+                    }
+                }
+                None => {
+                    if masked {
+                        self.through_relu.insert(input.id());
+                    }
+                    grad
+                }
+            };
+            self.grads.insert(input.id(), sum);
+        }
+        Ok(())
     }
 }
 

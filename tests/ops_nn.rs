@@ -3,7 +3,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{check_op, indices, input, run};
+use common::{assert_close, check_op, indices, input, run, uniform};
 use webgrad::{Device, Tensor};
 
 #[test]
@@ -50,6 +50,66 @@ fn cross_entropy_matches_cpu() {
             |d, t| t[0].cross_entropy(&Tensor::from_u32(vec![0, 299, 17, 150, 64], &[5], d)?),
         )
         .await;
+    });
+}
+
+/// The mean cross-entropy as the loss itself, as the models train: its forward in one pass
+/// for few logits (two, the rows' losses and their sum, for many), and its backward from the
+/// 1 that backward starts from, with no pass filling a tensor with it.
+#[test]
+fn the_mean_cross_entropy_as_the_loss_matches_cpu_in_few_passes() {
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        // 37 × 11 logits fit one pass; 300 × 300 are over its limit.
+        for (rows, cols, one_pass) in [(37, 11, true), (300, 300, false)] {
+            let (x, t) = (
+                uniform(rows * cols, -3.0, 3.0, 7),
+                indices(rows, cols as u32, 5),
+            );
+            let loss_of = |d: &Device| {
+                let logits = Tensor::from_f64(x.clone(), &[rows, cols], d)?.with_grad();
+                Ok::<_, webgrad::Error>((
+                    logits.cross_entropy(&Tensor::from_u32(t.clone(), &[rows], d)?)?,
+                    logits,
+                ))
+            };
+            let (cpu_loss, cpu_logits) = loss_of(&Device::Cpu).unwrap();
+            let cpu_grad = cpu_loss.backward().unwrap().take(&cpu_logits).unwrap();
+            for emulated in [false, true] {
+                context.use_emulated_kernels(Some(emulated));
+                let name = format!("{rows} × {cols}, emulated kernels {emulated}");
+                let mark = context.counters();
+                let (loss, logits) = loss_of(&gpu).unwrap();
+                let forward = context.counters().since(&mark).dispatches;
+                let mark = context.counters();
+                let grad = loss.backward().unwrap().take(&logits).unwrap();
+                let backward = context.counters().since(&mark).dispatches;
+                assert_eq!(
+                    forward == 1,
+                    one_pass,
+                    "{name}: {forward} forward dispatches"
+                );
+                assert_eq!(backward, 1, "{name}: backward took {backward} dispatches");
+                let want = cpu_loss.to_vec_f64().await.unwrap();
+                assert_close(
+                    &format!("{name} loss"),
+                    &loss.to_vec_f64().await.unwrap(),
+                    &want,
+                    1e-5,
+                );
+                let want = cpu_grad.to_vec_f64().await.unwrap();
+                assert_close(
+                    &format!("{name} gradient"),
+                    &grad.to_vec_f64().await.unwrap(),
+                    &want,
+                    1e-5,
+                );
+            }
+            context.use_emulated_kernels(None);
+        }
     });
 }
 

@@ -6,6 +6,7 @@ mod attention;
 mod binary;
 mod conv;
 mod copy;
+mod cross_entropy;
 pub(crate) use copy::filled;
 mod dropout;
 mod embedding;
