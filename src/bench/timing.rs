@@ -9,7 +9,7 @@ pub(super) struct Timing {
     /// Median seconds of a step waited for to its end.
     pub waited: f64,
     /// Seconds per step when `reps` steps are recorded back to back with one wait at the end,
-    /// as the playground's loop runs them: the median of `PIPELINED_RUNS` such runs.
+    /// as the playground's loop runs them: the median of up to `PIPELINED_RUNS` such runs.
     pipelined: f64,
     /// Median CPU seconds spent recording one step (building the graph and its dispatches),
     /// before its last submit and the wait.
@@ -21,16 +21,26 @@ pub(super) struct Timing {
     pipelined_counters: Counters,
 }
 
-/// Runs of `reps` steps back to back that the pipelined figure is the median of. One run of an
-/// mlp's 30 steps lasts 5-7 ms in the page, which one pause of the page moves by a sixth.
+/// Runs of `reps` steps back to back that the pipelined figure is the median of, at most: one
+/// run of an mlp's 30 steps lasts 5-7 ms in the page, which one pause of the page moves by a
+/// sixth. Runs stop once they took `PIPELINED_SECONDS` (a CPU-emulated GPU's take seconds each).
 const PIPELINED_RUNS: usize = 5;
+const PIPELINED_SECONDS: f64 = 3.0;
 
-/// Times `step` after 5 untimed runs each waited for and twice `reps` back to back: `reps`
-/// runs each waited for, then `PIPELINED_RUNS` times `reps` runs back to back. Runs that share
-/// a submit make a bind group per use of a kernel in it the first time they run so, and the
-/// first submit after a long stretch comes early (`Batch::caught_up`), which shifts the steps
-/// against the submits: the warm-up runs back to back after a short stretch and after a long
-/// one, as the timed runs do, so that they find every group made.
+/// The least time the warm-up's runs back to back take. In the page V8 first compiles the
+/// WebAssembly with its baseline compiler and moves each function to its optimizing one once
+/// it has run enough: with the baseline compiler off (`--js-flags=--no-liftoff`) the page's
+/// waited mlp step recorded in 5.5-6 µs a dispatch, against 9-12.6 after the warm-up of a
+/// hundred steps it had (docs/BENCHMARKS.md). The playground's loop runs thousands of steps.
+const WARM_UP_SECONDS: f64 = 0.5;
+
+/// Times `step` after 5 untimed runs each waited for and runs of `reps` back to back, at
+/// least two and `WARM_UP_SECONDS` of them: `reps` runs each waited for, then up to
+/// `PIPELINED_RUNS` times `reps` runs back to back. Runs that share a submit make a bind group
+/// per use of a kernel in it the first time they run so, and the first submit after a long
+/// stretch comes early (`Batch::caught_up`), which shifts the steps against the submits: the
+/// warm-up runs back to back after a short stretch and after long ones, as the timed runs do,
+/// so that they find every group made.
 pub(super) async fn time(
     gpu: &Rc<Gpu>,
     reps: usize,
@@ -40,7 +50,11 @@ pub(super) async fn time(
         step()?;
         gpu.finished().await?;
     }
-    for _ in 0..2 {
+    let warm_up = crate::clock::now();
+    for run in 0.. {
+        if run >= 2 && (crate::clock::now() - warm_up).as_secs_f64() >= WARM_UP_SECONDS {
+            break;
+        }
         for _ in 0..reps {
             step()?;
         }
@@ -59,7 +73,11 @@ pub(super) async fn time(
     }
     let mark = gpu.counters();
     let mut pipelined = Vec::with_capacity(PIPELINED_RUNS);
+    let runs_start = crate::clock::now();
     for _ in 0..PIPELINED_RUNS {
+        if (crate::clock::now() - runs_start).as_secs_f64() >= PIPELINED_SECONDS {
+            break;
+        }
         let start = crate::clock::now();
         for _ in 0..reps {
             step()?;

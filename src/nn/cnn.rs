@@ -84,28 +84,31 @@ impl Module for Cnn {
 impl Model for Cnn {
     /// x [batch, 1, H, W] (or [batch, H*W]) -> logits [batch, classes].
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        self.run(x, &mut Vec::new())
+        self.run(x, None)
     }
 
     /// Each conv stage's feature maps after its ReLU, before pooling: [batch, channels, side,
     /// side] as "convN".
     fn insides(&self, x: &Tensor) -> Result<Vec<(String, Tensor)>> {
         let mut maps = Vec::new();
-        self.run(x, &mut maps)?;
+        self.run(x, Some(&mut maps))?;
         Ok(maps)
     }
 }
 
 impl Cnn {
-    /// The forward pass, each stage's feature maps added to `maps`.
-    fn run(&self, x: &Tensor, maps: &mut Vec<(String, Tensor)>) -> Result<Tensor> {
+    /// The forward pass, each stage's feature maps added to `maps` if given (named only then:
+    /// a training step formats nothing).
+    fn run(&self, x: &Tensor, mut maps: Option<&mut Vec<(String, Tensor)>>) -> Result<Tensor> {
         let batch = x.shape()[0];
         let side = ((x.numel() / batch.max(1)) as f64).sqrt() as usize;
         let mut h = x.reshape(&[batch, 1, side, side])?;
         for (i, conv) in self.convs.iter().enumerate() {
             let mapped = conv.forward_relu(&h)?;
             h = mapped.maxpool2d(2, 2)?;
-            maps.push((format!("conv{}", i + 1), mapped));
+            if let Some(maps) = maps.as_deref_mut() {
+                maps.push((format!("conv{}", i + 1), mapped));
+            }
         }
         let h = h.reshape(&[batch, h.numel() / batch])?;
         self.fc2

@@ -55,20 +55,21 @@ impl Module for Mlp {
 impl Model for Mlp {
     /// x [batch, inputs] (any trailing shape is flattened) -> logits [batch, outputs].
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        self.run(x, &mut Vec::new())
+        self.run(x, None)
     }
 
     /// Each hidden layer's output after its activation: [batch, width] as "hidden N".
     fn insides(&self, x: &Tensor) -> Result<Vec<(String, Tensor)>> {
         let mut hidden = Vec::new();
-        self.run(x, &mut hidden)?;
+        self.run(x, Some(&mut hidden))?;
         Ok(hidden)
     }
 }
 
 impl Mlp {
-    /// The forward pass, each hidden layer's output added to `hidden`.
-    fn run(&self, x: &Tensor, hidden: &mut Vec<(String, Tensor)>) -> Result<Tensor> {
+    /// The forward pass, each hidden layer's output added to `hidden` if given (named only
+    /// then: a training step formats nothing).
+    fn run(&self, x: &Tensor, mut hidden: Option<&mut Vec<(String, Tensor)>>) -> Result<Tensor> {
         let batch = x.shape()[0];
         let mut h = x.reshape(&[batch, x.numel() / batch.max(1)])?;
         for (i, layer) in self.layers.iter().enumerate() {
@@ -76,7 +77,9 @@ impl Mlp {
                 return layer.forward(&h);
             }
             h = layer.forward_activated(&h, self.activation)?;
-            hidden.push((format!("hidden {}", i + 1), h.clone()));
+            if let Some(hidden) = hidden.as_deref_mut() {
+                hidden.push((format!("hidden {}", i + 1), h.clone()));
+            }
         }
         Ok(h)
     }

@@ -25,9 +25,7 @@ pub(crate) fn cols_per_lane(n: usize) -> usize {
 
 /// The kernel for `rows` × `cols` outputs per lane.
 pub(crate) fn kernel(rows: usize, cols: usize) -> Kernel {
-    let source = generated_source("matmul_regs", format!("{rows}x{cols}"), || {
-        source(rows, cols)
-    });
+    let source = generated_source("matmul_regs", [rows, cols], || source(rows, cols));
     Kernel::new("matmul_regs", source, "main")
         .slot("ROWS", rows)
         .slot("COLS", cols)
