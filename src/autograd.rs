@@ -4,7 +4,8 @@
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 use std::cell::Cell;
-use std::collections::{HashMap, HashSet};
+// Fx, not SipHash: the keys are tensor ids, looked up several times per op in every step.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 thread_local! {
     static GRAD_ENABLED: Cell<bool> = const { Cell::new(true) };
@@ -23,12 +24,15 @@ pub fn no_grad<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// An op's inputs, inline: asked for several times per op in every step.
+pub(crate) type Inputs<'a> = smallvec::SmallVec<[&'a Tensor; 4]>;
+
 /// How a tensor was made: the inputs it read and its backward rule. Each op family declares
 /// its rule beside its forward, in its own module under `ops/`, so adding a family touches
 /// only that module and the op list in `ops/mod.rs`.
 pub(crate) trait Backward {
     /// The inputs, in the order `backward` returns their gradients.
-    fn inputs(&self) -> Vec<&Tensor>;
+    fn inputs(&self) -> Inputs<'_>;
 
     /// Gradients of the inputs given the output `out` and its gradient `g`: one per input.
     fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>>;
@@ -104,10 +108,10 @@ impl Gradients {
 
 /// Pairs an op's inputs with the gradients its backward rule returned: exactly one each, or an
 /// error (a rule that drifted from its op's inputs would otherwise credit the wrong tensor).
-fn one_gradient_per_input(
-    inputs: Vec<&Tensor>,
+fn one_gradient_per_input<'a>(
+    inputs: Inputs<'a>,
     grads: Vec<Tensor>,
-) -> Result<impl Iterator<Item = (&Tensor, Tensor)>> {
+) -> Result<impl Iterator<Item = (&'a Tensor, Tensor)>> {
     if inputs.len() != grads.len() {
         return Err(Error::Backward(format!(
             "an op's backward rule gave {} gradients for its {} inputs",
@@ -122,7 +126,7 @@ fn one_gradient_per_input(
 /// graphs do not overflow the stack.
 fn topological_order(root: &Tensor) -> Vec<Tensor> {
     let mut order = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     let mut stack = vec![(root.clone(), false)];
     while let Some((t, children_done)) = stack.pop() {
         if children_done {
@@ -252,7 +256,7 @@ impl Gathered {
     }
 
     /// Adds each input's gradient from `rule` to what that input gathered.
-    fn pass_on(&mut self, inputs: Vec<&Tensor>, rule: RuleGradients) -> Result<()> {
+    fn pass_on(&mut self, inputs: Inputs, rule: RuleGradients) -> Result<()> {
         for (i, (input, grad)) in one_gradient_per_input(inputs, rule.grads)?.enumerate() {
             if !input.requires_grad() {
                 continue;
@@ -290,7 +294,7 @@ mod tests {
     fn a_backward_rule_with_the_wrong_number_of_gradients_is_refused() {
         let t = |v: f32| Tensor::from_vec(vec![v], &[1], &Device::Cpu).unwrap();
         let (a, b) = (t(1.0), t(2.0));
-        let err = one_gradient_per_input(vec![&a, &b], vec![t(0.5)])
+        let err = one_gradient_per_input(smallvec::smallvec![&a, &b], vec![t(0.5)])
             .err()
             .expect("one gradient for two inputs must be refused");
         assert!(
@@ -298,7 +302,7 @@ mod tests {
                 .contains("gave 1 gradients for its 2 inputs"),
             "{err}"
         );
-        let pairs: Vec<_> = one_gradient_per_input(vec![&a], vec![t(0.5)])
+        let pairs: Vec<_> = one_gradient_per_input(smallvec::smallvec![&a], vec![t(0.5)])
             .unwrap()
             .collect();
         assert_eq!(pairs.len(), 1);

@@ -15,6 +15,7 @@ mod reflect;
 mod spin;
 
 pub use batch::Binding;
+pub(crate) use bind_groups::MAX_BINDINGS;
 pub use params::{
     KernelParams, NoParams, ParamField, WgslType, ELEMENTWISE_WORKGROUP, ROW_WORKGROUP,
 };

@@ -4,7 +4,7 @@ use super::shape::{
     broadcast_shapes, broadcast_strides, check_rank, pack, strided_offsets, Packed,
 };
 use super::{gpu_of, launch1};
-use crate::autograd::Backward;
+use crate::autograd::{Backward, Inputs};
 use crate::error::Result;
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -123,8 +123,8 @@ struct BinaryOp {
 }
 
 impl Backward for BinaryOp {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.a, &self.b]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.a, &self.b]
     }
     fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         binary_backward(self.kind, &self.a, &self.b, out, g)

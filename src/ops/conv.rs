@@ -1,7 +1,7 @@
 //! 2-D convolution, NCHW, with stride and zero padding.
 
 use super::{gpu_of, launch1, matmul_raw, matmul_row_bias};
-use crate::autograd::{no_grad, Backward};
+use crate::autograd::{no_grad, Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -171,7 +171,7 @@ struct Conv2dOp {
 impl Backward for Conv2dOp {
     /// Only the inputs that need a gradient: the first layer's images need none, and their
     /// gradient (a product and a col2im) is not computed.
-    fn inputs(&self) -> Vec<&Tensor> {
+    fn inputs(&self) -> Inputs<'_> {
         [&self.x, &self.weight]
             .into_iter()
             .chain(&self.bias)

@@ -2,7 +2,7 @@
 
 use super::softmax::{cpu_softmax, rows_cols};
 use super::{gpu_of, launch1, row_kernel};
-use crate::autograd::{no_grad, Backward};
+use crate::autograd::{no_grad, Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -133,8 +133,8 @@ struct CrossEntropy {
 }
 
 impl Backward for CrossEntropy {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.logits]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.logits]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         let rows_grad = match self.per_row {

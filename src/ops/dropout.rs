@@ -1,7 +1,7 @@
 //! Dropout with a seed, identical on the GPU and the CPU.
 
 use super::{gpu_of, launch1};
-use crate::autograd::Backward;
+use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -65,8 +65,8 @@ struct DropoutOp {
 }
 
 impl Backward for DropoutOp {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.x]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.x]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         Ok(vec![g.dropout(self.p, self.seed)?])

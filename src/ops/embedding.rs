@@ -1,7 +1,7 @@
 //! Embedding: gather rows of a weight matrix by u32 index; backward scatter-adds.
 
 use super::{gpu_of, launch1};
-use crate::autograd::Backward;
+use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -29,8 +29,8 @@ struct EmbeddingOp {
 }
 
 impl Backward for EmbeddingOp {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.weight]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.weight]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         embedding_backward(&self.weight, &self.indices, g)

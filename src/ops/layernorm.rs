@@ -2,7 +2,7 @@
 
 use super::reduce::BUSY_GROUPS;
 use super::{gpu_of, launch, launch1, row_kernel, RowsParams, ROWS_PER_GROUP};
-use crate::autograd::Backward;
+use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel, PooledBuffer, ROW_WORKGROUP};
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -28,8 +28,8 @@ struct LayerNormOp {
 }
 
 impl Backward for LayerNormOp {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.x, &self.weight, &self.bias]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.x, &self.weight, &self.bias]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         layernorm_backward(&self.x, &self.weight, &self.stats, g)

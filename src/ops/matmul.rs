@@ -8,7 +8,7 @@ use super::matmul_layout::{cpu_matmul, Views};
 use super::matmul_plan::{planned, Causal, Epilogue, BIG_TILES_FROM};
 use super::matmul_split;
 use super::{gpu_of, launch, launch1, launch_into};
-use crate::autograd::{self, Backward};
+use crate::autograd::{self, Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
@@ -276,7 +276,7 @@ impl MatMulOp {
 impl Backward for MatMulOp {
     /// Only the inputs that need a gradient: a frozen weight (LoRA's base, a layer not being
     /// fine-tuned) or the data fed to the first layer costs no product in backward.
-    fn inputs(&self) -> Vec<&Tensor> {
+    fn inputs(&self) -> Inputs<'_> {
         [self.gelu_of.as_ref().unwrap_or(&self.a), &self.b]
             .into_iter()
             .chain(&self.bias)

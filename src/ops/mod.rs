@@ -37,9 +37,10 @@ pub use shape::broadcast_shapes;
 pub use unary::Unary;
 
 use crate::error::Result;
-use crate::gpu::{Binding, Gpu, Kernel, KernelParams, PooledBuffer, ROW_WORKGROUP};
+use crate::gpu::{Binding, Gpu, Kernel, KernelParams, PooledBuffer, MAX_BINDINGS, ROW_WORKGROUP};
 use crate::tensor::{gpu_output, Device, Storage, Tensor};
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -87,22 +88,30 @@ pub(crate) fn launch_into<const N: usize, P: KernelParams>(
     output_lens: [usize; N],
     groups: [u32; 3],
 ) -> Result<[PooledBuffer; N]> {
+    // Inline, not on the heap: this runs for most dispatches.
     let input_buffers = inputs
         .iter()
         .map(|t| t.buffer(kernel.entry))
-        .collect::<Result<Vec<_>>>()?;
-    let outputs: Vec<PooledBuffer> = output_lens
-        .iter()
-        .map(|&n| gpu_output(gpu, n))
-        .collect::<Result<_>>()?;
-    let mut bindings: Vec<Binding> = input_buffers.iter().map(Binding::read).collect();
+        .collect::<Result<SmallVec<[_; MAX_BINDINGS]>>>()?;
+    let mut failed = None;
+    let outputs = output_lens.map(|n| match gpu_output(gpu, n) {
+        Ok(buffer) => Some(buffer),
+        Err(e) => {
+            failed.get_or_insert(e);
+            None
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let outputs = outputs.map(|o| o.expect("every output was made"));
+    let mut bindings: SmallVec<[Binding; MAX_BINDINGS]> =
+        input_buffers.iter().map(Binding::read).collect();
     bindings.extend(targets.iter().map(|b| Binding::write(b.handle())));
     bindings.extend(outputs.iter().map(|b| Binding::write(b.handle())));
     gpu.dispatch(kernel, params, &bindings, groups)?;
-    Ok(outputs
-        .try_into()
-        .ok()
-        .expect("one output per length given"))
+    drop(bindings);
+    Ok(outputs)
 }
 
 /// Like `launch` with one output, wrapped as GPU storage.

@@ -4,7 +4,7 @@
 
 use super::copy::{copy_into, Copy};
 use super::shape::{broadcast_shapes, broadcast_strides, strides};
-use crate::autograd::Backward;
+use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::tensor::{numel, DType, Tensor};
 
@@ -77,8 +77,8 @@ struct Reshape {
 }
 
 impl Backward for Reshape {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.x]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.x]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         Ok(vec![g.reshape(self.x.shape())?])
@@ -100,8 +100,8 @@ struct Permute {
 }
 
 impl Backward for Permute {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.x]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.x]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         Ok(vec![g.permute(&inverse_permutation(&self.perm))?])
@@ -117,8 +117,8 @@ struct Slice {
 }
 
 impl Backward for Slice {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.x]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.x]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         Ok(vec![slice_backward(
@@ -138,7 +138,7 @@ struct Concat {
 }
 
 impl Backward for Concat {
-    fn inputs(&self) -> Vec<&Tensor> {
+    fn inputs(&self) -> Inputs<'_> {
         self.xs.iter().collect()
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
@@ -159,8 +159,8 @@ struct Expand {
 }
 
 impl Backward for Expand {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.x]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.x]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         Ok(vec![g.sum_to_shape(self.x.shape())?])

@@ -4,7 +4,7 @@
 
 use super::copy::{copy_over, Copy};
 use super::shape::strides;
-use crate::autograd::Backward;
+use crate::autograd::{Backward, Inputs};
 use crate::error::Result;
 use crate::tensor::{numel, DType, Tensor};
 
@@ -16,8 +16,8 @@ struct Pad {
 }
 
 impl Backward for Pad {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.x]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.x]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         let len = self.x.shape()[self.axis];

@@ -1,7 +1,7 @@
 //! 2-D max pooling (NCHW, no padding), backward through the arg-max of each window.
 
 use super::{gpu_of, launch, launch1};
-use crate::autograd::Backward;
+use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -59,8 +59,8 @@ struct MaxPool2d {
 }
 
 impl Backward for MaxPool2d {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.x]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.x]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         let through_relu = crate::autograd::made_through_relu(&self.x);

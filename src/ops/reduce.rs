@@ -3,7 +3,7 @@
 
 use super::shape::{axis_index, broadcast_shapes};
 use super::{gpu_of, launch, launch1, row_kernel, row_kernel_mode, RowMode};
-use crate::autograd::Backward;
+use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
@@ -135,8 +135,8 @@ struct SumAxis {
 }
 
 impl Backward for SumAxis {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.x]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.x]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         Ok(vec![g.expand(self.x.shape())?])
@@ -281,8 +281,8 @@ struct MaxAxis {
 }
 
 impl Backward for MaxAxis {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.x]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.x]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         Ok(vec![max_backward(&self.x, self.axis, &self.argmax, g)?])

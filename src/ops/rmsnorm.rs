@@ -2,7 +2,7 @@
 //! for dx backward, and dw as a column sum of g · x · rstd.
 
 use super::{gpu_of, launch, launch1, row_kernel, RowsParams};
-use crate::autograd::Backward;
+use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Host, Storage, Tensor};
 
@@ -19,8 +19,8 @@ struct RmsNormOp {
 }
 
 impl Backward for RmsNormOp {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.x, &self.weight]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.x, &self.weight]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         let cols = self.weight.numel();

@@ -1,7 +1,7 @@
 //! Softmax and log-softmax over the last axis.
 
 use super::{gpu_of, launch1, row_kernel, RowsParams};
-use crate::autograd::Backward;
+use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Host, Storage, Tensor};
 
@@ -72,8 +72,8 @@ struct SoftmaxOp {
 }
 
 impl Backward for SoftmaxOp {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.x]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.x]
     }
     fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         Ok(vec![softmax_backward(out, g, self.log)?])

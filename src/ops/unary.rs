@@ -3,7 +3,7 @@
 
 use super::matmul_plan::vec4_buffers;
 use super::{gpu_of, launch1};
-use crate::autograd::Backward;
+use crate::autograd::{Backward, Inputs};
 use crate::error::Result;
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -220,8 +220,8 @@ struct UnaryOp {
 }
 
 impl Backward for UnaryOp {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.x]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.x]
     }
     fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         Ok(vec![unary_backward(self.kind, &self.x, out, g)?])

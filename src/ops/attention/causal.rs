@@ -2,7 +2,7 @@
 //! tiled kernels do not take), the CPU reference, and the backward of both layouts.
 
 use super::{tiled, Dims};
-use crate::autograd::Backward;
+use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::PooledBuffer;
 use crate::gpu::{Gpu, Kernel, ROW_WORKGROUP};
@@ -94,8 +94,8 @@ struct AttentionOp {
 }
 
 impl Backward for AttentionOp {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.q, &self.k, &self.v]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.q, &self.k, &self.v]
     }
     fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         let qkv = [&self.q, &self.k, &self.v];

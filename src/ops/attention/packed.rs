@@ -4,7 +4,7 @@
 
 use super::causal::attention_backward;
 use super::{scores, tiled, Dims};
-use crate::autograd::Backward;
+use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::ops::gpu_of;
@@ -51,8 +51,8 @@ struct AttentionPacked {
 }
 
 impl Backward for AttentionPacked {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.qkv]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.qkv]
     }
     fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         Ok(vec![attention_packed_backward(

@@ -5,7 +5,7 @@
 //! kernels' thread-per-row products, which grow with T² too (docs/BENCHMARKS.md).
 
 use super::Dims;
-use crate::autograd::{no_grad, Backward};
+use crate::autograd::{no_grad, Backward, Inputs};
 use crate::error::Result;
 use crate::gpu::Gpu;
 use crate::ops::{gpu_of, launch1, matmul_into, row_kernel, Causal, Layout, ProductDims, Views};
@@ -171,8 +171,8 @@ struct AttentionScores {
 }
 
 impl Backward for AttentionScores {
-    fn inputs(&self) -> Vec<&Tensor> {
-        vec![&self.qkv]
+    fn inputs(&self) -> Inputs<'_> {
+        smallvec::smallvec![&self.qkv]
     }
     fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         let (dm, p, qkv) = (self.dm, &self.p, &self.qkv);
