@@ -17,6 +17,10 @@ var<workgroup> b_tile: array<array<f32, 64>, 16>; // [k][n]
 // C's matrix by the workgroups of the first column of tiles (src/ops/matmul_bias_grad.rs):
 // each thread sums the values of row tid % 64 it stages, and 4 threads' sums are added here.
 override ROW_SUMS: bool;
+// Causal attention's products (src/ops/matmul_plan.rs, `Causal`) skip what gives zeros or is
+// not needed, as matmul.wgsl does: 1 only C[i, j] with j ≤ i is needed, 2 op(A)[i, k] is zero
+// for k > i, 3 op(A)[i, k] is zero for k < i.
+override CAUSAL: u32;
 
 fn store_row_sums(c_base: u32, row0: u32, tid: u32, sums: f32) {
     a_tile[tid / TILE][tid % TILE] = sums;
@@ -38,8 +42,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let batch = wid.z / p.parts;
     let a_base = a_start(batch);
     let b_base = b_start(batch);
-    let k_start = (wid.z % p.parts) * p.k_chunk;
-    let k_end = min(p.k, k_start + p.k_chunk);
+    let k_first = (wid.z % p.parts) * p.k_chunk;
+    let k_last = min(p.k, k_first + p.k_chunk);
+    // The tile's K range shrinks for causal products, to nothing for a tile above the diagonal.
+    let k_start = select(k_first, max(k_first, row0), CAUSAL == 3u);
+    let above = CAUSAL == 1u && col0 >= row0 + TILE;
+    let k_end = select(select(k_last, min(k_last, row0 + TILE), CAUSAL == 2u), k_start, above);
     let tid = lid.y * 16u + lid.x;
 
     var acc0 = vec4<f32>(0.0);

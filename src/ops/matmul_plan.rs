@@ -24,6 +24,10 @@ const IN_BROWSER: bool = cfg!(target_arch = "wasm32");
 /// 0.600 ms; natively the large tiles stayed faster (0.595 against 0.606), so there none do
 /// (docs/BENCHMARKS.md, "Few rows on small tiles in the browser").
 const BIG_TILES_OVER_ROWS: usize = if IN_BROWSER { 64 } else { 0 };
+/// The same for columns: attention's products over a head's 64 values (probabilities times
+/// values, and their gradients), whose 128-column tiles are half empty. In Chrome on an H200
+/// nanochar's ran 1.3-1.5× as long as natively on the large tiles (docs/BENCHMARKS.md).
+const BIG_TILES_OVER_COLS: usize = if IN_BROWSER { 64 } else { 0 };
 /// Whether the large-tile kernel stages operands stored along K as blocks transposed in
 /// registers (shaders/matmul.wgsl, BLOCKS): faster through the browser's compiler, slower
 /// through naga, measured on an H100.
@@ -56,8 +60,8 @@ pub(super) fn vec4_buffers(xs: &[&Tensor], op: &'static str) -> Result<bool> {
 }
 
 /// What a product of causal attention (src/ops/attention/scores.rs) knows to be zero or not
-/// needed, so that the large-tile kernel skips tiles or parts of K that give nothing. The
-/// other kernels and the CPU compute everything, which gives the same where it is needed.
+/// needed, so that the tiled kernels skip tiles or parts of K that give nothing. The emulated
+/// GPUs' kernel and the CPU compute everything, which gives the same where it is needed.
 #[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Causal {
     /// A dense product.
@@ -269,6 +273,7 @@ fn plan(
     };
     let enough_tiles = m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM;
     if m > BIG_TILES_OVER_ROWS
+        && n > BIG_TILES_OVER_COLS
         && (enough_tiles || big_split.parts > 1)
         && vec4_buffers(&operands, "matmul")?
     {
@@ -284,7 +289,8 @@ fn plan(
     let source = include_str!("../../shaders/matmul_small.wgsl");
     Ok(Plan {
         kernel: Kernel::new("matmul_small", source, "main")
-            .constant("ROW_SUMS", views.row_sums.is_some()),
+            .constant("ROW_SUMS", views.row_sums.is_some())
+            .constant("CAUSAL", epilogue.causal as u32),
         groups: [x, y, z * split.parts as u32],
         split,
         whole_vec4s: n % 4 == 0 && views.c.in_fours(),
