@@ -28,6 +28,9 @@ const BIG_TILES_OVER_ROWS: usize = if IN_BROWSER { 64 } else { 0 };
 /// values, and their gradients), whose 128-column tiles are half empty. In Chrome on an H200
 /// nanochar's ran 1.3-1.5× as long as natively on the large tiles (docs/BENCHMARKS.md).
 const BIG_TILES_OVER_COLS: usize = if IN_BROWSER { 64 } else { 0 };
+/// The same for depth: attention's scores and their gradient, products over a head's 64
+/// values, which ran 1.2× as long in Chrome as natively on the large tiles.
+const BIG_TILES_OVER_DEPTH: usize = if IN_BROWSER { 64 } else { 0 };
 /// Whether the large-tile kernel stages operands stored along K as blocks transposed in
 /// registers (shaders/matmul.wgsl, BLOCKS): faster through the browser's compiler, slower
 /// through naga, measured on an H100.
@@ -274,6 +277,7 @@ fn plan(
     let enough_tiles = m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM;
     if m > BIG_TILES_OVER_ROWS
         && n > BIG_TILES_OVER_COLS
+        && d.k > BIG_TILES_OVER_DEPTH
         && (enough_tiles || big_split.parts > 1)
         && vec4_buffers(&operands, "matmul")?
     {
