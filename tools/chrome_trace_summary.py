@@ -10,12 +10,15 @@ frame = sys.argv[2] if len(sys.argv) > 2 else "Workload::step"
 with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
     events = json.load(f)["traceEvents"]
 
+# Node ids are numbered per profile (one per process and thread): key them by (pid, profile, id).
 nodes, samples = {}, []
 for e in events:
     if e.get("name") == "ProfileChunk":
+        key = (e.get("pid"), e.get("id"))
         profile = e["args"]["data"].get("cpuProfile", {})
-        nodes.update({n["id"]: n for n in profile.get("nodes", [])})
-        samples += profile.get("samples", [])
+        for n in profile.get("nodes", []):
+            nodes[(key, n["id"])] = dict(n, parent=(key, n["parent"]) if "parent" in n else None)
+        samples += [(key, s) for s in profile.get("samples", [])]
 parent = {i: n.get("parent") for i, n in nodes.items()}
 
 
