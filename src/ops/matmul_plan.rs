@@ -31,6 +31,11 @@ const BIG_TILES_OVER_COLS: usize = if IN_BROWSER { 64 } else { 0 };
 /// The same for depth: attention's scores and their gradient, products over a head's 64
 /// values, which ran 1.2× as long in Chrome as natively on the large tiles.
 const BIG_TILES_OVER_DEPTH: usize = if IN_BROWSER { 64 } else { 0 };
+/// Whether products with too few 128 × 128 tiles to fill the GPU take them anyway, with K
+/// split among more workgroups (`Split::of_big`). Natively yes. In Chrome on an H200 the small
+/// tiles, K split as `Split::of` splits it, ran gpt_small's products (4,096 rows of 128 to 512
+/// columns) in less time: its page step 2.37 → 2.22 ms (docs/BENCHMARKS.md).
+const BIG_TILES_WITH_K_SPLIT: bool = !IN_BROWSER;
 /// Whether the large-tile kernel stages operands stored along K as blocks transposed in
 /// registers (shaders/matmul.wgsl, BLOCKS): faster through the browser's compiler, slower
 /// through naga, measured on an H100.
@@ -278,7 +283,7 @@ fn plan(
     if m > BIG_TILES_OVER_ROWS
         && n > BIG_TILES_OVER_COLS
         && d.k > BIG_TILES_OVER_DEPTH
-        && (enough_tiles || big_split.parts > 1)
+        && (enough_tiles || (BIG_TILES_WITH_K_SPLIT && big_split.parts > 1))
         && vec4_buffers(&operands, "matmul")?
     {
         return Ok(large_tiles(
