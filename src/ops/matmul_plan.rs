@@ -34,7 +34,8 @@ const BIG_TILES_OVER_DEPTH: usize = if IN_BROWSER { 64 } else { 0 };
 /// Whether products with too few 128 × 128 tiles to fill the GPU take them anyway, with K
 /// split among more workgroups (`Split::of_big`). Natively yes. In Chrome on an H200 the small
 /// tiles, K split as `Split::of` splits it, ran gpt_small's products (4,096 rows of 128 to 512
-/// columns) in less time: its page step 2.37 → 2.22 ms (docs/BENCHMARKS.md).
+/// columns) in less time: its page step went from 2.37-2.39 to 2.22-2.26 ms pipelined, as
+/// fast as native's (docs/BENCHMARKS.md, "Few tiles stay small in the browser").
 const BIG_TILES_WITH_K_SPLIT: bool = !IN_BROWSER;
 /// Whether the large-tile kernel stages operands stored along K as blocks transposed in
 /// registers (shaders/matmul.wgsl, BLOCKS): faster through the browser's compiler, slower
