@@ -31,18 +31,18 @@ async fn gpu_fast_paths_compile_and_match() {
     // 32 × 2 × 2 tiles of 128: the large-tile matmul, fetching vec4s, with A stored [M, K] or
     // [K, M] and B stored [K, N] or [N, K], all four: in the browser A [M, K] and B [N, K] are
     // staged as blocks transposed in registers, and the products with A transposed load
-    // without a branch, past the edges too (M = 132, and K = 40: three slices, the last
-    // ragged). Forward only: the finite differences of check_op would take too long in a debug
-    // build of the CPU side.
+    // without a branch, past the edges too (M = 132, and K = 72: five slices, the last
+    // ragged; in the browser a depth of 64 or less takes the small tiles). Forward only: the
+    // finite differences of check_op would take too long in a debug build of the CPU side.
     let gpu = common::gpu().await;
     let Device::Gpu(context) = &gpu else {
         unreachable!("gpu() gives a GPU")
     };
     let layouts = [
-        ((false, false), [32, 132, 40], [32, 40, 136]),
-        ((false, true), [32, 132, 40], [32, 136, 40]),
-        ((true, false), [32, 40, 132], [32, 40, 136]),
-        ((true, true), [32, 40, 132], [32, 136, 40]),
+        ((false, false), [32, 132, 72], [32, 72, 136]),
+        ((false, true), [32, 132, 72], [32, 136, 72]),
+        ((true, false), [32, 72, 132], [32, 72, 136]),
+        ((true, true), [32, 72, 132], [32, 136, 72]),
     ];
     for ((ta, tb), a_shape, b_shape) in layouts {
         let (a, b) = (input(&a_shape, 1), input(&b_shape, 2));
@@ -67,12 +67,13 @@ async fn gpu_fast_paths_compile_and_match() {
 
 /// A linear layer's weight and bias gradients from one large-tile product with A transposed,
 /// whose tiles also sum the rows of the output's gradient (ROW_SUMS), through the browser's
-/// branch-free loads: 1,280 rows in 32 chunks of 40 (slices of 16, 16 and 8), times 2 × 2
-/// tiles of 128 over dW's 132 × 136, ragged at the edges, where the loads must give zeros.
+/// branch-free loads: 2,304 rows in 32 chunks of 72 (four slices of 16 and one of 8; chunks of
+/// 64 rows or fewer take the small tiles in the browser), times 2 × 2 tiles of 128 over dW's
+/// 132 × 136, ragged at the edges, where the loads must give zeros.
 #[wasm_bindgen_test]
 async fn weight_gradients_from_the_large_tiles_match_the_cpu() {
     let gpu = common::gpu().await;
-    common::linear::check_grads(&gpu, (1280, 136, 132)).await;
+    common::linear::check_grads(&gpu, (2304, 136, 132)).await;
 }
 
 /// An AdamW step over nine ragged parameters agrees with the CPU's: the gradients gathered
