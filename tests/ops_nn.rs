@@ -93,6 +93,7 @@ fn the_mean_cross_entropy_as_the_loss_matches_cpu_in_few_passes() {
                     "{name}: {forward} forward dispatches"
                 );
                 assert_eq!(backward, 1, "{name}: backward took {backward} dispatches");
+                assert_eq!(loss.shape(), cpu_loss.shape(), "{name}: the loss's shape");
                 let want = cpu_loss.to_vec_f64().await.unwrap();
                 assert_close(
                     &format!("{name} loss"),
