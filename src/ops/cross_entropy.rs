@@ -37,10 +37,13 @@ fn checked(logits: &Tensor, targets: &Tensor) -> Result<(usize, usize)> {
 }
 
 /// Per-row loss scale · (logsumexp(x) - x[target]) for logits [rows, classes] and u32 targets
-/// [rows].
-fn cross_entropy_rows(logits: &Tensor, targets: &Tensor, scale: f32) -> Result<Tensor> {
+/// [rows], as `checked` found them.
+fn cross_entropy_rows(
+    (logits, targets): (&Tensor, &Tensor),
+    (rows, cols): (usize, usize),
+    scale: f32,
+) -> Result<Tensor> {
     let name = "cross_entropy";
-    let (rows, cols) = checked(logits, targets)?;
     let storage = match gpu_of(logits.device()) {
         None => {
             let t = targets.host_u32(name)?;
@@ -87,8 +90,10 @@ fn cross_entropy_rows(logits: &Tensor, targets: &Tensor, scale: f32) -> Result<T
 
 /// The mean loss of few rows on the GPU in one pass (shaders/cross_entropy_mean.wgsl), where
 /// the rows' losses and their sum would take two; None elsewhere.
-fn mean_in_one_pass(logits: &Tensor, targets: &Tensor) -> Result<Option<Tensor>> {
-    let (rows, cols) = checked(logits, targets)?;
+fn mean_in_one_pass(
+    (logits, targets): (&Tensor, &Tensor),
+    (rows, cols): (usize, usize),
+) -> Result<Option<Tensor>> {
     let Some(gpu) = gpu_of(logits.device()) else {
         return Ok(None);
     };
@@ -184,22 +189,16 @@ fn cross_entropy_backward(
     let storage = match gpu_of(logits.device()) {
         None => {
             let t = targets.host_u32("cross_entropy backward")?;
-            let g_of_row: Box<dyn Fn(usize) -> f64> = match rows_grad {
-                RowsGrad::Each(g) => {
-                    let gv = g.host_f64("cross_entropy backward")?;
-                    Box::new(move |r| gv[r])
-                }
-                RowsGrad::Shared(g) => {
-                    let g0 = g.host_f64("cross_entropy backward")?[0];
-                    Box::new(move |_| g0)
-                }
-                RowsGrad::One => Box::new(|_| 1.0),
+            let g_of_rows = match rows_grad {
+                RowsGrad::Each(g) => g.host_f64("cross_entropy backward")?,
+                RowsGrad::Shared(g) => vec![g.host_f64("cross_entropy backward")?[0]; rows],
+                RowsGrad::One => vec![1.0; rows],
             };
             let scale = scale as f64;
             let mut dx = cpu_softmax(&logits.host_f64("cross_entropy backward")?, cols, false);
             for r in 0..rows {
                 dx[r * cols + t[r] as usize] -= 1.0;
-                let by = scale * g_of_row(r);
+                let by = scale * g_of_rows[r];
                 dx[r * cols..(r + 1) * cols]
                     .iter_mut()
                     .for_each(|d| *d *= by);
@@ -240,13 +239,14 @@ impl Tensor {
     pub fn cross_entropy(&self, targets: &Tensor) -> Result<Tensor> {
         // Each row's loss comes out divided by the rows: the mean is then their sum. No rows
         // keep the mean of nothing, NaN, as a mean gives it.
-        let scale = match self.shape().first().copied().unwrap_or(0) {
-            0 => return cross_entropy_rows(self, targets, 1.0)?.mean_all(),
+        let dims = checked(self, targets)?;
+        let scale = match dims.0 {
+            0 => return cross_entropy_rows((self, targets), dims, 1.0)?.mean_all(),
             rows => 1.0 / rows as f32,
         };
-        let mean = no_grad(|| match mean_in_one_pass(self, targets)? {
+        let mean = no_grad(|| match mean_in_one_pass((self, targets), dims)? {
             Some(mean) => Ok(mean),
-            None => cross_entropy_rows(self, targets, scale)?.sum_all(),
+            None => cross_entropy_rows((self, targets), dims, scale)?.sum_all(),
         })?;
         let op = CrossEntropy {
             logits: self.clone(),

@@ -93,25 +93,23 @@ pub(crate) fn launch_into<const N: usize, P: KernelParams>(
         .iter()
         .map(|t| t.buffer(kernel.entry))
         .collect::<Result<SmallVec<[_; MAX_BINDINGS]>>>()?;
-    let mut failed = None;
-    let outputs = output_lens.map(|n| match gpu_output(gpu, n) {
-        Ok(buffer) => Some(buffer),
-        Err(e) => {
-            failed.get_or_insert(e);
-            None
-        }
-    });
-    if let Some(e) = failed {
-        return Err(e);
+    let outputs = all_ok(output_lens.map(|n| gpu_output(gpu, n)))?;
+    {
+        let mut bindings: SmallVec<[Binding; MAX_BINDINGS]> =
+            input_buffers.iter().map(Binding::read).collect();
+        bindings.extend(targets.iter().map(|b| Binding::write(b.handle())));
+        bindings.extend(outputs.iter().map(|b| Binding::write(b.handle())));
+        gpu.dispatch(kernel, params, &bindings, groups)?;
     }
-    let outputs = outputs.map(|o| o.expect("every output was made"));
-    let mut bindings: SmallVec<[Binding; MAX_BINDINGS]> =
-        input_buffers.iter().map(Binding::read).collect();
-    bindings.extend(targets.iter().map(|b| Binding::write(b.handle())));
-    bindings.extend(outputs.iter().map(|b| Binding::write(b.handle())));
-    gpu.dispatch(kernel, params, &bindings, groups)?;
-    drop(bindings);
     Ok(outputs)
+}
+
+/// The values of `results`, or the first error among them.
+fn all_ok<T, const N: usize>(results: [Result<T>; N]) -> Result<[T; N]> {
+    if let Some(e) = results.iter().find_map(|r| r.as_ref().err()) {
+        return Err(e.clone());
+    }
+    Ok(results.map(|r| r.expect("no error: checked above")))
 }
 
 /// Like `launch` with one output, wrapped as GPU storage.
