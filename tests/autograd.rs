@@ -320,6 +320,40 @@ fn cached_bind_groups_read_the_tensors_that_now_hold_their_buffers() {
     });
 }
 
+/// A cached bind group keeps its slot of the parameter arena, and the arena what was uploaded
+/// to it: a launch whose slot holds its parameters already uploads none, one whose slot holds
+/// others (the same kernel on the same buffers with another factor) uploads its own.
+#[test]
+fn a_launch_uploads_its_parameters_only_where_its_slot_holds_others() {
+    run(async {
+        let device = common::gpu().await;
+        let Device::Gpu(gpu) = &device else {
+            unreachable!()
+        };
+        let n = 300;
+        let x = Tensor::from_f64(uniform(n, -1.0, 1.0, 7), &[n], &device).unwrap();
+        let values = x.to_vec().await.unwrap();
+        let factors = [2.0, 2.0, 2.0, 3.0, 3.0, -0.5, 2.0];
+        for (step, &factor) in factors.iter().enumerate() {
+            let mark = gpu.counters();
+            // Each step's output takes the buffer the last one gave back: the same group.
+            let got = x.scale(factor).unwrap().to_vec().await.unwrap();
+            let c = gpu.counters().since(&mark);
+            for (g, v) in got.iter().zip(&values) {
+                assert!(
+                    (g - factor * v).abs() < 1e-6,
+                    "step {step}: {g} vs {factor} · {v}"
+                );
+            }
+            if step > 0 {
+                let changed = factor != factors[step - 1];
+                assert_eq!(c.bind_groups_created, 0, "step {step}: {c:?}");
+                assert_eq!(c.param_bytes > 0, changed, "step {step}: {c:?}");
+            }
+        }
+    });
+}
+
 /// One kernel launched over the same buffers several times in one submit: each launch reads
 /// its own parameters (tests/common/launches.rs).
 #[test]

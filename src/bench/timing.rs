@@ -122,7 +122,9 @@ pub(super) fn line(
     v["buffers_created_per_step"] = c.buffers_created.into();
     v["gpu_bytes_live"] = c.bytes_live.into();
     let p = &t.pipelined_counters;
+    v["param_bytes_per_step"] = c.param_bytes.into();
     v["pipelined_submits"] = p.submits.into();
+    v["pipelined_param_bytes"] = p.param_bytes.into();
     v["pipelined_bind_groups_created"] = p.bind_groups_created.into();
     v["pipelined_buffers_created"] = p.buffers_created.into();
     format!("{name} {v}")

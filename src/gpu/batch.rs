@@ -79,6 +79,8 @@ pub(crate) struct Batch {
     pub bind_groups: BindGroupCache,
     /// Times each dispatch when profiling with timestamps (one dispatch per pass then).
     pub timer: Option<KernelTimer>,
+    /// Bytes of kernel parameters uploaded so far.
+    pub param_bytes: u64,
 }
 
 impl Batch {
@@ -106,6 +108,7 @@ impl Batch {
             since_wait: 0,
             bind_groups: BindGroupCache::default(),
             timer,
+            param_bytes: 0,
         }
     }
 
@@ -155,12 +158,20 @@ impl Batch {
             .map(|(slot, group)| (slot, group.clone()))
     }
 
+    /// Keeps `params` for `slot`'s upload before the next submit, unless the slot already
+    /// holds them: the arena keeps what was uploaded (and starts zeroed, as `params` does), and
+    /// a cached bind group's slot gets the same kernel on the same buffers step after step,
+    /// mostly with the same parameters. In the browser every write crosses to the GPU process.
     fn write_params(&mut self, slot: u32, params: &[u8]) {
         let at = slot as usize * self.arena.stride as usize;
         if self.params.len() < at + params.len() {
             self.params.resize(at + self.arena.stride as usize, 0);
         }
-        self.params[at..at + params.len()].copy_from_slice(params);
+        let held = &mut self.params[at..at + params.len()];
+        if held == params {
+            return;
+        }
+        held.copy_from_slice(params);
         self.written.push(slot);
     }
 
@@ -181,6 +192,7 @@ impl Batch {
             let (from, to) = (first as usize * stride, (last as usize + 1) * stride);
             gpu.queue
                 .write_buffer(&self.arena.buffer, from as u64, &self.params[from..to]);
+            self.param_bytes += (to - from) as u64;
         }
         self.written.clear();
     }

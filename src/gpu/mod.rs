@@ -47,6 +47,9 @@ pub struct Counters {
     pub bind_groups_created: u64,
     /// Queue submits.
     pub submits: u64,
+    /// Bytes of kernel parameters uploaded (none for a dispatch whose slot holds its
+    /// parameters already: `Batch::write_params`).
+    pub param_bytes: u64,
 }
 
 impl Counters {
@@ -59,6 +62,7 @@ impl Counters {
             dispatches: self.dispatches - mark.dispatches,
             bind_groups_created: self.bind_groups_created - mark.bind_groups_created,
             submits: self.submits - mark.submits,
+            param_bytes: self.param_bytes - mark.param_bytes,
         }
     }
 }
@@ -204,7 +208,9 @@ impl Gpu {
         c.buffers_created = pool.created;
         c.bytes_live = pool.bytes_live;
         c.bytes_allocated = pool.bytes_allocated;
-        c.bind_groups_created = self.batch.borrow().bind_groups.created;
+        let batch = self.batch.borrow();
+        c.bind_groups_created = batch.bind_groups.created;
+        c.param_bytes = batch.param_bytes;
         c
     }
 

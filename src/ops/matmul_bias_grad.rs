@@ -18,20 +18,27 @@ use crate::tensor::{gpu_output, DType, Storage, Tensor};
 const ALIGN: usize = 64;
 /// Workgroups of 64 × 64 tiles that the chunks aim for, as matmul_split.rs's `Split::of`.
 const TARGET_GROUPS: usize = 256;
-/// The fewest rows in a chunk: one slice of the kernels' staging (an MLP's batch of 128 rows
-/// is cut into 8, as `Split::of` would cut it).
+/// The fewest rows in a chunk: one slice of the kernels' staging.
 const CHUNK_ROWS: usize = 16;
+/// A K of at most this many rows is not cut: the 64 × 64 tiles walk it in eight slices or
+/// fewer, where cut it took a pass of its own to sum the chunks (the mlp's three weight
+/// gradients over its batch of 128: three dispatches a step, each costing the page CPU).
+const UNCUT_ROWS_AT_MOST: usize = 128;
 
 /// How many chunks K is cut into for an m × n gradient, or None for outputs of enough
 /// 128 × 128 tiles to fill the GPU alone (they balance their rounds by splitting K inside the
 /// kernel instead). A long K is cut as `matmul_split_k` cuts it where its 128 × 128 tiles
-/// then fill the GPU (nanochar); else into the fewest chunks of CHUNK_ROWS or more that fill
-/// it with 128 × 128 tiles, or failing that with 64 × 64 tiles, or failing that the most.
+/// then fill the GPU (nanochar); a short K (`UNCUT_ROWS_AT_MOST`) not at all; else into the
+/// fewest chunks of CHUNK_ROWS or more that fill it with 128 × 128 tiles, or failing that with
+/// 64 × 64 tiles, or failing that the most.
 /// Fewer, longer chunks on 64 × 64 tiles made gpt_small's step 19 % slower on an H100.
 fn chunks(k: usize, (m, n): (usize, usize)) -> Option<usize> {
     let big_tiles = m.div_ceil(128) * n.div_ceil(128);
     if big_tiles >= BIG_TILES_FROM {
         return None;
+    }
+    if k <= UNCUT_ROWS_AT_MOST {
+        return Some(1);
     }
     let cut = |s: usize, rows: usize| k.is_multiple_of(s) && k / s >= rows;
     if let Some(s) = long_k_chunks(k).filter(|&s| big_tiles * s >= BIG_TILES_FROM) {
