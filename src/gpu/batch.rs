@@ -27,8 +27,9 @@ const STEPS_SHARE_A_SUBMIT_UNDER: u32 = 64;
 /// Dispatches recorded before the first submit after a wait ended, if more than
 /// `EARLY_SUBMIT_AFTER` were recorded between the last two waits: the GPU then has nothing to
 /// do, and a long step waited for (the CLI's, the benchmark's) would otherwise leave it idle
-/// while the first `SUBMIT_EVERY` dispatches are recorded.
-const FIRST_SUBMIT: u32 = 16;
+/// while the first `SUBMIT_EVERY` dispatches are recorded. In the browser 8: Chrome's GPU
+/// process then decodes and runs an mlp step's forward while the page records its backward.
+const FIRST_SUBMIT: u32 = if cfg!(target_arch = "wasm32") { 8 } else { 16 };
 /// The stretch between two waits after which the next work is submitted early. Natively, a
 /// long one: short steps stay one submit. In the browser, any but the shortest: Chrome's GPU
 /// process decodes and checks a submit's commands only once they arrive, about 0.2 ms for an

@@ -1,7 +1,7 @@
 //! When the batch submits after a wait (src/gpu/batch.rs, `FIRST_SUBMIT`): the GPU has nothing
-//! to do then, so the next dispatches go as soon as there are 16 of them, after a stretch of
-//! more than 96 dispatches natively and after any of more than 16 in the browser (tests in
-//! tests/autograd.rs and tests/browser.rs).
+//! to do then, so the next dispatches go as soon as there are 16 of them after a stretch of
+//! more than 96 natively, and as soon as there are 8 after any stretch of more than 8 in the
+//! browser (tests in tests/autograd.rs and tests/browser.rs).
 
 use webgrad::{Device, Tensor};
 
