@@ -54,7 +54,11 @@
 //! (`Backward::backward_from_one`): mlp 18 → 16, cnn 34 → 32, gpt_small 163 → 161 and
 //! nanochar 246 → 244 (at the benchmark's batches the GPTs' logits take two passes still).
 //! At the benchmark's batches mlp 19 → 16 and cnn 33 → 31 when weight gradients over at most
-//! 128 rows stopped being cut into chunks summed by a pass of their own.
+//! 128 rows stopped being cut into chunks summed by a pass of their own (here gpt_small
+//! 161 → 145: its sequence of 128 rows).
+//! Every count here 1 lower (mlp 15, cnn 31, gpt_small 144, nanochar 243; at the benchmark's
+//! batches the mlp's and the cnn's, whose logits are few) when the mean cross-entropy of few
+//! logits made the logits' gradient in its forward pass, and backward took no pass for it.
 //! WEBGRAD_PROFILE=1 prints the kernels of the step.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -134,7 +138,7 @@ fn check(name: &str, rows: usize, budget: u64) {
 
 #[test]
 fn mlp_step_dispatches() {
-    check("mlp_mnist_b128", 1, 16);
+    check("mlp_mnist_b128", 1, 15);
 }
 
 /// At the bench's batch of 128 rows the weight gradients walk their short K whole, with no
@@ -142,20 +146,20 @@ fn mlp_step_dispatches() {
 /// their long K (784 and 512) with a pass summing it that adds the bias and ReLU.
 #[test]
 fn mlp_step_dispatches_at_the_bench_batch() {
-    check("mlp_mnist_b128", 128, 16);
+    check("mlp_mnist_b128", 128, 15);
 }
 
 #[test]
 fn cnn_step_dispatches() {
-    check("cnn_mnist_b128", 1, 32);
+    check("cnn_mnist_b128", 1, 31);
 }
 
 #[test]
 fn gpt_small_step_dispatches() {
-    check("gpt_small_b32", 1, 161);
+    check("gpt_small_b32", 1, 144);
 }
 
 #[test]
 fn gpt_nanochar_step_dispatches() {
-    check("gpt_nanochar_b64", 1, 244);
+    check("gpt_nanochar_b64", 1, 243);
 }

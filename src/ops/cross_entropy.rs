@@ -1,8 +1,8 @@
 //! The softmax cross-entropy with integer targets, fused: per row, or their mean.
 
 use super::softmax::{cpu_softmax, rows_cols};
-use super::{gpu_of, launch1, row_kernel};
-use crate::autograd::{no_grad, Backward, Inputs};
+use super::{gpu_of, launch, launch1, row_kernel};
+use crate::autograd::{self, no_grad, Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -78,6 +78,7 @@ fn cross_entropy_rows(
         targets: targets.clone(),
         scale,
         per_row: PerRow::Each,
+        grad_from_one: None,
     };
     Ok(Tensor::from_op(
         vec![rows],
@@ -89,11 +90,13 @@ fn cross_entropy_rows(
 }
 
 /// The mean loss of few rows on the GPU in one pass (shaders/cross_entropy_mean.wgsl), where
-/// the rows' losses and their sum would take two; None elsewhere.
+/// the rows' losses and their sum would take two, and `with_grad`, the logits' gradient for
+/// the loss's gradient of 1 from the same pass; None elsewhere.
 fn mean_in_one_pass(
     (logits, targets): (&Tensor, &Tensor),
     (rows, cols): (usize, usize),
-) -> Result<Option<Tensor>> {
+    with_grad: bool,
+) -> Result<Option<(Tensor, Option<Tensor>)>> {
     let Some(gpu) = gpu_of(logits.device()) else {
         return Ok(None);
     };
@@ -104,16 +107,18 @@ fn mean_in_one_pass(
         "cross_entropy_mean",
         include_str!("../../shaders/cross_entropy_mean.wgsl"),
         "main",
-    );
+    )
+    .constant("GRAD", with_grad);
     let params = LossParams::new(rows, cols, 1.0 / rows as f32);
-    let storage = launch1(gpu, &kernel, &params, &[logits, targets], 1, [1, 1, 1])?;
+    // Without the gradient its binding holds one unwritten value.
+    let grad_len = if with_grad { rows * cols } else { 1 };
+    let inputs = [logits, targets];
+    let [loss, dx] = launch(gpu, &kernel, &params, &inputs, [1, grad_len], [1, 1, 1])?;
     let device = logits.device();
-    Ok(Some(Tensor::from_storage(
-        vec![],
-        DType::F32,
-        device,
-        storage,
-    )))
+    let loss = Tensor::from_storage(vec![], DType::F32, device, Storage::Gpu(loss));
+    let dx = with_grad
+        .then(|| Tensor::from_storage(vec![rows, cols], DType::F32, device, Storage::Gpu(dx)));
+    Ok(Some((loss, dx)))
 }
 
 impl LossParams {
@@ -135,6 +140,9 @@ struct CrossEntropy {
     targets: Tensor,
     scale: f32,
     per_row: PerRow,
+    /// The logits' gradient for the loss's gradient of 1, where the forward pass made it
+    /// (`mean_in_one_pass`): backward from the loss then takes no pass for it.
+    grad_from_one: Option<Tensor>,
 }
 
 impl Backward for CrossEntropy {
@@ -156,6 +164,9 @@ impl Backward for CrossEntropy {
     fn backward_from_one(&self, _out: &Tensor) -> Result<Option<Vec<Tensor>>> {
         if self.per_row != PerRow::Shared {
             return Ok(None);
+        }
+        if let Some(dx) = &self.grad_from_one {
+            return Ok(Some(vec![dx.clone()]));
         }
         let (logits, targets) = (&self.logits, &self.targets);
         let dx = cross_entropy_backward((logits, targets), RowsGrad::One, self.scale)?;
@@ -244,15 +255,23 @@ impl Tensor {
             0 => return cross_entropy_rows((self, targets), dims, 1.0)?.mean_all(),
             rows => 1.0 / rows as f32,
         };
-        let mean = no_grad(|| match mean_in_one_pass((self, targets), dims)? {
-            Some(mean) => Ok(mean),
-            None => cross_entropy_rows((self, targets), dims, scale)?.sum_all(),
-        })?;
+        let with_grad = autograd::is_enabled() && self.requires_grad();
+        let (mean, grad_from_one) =
+            no_grad(
+                || match mean_in_one_pass((self, targets), dims, with_grad)? {
+                    Some(both) => Ok(both),
+                    None => Ok((
+                        cross_entropy_rows((self, targets), dims, scale)?.sum_all()?,
+                        None,
+                    )),
+                },
+            )?;
         let op = CrossEntropy {
             logits: self.clone(),
             targets: targets.clone(),
             scale,
             per_row: PerRow::Shared,
+            grad_from_one,
         };
         Ok(Tensor::adopt(&mean, op))
     }
