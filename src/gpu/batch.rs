@@ -24,22 +24,40 @@ const SUBMIT_EVERY: u32 = 96;
 /// submit, a GPT's steps of a hundred or more one each). In the browser each submit costs a
 /// command encoder, a compute pass, the parameters' upload and a flush to the GPU process.
 const STEPS_SHARE_A_SUBMIT_UNDER: u32 = 64;
-/// Dispatches recorded before the first submit after a wait ended, if more than
-/// `EARLY_SUBMIT_AFTER` were recorded between the last two waits: the GPU then has nothing to
-/// do, and a long step waited for (the CLI's, the benchmark's) would otherwise leave it idle
-/// while the first `SUBMIT_EVERY` dispatches are recorded. In the browser 8: Chrome's GPU
-/// process then decodes and runs an mlp step's forward while the page records its backward.
-const FIRST_SUBMIT: u32 = if cfg!(target_arch = "wasm32") { 8 } else { 16 };
-/// The stretch between two waits after which the next work is submitted early. Natively, a
-/// long one: short steps stay one submit. In the browser, any but the shortest: Chrome's GPU
-/// process decodes and checks a submit's commands only once they arrive, about 0.2 ms for an
-/// mlp step in its trace, before the GPU sees any of them; sent in two parts, the first is
-/// decoded and run while the rest is recorded (docs/BENCHMARKS.md, "The optimizer's gather").
-const EARLY_SUBMIT_AFTER: u32 = if cfg!(target_arch = "wasm32") {
-    FIRST_SUBMIT
-} else {
-    SUBMIT_EVERY
+/// When the first submit after a wait ended comes: after `first` dispatches, if more than
+/// `after` were recorded between the last two waits. The GPU then has nothing to do, and a long
+/// step waited for (the CLI's, the benchmark's) would otherwise leave it idle while the first
+/// `SUBMIT_EVERY` dispatches are recorded.
+struct EarlySubmit {
+    after: u32,
+    first: u32,
+}
+
+/// Natively after a long stretch only: short steps stay one submit.
+const NATIVE_EARLY_SUBMIT: EarlySubmit = EarlySubmit {
+    after: SUBMIT_EVERY,
+    first: 16,
 };
+/// In the browser on a real GPU, after any but the shortest: Chrome's GPU process decodes and
+/// checks a submit's commands only once they arrive, before the GPU sees any of them; sent in
+/// two parts, the first is decoded and run while the rest is recorded. The first part 8
+/// dispatches, an mlp step's forward: its waited step took 0.43-0.54 ms in Chrome on an H200
+/// against 0.56-0.66 with 16 (docs/BENCHMARKS.md, "The first 8 dispatches sent early").
+const BROWSER_EARLY_SUBMIT: EarlySubmit = EarlySubmit { after: 8, first: 8 };
+/// In the browser on a GPU emulated on the CPU (SwiftShader), whose work takes the cores the
+/// page records on: 16, as before the browser's 8, which made its mlp step up to 5 % slower.
+const EMULATED_BROWSER_EARLY_SUBMIT: EarlySubmit = EarlySubmit {
+    after: 16,
+    first: 16,
+};
+
+fn early_submit(cpu_emulated: bool) -> EarlySubmit {
+    match (cfg!(target_arch = "wasm32"), cpu_emulated) {
+        (false, _) => NATIVE_EARLY_SUBMIT,
+        (true, false) => BROWSER_EARLY_SUBMIT,
+        (true, true) => EMULATED_BROWSER_EARLY_SUBMIT,
+    }
+}
 
 /// A storage buffer bound to a kernel, in binding order after the parameters.
 pub struct Binding<'a> {
@@ -72,8 +90,8 @@ pub(crate) struct Batch {
     arena: Arena,
     /// Dispatches recorded since the last submit.
     recorded: u32,
-    /// Dispatches to record before submitting on its own: `FIRST_SUBMIT` after a wait that
-    /// ended a long stretch, else `SUBMIT_EVERY`.
+    /// Dispatches to record before submitting on its own: fewer after a wait that ended a
+    /// long stretch (`caught_up`), else `SUBMIT_EVERY`.
     submit_at: u32,
     /// Dispatches recorded since the last wait ended.
     since_wait: u32,
@@ -115,7 +133,7 @@ impl Batch {
 
     /// Records one dispatch (in a pass of its own, timed, when `timed` names it). Returns how
     /// many times the batch was submitted meanwhile: before it when the arena was full, after
-    /// it every `SUBMIT_EVERY` dispatches (`FIRST_SUBMIT` after a wait, see `caught_up`).
+    /// it every `SUBMIT_EVERY` dispatches (sooner after a wait, see `caught_up`).
     pub fn dispatch(
         &mut self,
         gpu: &Gpu,
@@ -242,11 +260,13 @@ impl Batch {
         submitted
     }
 
-    /// The GPU finished everything submitted so far (a wait ended): after a stretch of more
-    /// than `EARLY_SUBMIT_AFTER` dispatches, the next work is sent after `FIRST_SUBMIT` of them.
-    pub fn caught_up(&mut self) {
-        if self.since_wait > EARLY_SUBMIT_AFTER {
-            self.submit_at = FIRST_SUBMIT;
+    /// The GPU finished everything submitted so far (a wait ended): after a long enough
+    /// stretch, the next work is sent early (`early_submit`, for a GPU emulated on the CPU or
+    /// not).
+    pub fn caught_up(&mut self, cpu_emulated: bool) {
+        let early = early_submit(cpu_emulated);
+        if self.since_wait > early.after {
+            self.submit_at = early.first;
         }
         self.since_wait = 0;
     }

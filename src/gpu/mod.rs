@@ -363,7 +363,7 @@ impl Gpu {
         let answer = self.answer_natively(receiver).await?;
         #[cfg(target_arch = "wasm32")]
         let answer = nudge::answer(&self.queue, receiver).await;
-        self.batch.borrow_mut().caught_up();
+        self.batch.borrow_mut().caught_up(self.is_cpu_emulated());
         answer.map_err(|_| self.readback_failed("the GPU dropped the request"))
     }
 

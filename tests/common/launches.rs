@@ -10,8 +10,8 @@ pub async fn launches_over_the_same_buffers_read_their_own_parameters(device: &D
     let Device::Gpu(gpu) = device else {
         panic!("expected a GPU device")
     };
-    // Fewer dispatches than the first submit after a wait takes (8 in the browser, 16
-    // natively): one submit for the chain of 7.
+    // Fewer dispatches than the first submit after a wait takes (8 in the browser on a real
+    // GPU, else 16): one submit for the chain of 7.
     let factors: Vec<f32> = (1..=6).map(|i| 1.0 + i as f32 / 64.0).collect();
     let want: f64 = factors.iter().map(|&f| f as f64).product();
     let x = Tensor::from_vec(vec![1.0f32; 300], &[300], device).unwrap();

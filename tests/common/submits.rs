@@ -1,7 +1,8 @@
-//! When the batch submits after a wait (src/gpu/batch.rs, `FIRST_SUBMIT`): the GPU has nothing
+//! When the batch submits after a wait (src/gpu/batch.rs, `early_submit`): the GPU has nothing
 //! to do then, so the next dispatches go as soon as there are 16 of them after a stretch of
-//! more than 96 natively, and as soon as there are 8 after any stretch of more than 8 in the
-//! browser (tests in tests/autograd.rs and tests/browser.rs).
+//! more than 96 natively, and in the browser as soon as there are 8 after any stretch of more
+//! than 8 on a real GPU, 16 after more than 16 on one emulated on the CPU (tests in
+//! tests/autograd.rs and tests/browser.rs).
 
 use webgrad::{Device, Tensor};
 
