@@ -17,9 +17,15 @@ use crate::tensor::{DType, Storage, Tensor};
 const TARGET_GROUPS: usize = 256;
 /// Depth of matmul_small.wgsl's slices: chunks are whole slices.
 const DEPTH: usize = 16;
-/// The multiprocessors of the GPU that the large tiles' rounds are balanced for (an H100 has
-/// 132): each takes a tile at a time, so 192 tiles take two rounds, the second under half full.
-const MULTIPROCESSORS: usize = 132;
+/// The large tiles a GPU runs at once, that their rounds are balanced for: natively one on each
+/// of an H100's or H200's 132 multiprocessors, so 192 tiles take two rounds, the second under
+/// half full. Chrome's build of the kernel runs two on each (docs/BENCHMARKS.md, "How many
+/// weight-gradient workgroups Chrome runs at once"): 384 tiles there fill a round and a half.
+const TILES_AT_ONCE: usize = if cfg!(target_arch = "wasm32") {
+    264
+} else {
+    132
+};
 
 /// How K is cut: chunks of `k_chunk` (a multiple of the slice depth), `parts` of them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,7 +69,7 @@ impl Split {
         let parts = if tiles < enough {
             (2 * enough / tiles).min(d.k / 256).max(1)
         } else {
-            balancing_parts(tiles, d.k)
+            balancing_parts(tiles, d.k, TILES_AT_ONCE)
         };
         if parts == 1 {
             return Split::whole(d.k);
@@ -81,14 +87,16 @@ impl Split {
 }
 
 /// Parts (1 to 4, chunks of 256 or more) to cut K into so that `tiles` large tiles fill their
-/// rounds over `MULTIPROCESSORS` best: the fewest with the fewest rounds a part, if that saves
-/// a tenth or more. GPT-2's input gradients (192 tiles) take two parts, its weight gradients
-/// (144 tiles) four; from four rounds on, the last one's idle share is small.
-fn balancing_parts(tiles: usize, k: usize) -> usize {
-    if tiles >= 4 * MULTIPROCESSORS {
+/// rounds of `at_once` best: the fewest with the fewest rounds a part, if that saves a tenth or
+/// more. Natively GPT-2's input gradients (192 tiles) take two parts, its weight gradients (144
+/// tiles) four; in Chrome nanochar's products of 384 tiles over a K of 1,152 or 1,536 two (its
+/// page step 35.87 → 35.40 ms on an H200). From four rounds on, the last one's idle share is
+/// small.
+fn balancing_parts(tiles: usize, k: usize, at_once: usize) -> usize {
+    if tiles >= 4 * at_once {
         return 1;
     }
-    let rounds = |parts: usize| (tiles * parts).div_ceil(MULTIPROCESSORS) as f64 / parts as f64;
+    let rounds = |parts: usize| (tiles * parts).div_ceil(at_once) as f64 / parts as f64;
     let best = (1..=4)
         .filter(|&parts| k / parts >= 256)
         .min_by(|a, b| rounds(*a).total_cmp(&rounds(*b)))
@@ -244,5 +252,17 @@ mod tests {
         for (m, n, k) in [(16384, 384, 1536), (4096, 4096, 4096), (4096, 768, 400)] {
             assert_eq!(Split::of_big(dims(m, n, k), 128).parts, 1, "{m}x{n}x{k}");
         }
+    }
+
+    #[test]
+    fn two_tiles_a_multiprocessor_balance_their_rounds_otherwise() {
+        // Chrome's 264 at once: 384 tiles take 2 rounds whole, 1.5 a part in two parts; with
+        // 132 at once 3 either way. A K of 384 cannot be cut into chunks of 256.
+        assert_eq!(balancing_parts(384, 1536, 264), 2);
+        assert_eq!(balancing_parts(384, 1152, 264), 2);
+        assert_eq!(balancing_parts(384, 1536, 132), 1);
+        assert_eq!(balancing_parts(384, 384, 264), 1);
+        // 1,152 tiles (four rounds and more) stay whole.
+        assert_eq!(balancing_parts(1152, 1536, 264), 1);
     }
 }
