@@ -89,12 +89,13 @@ fn cross_entropy_rows(
     ))
 }
 
-/// The mean loss of few rows on the GPU in one pass (shaders/cross_entropy_mean.wgsl), where
-/// the rows' losses and their sum would take two, and `with_grad`, the logits' gradient for
-/// the loss's gradient of 1 from the same pass; None elsewhere.
+/// The mean loss of few rows on the GPU in one pass (shaders/cross_entropy_mean.wgsl; `scale`
+/// is 1 / rows), where the rows' losses and their sum would take two, and `with_grad`, the
+/// logits' gradient for the loss's gradient of 1 from the same pass; None elsewhere.
 fn mean_in_one_pass(
     (logits, targets): (&Tensor, &Tensor),
     (rows, cols): (usize, usize),
+    scale: f32,
     with_grad: bool,
 ) -> Result<Option<(Tensor, Option<Tensor>)>> {
     let Some(gpu) = gpu_of(logits.device()) else {
@@ -109,7 +110,7 @@ fn mean_in_one_pass(
         "main",
     )
     .constant("GRAD", with_grad);
-    let params = LossParams::new(rows, cols, 1.0 / rows as f32);
+    let params = LossParams::new(rows, cols, scale);
     // Without the gradient its binding holds one unwritten value.
     let grad_len = if with_grad { rows * cols } else { 1 };
     let inputs = [logits, targets];
@@ -256,16 +257,15 @@ impl Tensor {
             rows => 1.0 / rows as f32,
         };
         let with_grad = autograd::is_enabled() && self.requires_grad();
-        let (mean, grad_from_one) =
-            no_grad(
-                || match mean_in_one_pass((self, targets), dims, with_grad)? {
-                    Some(both) => Ok(both),
-                    None => Ok((
-                        cross_entropy_rows((self, targets), dims, scale)?.sum_all()?,
-                        None,
-                    )),
-                },
-            )?;
+        let one_pass = mean_in_one_pass((self, targets), dims, scale, with_grad)?;
+        let (mean, grad_from_one) = match one_pass {
+            Some(both) => both,
+            // The rows' losses and their sum, recorded as this op alone.
+            None => {
+                let sum = no_grad(|| cross_entropy_rows((self, targets), dims, scale)?.sum_all());
+                (sum?, None)
+            }
+        };
         let op = CrossEntropy {
             logits: self.clone(),
             targets: targets.clone(),
