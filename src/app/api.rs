@@ -10,7 +10,7 @@ use strum::VariantNames;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-fn set_running(on: bool) {
+pub(super) fn set_running(on: bool) {
     if on && refused_for_settings() {
         return;
     }
@@ -55,7 +55,9 @@ fn set_task(name: &str) -> Result<(), JsValue> {
             Task::VARIANTS.join(", ")
         ))
     })?;
+    super::edits::leave(settings::selected_task());
     super::select_task(task);
+    super::edits::restore(task);
     // A task chosen replaces the user's own points and whatever the link asked for.
     with(|s| s.own_points = None);
     dom::set_hidden("points-builtin", true);
@@ -180,11 +182,35 @@ pub fn wire_controls() {
                 super::clear_settings_invalid();
                 if unbuilt {
                     super::reset();
+                } else {
+                    super::edits::changed(id);
                 }
             }
         });
     }
     on("sample", "click", |_| super::sample());
+    on("speed", "change", |_| super::pace::chosen(settings::selected_task()));
+    on("stop-at-end", "change", |_| super::pace::send());
+    on("text-train", "click", |_| super::train_on_text());
+    on("text-builtin", "click", |_| super::train_on_builtin_text());
+    on("replay", "input", |e| {
+        let at = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+            .and_then(|i| i.value().parse().ok());
+        if let Some(at) = at {
+            super::replay::choose(at);
+        }
+    });
+    for button in dom::all("#datasets button") {
+        let task = button.get_attribute("data-task").unwrap_or_default();
+        let closure = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+            dom::set_value("task", &task);
+            let _ = set_task(&task);
+        });
+        let _ = button.add_event_listener_with_callback("click", closure.as_ref().unchecked_ref());
+        closure.forget();
+    }
     on("save", "click", |_| post(Request::Save(Saving::Checkpoint)));
     on("lora-start", "click", |_| super::fine_tune());
     on("lora-adapters", "click", |_| {
@@ -209,25 +235,37 @@ pub fn wire_controls() {
     on("smoothing", "input", |_| with(|s| s.dirty = true));
     wire_pad();
     wire_views();
+    // Space trains or pauses wherever the focus is, except where it types (a text field, a
+    // list): on a button it would otherwise press that button (Reset, after a click on it).
     let keys = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(|e: web_sys::KeyboardEvent| {
-        let typing = e
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-            .map(|el| {
-                matches!(
-                    el.tag_name().as_str(),
-                    "INPUT" | "SELECT" | "TEXTAREA" | "BUTTON"
-                )
-            })
-            .unwrap_or(false);
-        if e.key() == " " && !typing {
-            e.prevent_default();
+        if e.key() != " " || types_space(e.target()) {
+            return;
+        }
+        e.prevent_default();
+        if e.type_() == "keydown" && !e.repeat() {
             set_running(!with(|s| s.status.running));
         }
     });
-    let _ =
-        dom::document().add_event_listener_with_callback("keydown", keys.as_ref().unchecked_ref());
+    for event in ["keydown", "keyup"] {
+        let _ = dom::document()
+            .add_event_listener_with_callback(event, keys.as_ref().unchecked_ref());
+    }
     keys.forget();
+}
+
+/// Whether a key event's target takes a typed space: text fields, text areas and lists.
+fn types_space(target: Option<web_sys::EventTarget>) -> bool {
+    let Some(el) = target.and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else {
+        return false;
+    };
+    match el.tag_name().as_str() {
+        "TEXTAREA" | "SELECT" => true,
+        "INPUT" => {
+            let kind = el.get_attribute("type").unwrap_or_default();
+            !matches!(kind.as_str(), "checkbox" | "radio" | "range" | "file" | "button")
+        }
+        _ => el.has_attribute("contenteditable"),
+    }
 }
 
 /// Puts a chosen text file's words in the text box and starts a run on them; a file that is
@@ -241,7 +279,9 @@ fn use_text_file(buffer: JsValue) {
             if let Some(area) = dom::by_id::<web_sys::HtmlTextAreaElement>("user-text") {
                 area.set_value(&text);
             }
-            super::reset();
+            super::show_note(Some(
+                "Your file is in the text box: train a model from scratch on it, or fine-tune this one on it.".into(),
+            ));
         }
         Err(e) => super::show_error(Some(format!(
             "That file cannot be used as text: {}. Your text is unchanged.",
@@ -282,6 +322,7 @@ fn use_points_file(buffer: JsValue) {
 /// When a file is chosen in the input `id`, reads it with `read` (a File method returning a
 /// promise) and hands the result to `done`; a failure becomes the page's error sentence.
 fn on_file(id: &str, read: fn(&web_sys::File) -> js_sys::Promise, done: fn(JsValue)) {
+    let is_load = id == "load";
     on(id, "change", move |e| {
         let Some(input) = e
             .target()
@@ -293,6 +334,11 @@ fn on_file(id: &str, read: fn(&web_sys::File) -> js_sys::Promise, done: fn(JsVal
             return;
         };
         input.set_value("");
+        if is_load {
+            // Named when it is loaded.
+            let name = file.name();
+            with(|s| s.loading = Some(name));
+        }
         let promise = read(&file);
         wasm_bindgen_futures::spawn_local(async move {
             match wasm_bindgen_futures::JsFuture::from(promise).await {

@@ -21,9 +21,16 @@ pub struct Point {
 /// Earlier runs' validation curves to draw beside this run's: a label and the points.
 pub type Overlay = (String, Vec<(u64, f32)>);
 
-/// Draws both charts from the history, with the chosen earlier runs on the loss chart.
-pub fn draw(history: &[Point], overlays: &[Overlay], log_scale: bool, smoothing: f32) {
-    let _ = draw_loss(history, overlays, log_scale, smoothing);
+/// Draws both charts from the history, with the chosen earlier runs on the loss chart and a
+/// dashed line at each of `marks` (the schedule's end, a checkpoint loaded) the run passed.
+pub fn draw(
+    history: &[Point],
+    overlays: &[Overlay],
+    marks: &[u64],
+    log_scale: bool,
+    smoothing: f32,
+) {
+    let _ = draw_loss(history, overlays, marks, log_scale, smoothing);
     let _ = draw_accuracy(history);
 }
 
@@ -72,6 +79,7 @@ where
 fn draw_loss(
     history: &[Point],
     overlays: &[Overlay],
+    marks: &[u64],
     log_scale: bool,
     smoothing: f32,
 ) -> Option<()> {
@@ -120,8 +128,11 @@ fn draw_loss(
         (true, false) => padded(lo, hi),
         (false, _) => (0.1, 1.0),
     };
+    let marks = marks.iter().copied().filter(|&m| m > 0 && m <= last).collect();
     let curves = Curves {
         last,
+        marks,
+        span: (lo, hi),
         train,
         val,
         base,
@@ -156,6 +167,9 @@ const OVERLAY_COLOURS: [RGBColor; 4] = [
 /// The loss chart's two curves, to plot on a linear or a logarithmic axis.
 struct Curves {
     last: u64,
+    /// Steps marked with a dashed line, and the loss axis's range to draw it over.
+    marks: Vec<u64>,
+    span: (f32, f32),
     train: Vec<(u64, f32)>,
     val: Vec<(u64, f32)>,
     base: Vec<(u64, f32)>,
@@ -181,6 +195,12 @@ impl Curves {
         let blue = RGBColor(47, 111, 222);
         let orange = RGBColor(230, 126, 34);
         let (width, key) = (r.px(2.0), r.px(16.0) as i32);
+        let grey = RGBColor(140, 146, 156);
+        for &m in &self.marks {
+            let line = [(m, self.span.0), (m, self.span.1)];
+            let dashes = DashedLineSeries::new(line, r.px(4.0), r.px(4.0), grey.stroke_width(r.px(1.0)));
+            chart.draw_series(dashes).ok()?;
+        }
         chart
             .draw_series(curve(self.train, blue.stroke_width(width), r))
             .ok()?

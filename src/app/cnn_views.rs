@@ -44,7 +44,10 @@ pub fn draw_maps(maps: &[Inside], which: &str) {
         let (channels, s) = (layer.shape[1], layer.shape[2]);
         let y = l as f64 * row;
         ctx.set_fill_style_str("#5a6270");
-        let label = format!("{}: {} maps of {s} × {s}", layer.name, channels);
+        let label = match channels > MAPS_SHOWN {
+            true => format!("{}: {MAPS_SHOWN} of {channels} maps, {s} × {s}", layer.name),
+            false => format!("{}: {channels} maps of {s} × {s}", layer.name),
+        };
         let _ = ctx.fill_text(&label, 4.0, y + 12.0);
         for (c, map) in layer.values.chunks(s * s).take(MAPS_SHOWN).enumerate() {
             let max = map.iter().fold(1e-6f32, |m, v| m.max(*v));
@@ -69,6 +72,6 @@ pub fn draw_maps(maps: &[Inside], which: &str) {
     }
     set_text(
         "maps-caption",
-        &format!("The feature maps of each conv layer for {which}: where each filter responded (dark: strongly). Later layers respond to larger parts of the digit."),
+        &format!("Feature maps for {which} (dark: strong)."),
     );
 }

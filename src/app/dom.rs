@@ -17,6 +17,17 @@ pub fn by_id<T: JsCast>(id: &str) -> Option<T> {
         .and_then(|e| e.dyn_into::<T>().ok())
 }
 
+/// The elements that match a CSS selector, in document order.
+pub fn all(selector: &str) -> Vec<web_sys::Element> {
+    let Ok(list) = document().query_selector_all(selector) else {
+        return Vec::new();
+    };
+    (0..list.length())
+        .filter_map(|i| list.item(i))
+        .filter_map(|n| n.dyn_into().ok())
+        .collect()
+}
+
 pub fn set_text(id: &str, text: &str) {
     if let Some(el) = document().get_element_by_id(id) {
         el.set_text_content(Some(text));

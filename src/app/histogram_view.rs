@@ -23,7 +23,7 @@ pub fn draw(hists: &[Histogram]) {
         return;
     };
     let panel = w / COLUMNS as f64;
-    ctx.set_font("10px sans-serif");
+    ctx.set_font("11px sans-serif");
     for (i, h) in shown.iter().enumerate() {
         let (x, y) = ((i % COLUMNS) as f64 * panel, (i / COLUMNS) as f64 * ROW);
         ctx.set_fill_style_str("#5a6270");
@@ -52,6 +52,6 @@ pub fn draw(hists: &[Histogram]) {
     };
     super::dom::set_text(
         "weights-caption",
-        &format!("Weight histograms of each matrix{note}: how its values spread over four standard deviations either side of zero (the range is under each). Training usually widens them from their narrow initial bell; a layer whose weights pile up at the edges or collapse to zero is worth a look."),
+        &format!("Weights of each matrix, ±4 standard deviations{note}."),
     );
 }

@@ -11,14 +11,17 @@ mod charts;
 mod client;
 mod cnn_views;
 mod dom;
+mod edits;
 mod flow_chart;
 mod form;
 mod histogram_view;
 mod network;
+mod pace;
 mod pad;
 mod present;
 mod protocol;
 mod redraw;
+mod replay;
 mod runs;
 mod settings;
 mod shared;
@@ -69,6 +72,7 @@ pub fn start() {
         show_error(Some(e));
         return;
     }
+    pace::send();
     reset();
     wasm_bindgen_futures::spawn_local(draw_each_frame());
 }
@@ -93,20 +97,31 @@ pub(crate) fn select_task(task: Task) {
     if let Ok(config) = Config::defaults(task, None, None, vocab) {
         settings::show_defaults(&config);
     }
-    let points = task.point_set().is_some();
-    let (digits, text) = (task == Task::Digits, task == Task::Text);
-    dom::set_hidden("mlp-settings", !points);
-    dom::set_hidden("points-view", !points);
-    dom::set_hidden("cnn-settings", !digits);
-    dom::set_hidden("digits-view", !digits);
-    dom::set_hidden("gpt-settings", !text);
-    dom::set_hidden("text-view", !text);
+    let text = task == Task::Text;
+    // The stylesheet shows only the parts of this kind of task (`for-points`, …).
+    if let Some(stage) = dom::by_id::<web_sys::Element>("playground") {
+        let _ = stage.set_attribute("data-kind", kind(task));
+    }
+    pace::show_default(task);
+    for button in dom::all("#datasets button") {
+        let pressed = button.get_attribute("data-task").as_deref() == Some(task.as_ref());
+        let _ = button.set_attribute("aria-pressed", if pressed { "true" } else { "false" });
+    }
     dom::set_hidden("acc-chart", text);
     dom::set_hidden("acc-caption", text);
     if text {
         dom::set_value("gpt-size", "auto");
     }
     with(|s| s.status.task = task);
+}
+
+/// The kind of a task, as the page's parts are marked for it.
+fn kind(task: Task) -> &'static str {
+    match task {
+        Task::Digits => "digits",
+        Task::Text => "text",
+        _ => "points",
+    }
 }
 
 /// Asks the worker for a new run from the controls (Reset, a task switched, own data chosen).
@@ -117,7 +132,7 @@ pub(crate) fn reset() {
         task: settings::selected_task(),
         form: Form::from_page(),
         own_points: with(|s| s.own_points.clone()),
-        user_text: dom::value("user-text"),
+        user_text: with(|s| s.own_text.clone()).unwrap_or_default(),
         choices: shared::choices(),
     };
     client::post(Request::Reset(plan));
@@ -148,21 +163,67 @@ pub(crate) fn sample() {
 /// The sampling controls as settings, each marked with what is wrong with it (and unmarked
 /// when it is right); None while one is wrong.
 fn sample_settings() -> Option<SampleSettings> {
-    let temperature = dom::value("temperature").trim().parse::<f32>().ok();
-    let temperature_ok = temperature.filter(|t| (0.05..=3.0).contains(t));
+    let (temperature, top_k) = sampling_controls();
     let why = "The temperature must be a number from 0.05 to 3.";
-    dom::note_beside("temperature", temperature_ok.is_none().then_some(why));
-    let top_k = dom::value("top-k").trim().parse::<usize>().ok();
-    let top_k_ok = top_k.filter(|k| *k <= 256);
+    dom::note_beside("temperature", temperature.is_none().then_some(why));
     let why = "Top-k must be a whole number from 0 (all characters) to 256.";
-    dom::note_beside("top-k", top_k_ok.is_none().then_some(why));
+    dom::note_beside("top-k", top_k.is_none().then_some(why));
+    quiet_sample_settings()
+}
+
+/// The sampling controls as settings, None while one is wrong (nothing is said of it).
+pub(crate) fn quiet_sample_settings() -> Option<SampleSettings> {
+    let (temperature, top_k) = sampling_controls();
     Some(SampleSettings {
         prompt: dom::value("prompt"),
         tokens: SAMPLE_CHARS,
-        temperature: temperature_ok?,
-        top_k: top_k_ok?,
+        temperature: temperature?,
+        top_k: top_k?,
         seed: js_sys::Date::now() as u64,
     })
+}
+
+/// The temperature and top-k controls, each None when out of its range.
+fn sampling_controls() -> (Option<f32>, Option<usize>) {
+    let temperature = dom::value("temperature").trim().parse::<f32>().ok();
+    let top_k = dom::value("top-k").trim().parse::<usize>().ok();
+    (
+        temperature.filter(|t| (0.05..=3.0).contains(t)),
+        top_k.filter(|k| *k <= 256),
+    )
+}
+
+/// The text in the box becomes the text a new model trains on from scratch (until "Back to
+/// Shakespeare"); an empty box is said beside it.
+pub(crate) fn train_on_text() {
+    let text = dom::value("user-text");
+    let empty = text.trim().is_empty();
+    let why = "Paste the text to train on here first.";
+    dom::note_beside("user-text", empty.then_some(why));
+    if empty {
+        return;
+    }
+    with(|s| s.own_text = Some(text));
+    show_text_source();
+    reset();
+}
+
+/// Back to the built-in text, for the next model.
+pub(crate) fn train_on_builtin_text() {
+    with(|s| s.own_text = None);
+    show_text_source();
+    reset();
+}
+
+/// Names the text new models train on.
+fn show_text_source() {
+    let own = with(|s| s.own_text.as_ref().map(|t| t.chars().count()));
+    let line = match own {
+        Some(n) => format!("Your text ({n} characters)."),
+        None => "Shakespeare, or your own text below.".to_string(),
+    };
+    dom::set_text("text-source", &line);
+    dom::set_hidden("text-builtin", own.is_none());
 }
 
 /// Asks the worker to fine-tune the model as it stands on the user's text with LoRA, as a new
@@ -187,6 +248,8 @@ pub(crate) fn fine_tune() {
         text,
         sample,
     }));
+    // Pressed to fine-tune, not to set one up: training starts once it is built.
+    with(|s| s.train_when_built = true);
 }
 
 /// The pad's ink changed: the worker reads it (of the drawings that reach it between two

@@ -28,7 +28,8 @@ pub fn draw(insides: &[Inside], weights: &[Inside]) {
     let n = columns.len();
     let top = 18.0;
     let side = ((h - top - 16.0) / SHOWN as f64 - 6.0).min(30.0);
-    let x_of = |c: usize| 8.0 + (w - side - 16.0) * c as f64 / (n - 1).max(1) as f64;
+    // Room on the left for the inputs' names.
+    let x_of = |c: usize| 20.0 + (w - side - 28.0) * c as f64 / (n - 1).max(1) as f64;
     let y_of = |k: usize, shown: usize| {
         top + (h - top - 16.0) / 2.0 + (k as f64 - shown as f64 / 2.0) * (side + 6.0)
     };
@@ -74,6 +75,13 @@ pub fn draw(insides: &[Inside], weights: &[Inside]) {
             ctx.set_stroke_style_str("#b8bec8");
             ctx.set_line_width(1.0);
             ctx.stroke_rect(x_of(c), y_of(k, col.maps.len()), side, side);
+        }
+        if c == 0 {
+            // The two inputs are the point's coordinates.
+            for (k, name) in ["x", "y"].iter().enumerate() {
+                let y = y_of(k, col.maps.len()) + side / 2.0 + 4.0;
+                let _ = ctx.fill_text(name, 6.0, y);
+            }
         }
         if col.total > col.maps.len() {
             let y = y_of(col.maps.len(), col.maps.len()) + 10.0;

@@ -58,7 +58,7 @@ pub fn show(digit: &[f32], probs: &[f32]) {
     };
     let best = super::views::argmax(probs) as usize;
     let slot = w / probs.len() as f64;
-    ctx.set_font("10px sans-serif");
+    ctx.set_font("11px sans-serif");
     ctx.set_text_align("center");
     for (d, &p) in probs.iter().enumerate() {
         let bar = (h - 16.0) * p.clamp(0.0, 1.0) as f64;

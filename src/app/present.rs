@@ -7,7 +7,7 @@ use super::protocol::{Built, Envelope, Evaluated, PadView, Progress, Report};
 use super::shared::SETTINGS_INVALID;
 use super::shared::{show_error, show_note, show_settings_invalid, with, Status};
 use super::{api, dom, flow_chart, form, histogram_view, pad, redraw, runs, settings, views};
-use super::{summary, text_views};
+use super::{replay, summary, text_views};
 use crate::train::Task;
 
 /// Least milliseconds between two writes of the run to the browser's storage (each writes
@@ -39,17 +39,21 @@ pub fn apply(envelope: Envelope) {
         Report::Progress(progress) => show_progress(progress),
         Report::Evaluated(evaluated) => show_evaluated(evaluated),
         Report::Views(views) => {
+            let step = with(|s| s.status.step);
+            replay::keep(step, &views);
             with(|s| {
-                s.views_step = s.status.step;
+                s.views_step = step;
                 s.views = Some(views);
             });
             redraw::views();
         }
         Report::Histograms(hists) => histogram_view::draw(&hists),
-        Report::SampleStarted(prompt) => text_views::start_sample(&prompt),
+        Report::SampleStarted(start) => text_views::start_sample(&start),
         Report::Sampled(made) => text_views::add_sampled(&made),
         Report::BaseSample(text) => {
-            dom::set_text("lora-before", &text);
+            // As the model wrote it: after the prompt it was given.
+            let prompt = dom::value("prompt");
+            dom::set_text("lora-before", &format!("{prompt}{text}"));
             dom::set_hidden("lora-before-box", false);
         }
         Report::PromptNote(note) => dom::note_beside("prompt", note.as_deref()),
@@ -65,8 +69,16 @@ pub fn apply(envelope: Envelope) {
                 show_note(note);
             }
         }
+        Report::ScheduleEnd(note) => {
+            with(|s| runs::keep(&s.run));
+            show_note(Some(note));
+        }
+        Report::Loaded(step) => show_loaded(step),
         Report::Failed(why) if why == SETTINGS_INVALID => show_settings_invalid(),
-        Report::Failed(why) => show_error(Some(why)),
+        Report::Failed(why) => {
+            with(|s| s.train_when_built = false);
+            show_error(Some(why));
+        }
         Report::Note(note) => show_note(note),
         Report::ClearError => show_error(None),
         Report::Kept(step) => with(|s| s.status.kept_step = Some(step)),
@@ -104,6 +116,8 @@ fn show_built(built: Built) {
         s.flows.clear();
         s.status.flow_step = None;
         s.views = None;
+        s.frames.clear();
+        s.schedule_end = built.steps;
         s.points = built.points;
         s.eval_every = built.eval_every;
         s.items_per_step = built.items_per_step;
@@ -114,9 +128,19 @@ fn show_built(built: Built) {
             adapter: s.status.adapter.clone(),
             running: s.status.running,
             lora_rank: built.lora,
+            backend: built.backend.clone(),
             ..Default::default()
         };
     });
+    replay::show_slider();
+    show_backend(built.backend.as_deref());
+    if let Some(points) = with(|s| s.points.clone()) {
+        views::draw_data(&points);
+    }
+    if with(|s| std::mem::take(&mut s.train_when_built)) && built.lora.is_some() {
+        api::set_running(true);
+    }
+    super::edits::applied();
     show_lora(built.lora.is_some());
     show_error(None);
     show_note(built.note);
@@ -192,6 +216,30 @@ fn show_evaluated(e: Evaluated) {
     }
 }
 
+/// The backend the page chose on auto, as a chip beside the adapter: its sentence on hover.
+fn show_backend(sentence: Option<&str>) {
+    let chip = sentence.map(|s| {
+        let on = if s.starts_with("Training on the CPU") { "CPU" } else { "GPU" };
+        format!("on the {on} (faster here)")
+    });
+    dom::set_text("backend-chip", chip.as_deref().unwrap_or(""));
+    dom::set_hidden("backend-chip", chip.is_none());
+    if let Some(el) = dom::by_id::<web_sys::Element>("backend-chip") {
+        let _ = el.set_attribute("title", sentence.unwrap_or(""));
+    }
+}
+
+/// A checkpoint went into the run: says which and at what step, and marks it on the chart.
+fn show_loaded(step: u64) {
+    let name = with(|s| s.loading.take()).unwrap_or_else(|| "the checkpoint".into());
+    show_note(Some(format!("Loaded {name}: the model at step {step}.")));
+    with(|s| {
+        s.status.loaded = Some((name, step));
+        s.history.retain(|p| p.step < step);
+        s.dirty = true;
+    });
+}
+
 /// A LoRA run offers its adapters and merged model as downloads; any new run drops the sample
 /// taken before the last fine-tuning (a LoRA run's comes right after it is built).
 fn show_lora(adapting: bool) {
@@ -218,35 +266,38 @@ fn show_pad(view: PadView) {
 
 /// The stats line and the charts, from the figures reported so far.
 pub fn show_stats() {
-    let (text, history, flows, overlays) = with(|s| {
+    let (text, history, flows, overlays, marks) = with(|s| {
         let st = &s.status;
         let mut t = format!("step {}", st.step);
         if let Some(l) = st.train_loss {
-            t += &format!(" · train loss {l:.3}");
+            t += &format!(" · loss {l:.3}");
         }
         if let Some(l) = st.val_loss {
-            t += &format!(" · val loss {l:.3}");
+            t += &format!(" · val {l:.3}");
         }
         if let Some(a) = st.val_acc {
-            t += &format!(" · val acc {:.1}%", 100.0 * a);
+            t += &format!(" · acc {:.1}%", 100.0 * a);
         }
         if let Some(v) = st.val_step.filter(|&v| v < st.step) {
-            t += &format!(" (at step {v})");
+            t += &format!(" (step {v})");
         }
         if let Some(r) = st.steps_per_s {
-            t += &format!(" · {r:.1} steps/s");
+            t += &format!(" · {r:.0} steps/s");
             if st.task == Task::Text {
                 t += &format!(" · {:.0} tokens/s", r * s.items_per_step as f32);
             }
         }
         // A no-break space keeps the unit with its number when the line wraps.
         t += &format!(" · {:.0}\u{a0}s", s.trained_ms / 1000.0);
-        (t, s.history.clone(), s.flows.clone(), s.overlays.clone())
+        let mut marks = vec![s.schedule_end];
+        marks.extend(st.loaded.as_ref().map(|(_, step)| *step));
+        (t, s.history.clone(), s.flows.clone(), s.overlays.clone(), marks)
     });
     dom::set_text("stats", &text);
     charts::draw(
         &history,
         &overlays,
+        &marks,
         dom::checked("log-scale"),
         dom::value("smoothing").parse().unwrap_or(0.8),
     );

@@ -29,6 +29,8 @@ pub enum Request {
     Pad(Option<Vec<f32>>),
     /// What the views show changed: the worker reads them back again.
     Choose(Choices),
+    /// How fast to train, and whether to pause at the schedule's end.
+    Pace(Pace),
     /// Destroys the GPU device, as a driver reset would (for tests).
     LoseDevice,
     /// A message the worker could not read as a request (never sent by the page): it pauses
@@ -48,6 +50,14 @@ pub struct Plan {
     /// The user's own text ("": the built-in one).
     pub user_text: String,
     pub choices: Choices,
+}
+
+/// How fast training goes: a person watches a run at a few steps a second; `None` trains as
+/// fast as the device goes. The schedule's end pauses the run only when asked.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq)]
+pub struct Pace {
+    pub steps_per_s: Option<f32>,
+    pub stop_at_end: bool,
 }
 
 /// What a download holds.
@@ -84,6 +94,9 @@ pub struct Choices {
     pub prompt: String,
     /// Whether the feature maps show the pad's drawing rather than a test digit.
     pub drawn: bool,
+    /// How the samples written during training are drawn (None while the sampling controls
+    /// are invalid: then none is written).
+    pub sampling: Option<SampleSettings>,
 }
 
 /// A report of the worker, with the run it belongs to and the latest Run request it took.
@@ -110,8 +123,8 @@ pub enum Report {
     Evaluated(Evaluated),
     Views(Views),
     Histograms(Vec<Histogram>),
-    /// A sampling began from this prompt.
-    SampleStarted(String),
+    /// A sampling began.
+    SampleStarted(SampleStart),
     Sampled(Vec<Sampled>),
     /// What the model wrote before a LoRA fine-tuning began.
     BaseSample(String),
@@ -126,6 +139,10 @@ pub enum Report {
     },
     /// The run reached its step count: training paused, with a sentence.
     Finished(Option<String>),
+    /// The run passed its schedule's end and trains on, with a sentence.
+    ScheduleEnd(String),
+    /// A checkpoint was loaded into the run, which is now at this step.
+    Loaded(u64),
     /// Training paused for an error, said in the sentence.
     Failed(String),
     /// A sentence about the run (None clears it).
@@ -155,8 +172,22 @@ pub struct Built {
     /// Tokens (or examples) per step.
     pub items_per_step: usize,
     pub note: Option<String>,
+    /// Why the run trains on the backend it does, when the page chose it (auto).
+    pub backend: Option<String>,
+    /// The schedule's last step.
+    pub steps: u64,
     /// The rank of a LoRA run's adapters.
     pub lora: Option<usize>,
+}
+
+/// A sampling as it begins: its prompt, the step of the model that writes it, how many
+/// characters it will write, and whether training wrote it on its own (not the Sample button).
+#[derive(Serialize, Deserialize, Debug)]
+pub struct SampleStart {
+    pub prompt: String,
+    pub step: u64,
+    pub chars: usize,
+    pub automatic: bool,
 }
 
 /// The 2-D points of a run: x, y and label per point.

@@ -18,7 +18,8 @@ pub fn views() {
         } => {
             let show = (dom::checked("show-train"), dom::checked("show-test"));
             with(|s| {
-                if let Some(points) = &s.points {
+                // While the replay shows an earlier step, the boundary stays on it.
+                if let Some(points) = s.points.as_ref().filter(|_| !s.frames.replaying()) {
                     views::draw_boundary(probs, points, show);
                 }
             });
@@ -41,8 +42,12 @@ pub fn views() {
 /// The digit grid, the confusion matrix and the chosen cell's digits, then (for a CNN) its
 /// filters and its feature maps.
 fn digits(d: &DigitViews) {
-    let (selected, chosen, step) = with(|s| (s.selected_digit, s.chosen_cell, s.views_step));
-    views::draw_digits("digit-grid", &d.grid, selected);
+    let (selected, chosen, step, replaying) = with(|s| {
+        (s.selected_digit, s.chosen_cell, s.views_step, s.frames.replaying())
+    });
+    if !replaying {
+        views::draw_digits("digit-grid", &d.grid, selected);
+    }
     views::draw_confusion(&d.counts, d.classes, chosen, step);
     let cell_digits = d
         .cell

@@ -34,6 +34,14 @@ pub struct Status {
     pub base_loss: Option<f32>,
     /// The step of the latest gradient flow on the flow chart.
     pub flow_step: Option<u64>,
+    /// Why the run trains on the backend it does, when the page chose it (auto).
+    pub backend: Option<String>,
+    /// The checkpoint loaded into the run, and the step it brought.
+    pub loaded: Option<(String, u64)>,
+    /// Whether a changed setting waits for Apply (Reset) to take effect.
+    pub pending: bool,
+    /// Characters of the sample being written, and how many it will have.
+    pub sampling: Option<(usize, usize)>,
 }
 
 #[derive(Default)]
@@ -78,6 +86,20 @@ pub(super) struct Shared {
     pub(super) own_points: Option<String>,
     /// The validation curves of the earlier runs chosen for comparison.
     pub(super) overlays: Vec<(String, Vec<(u64, f32)>)>,
+    /// The user's own text, once chosen to train on from scratch (the text box alone changes
+    /// nothing: a fine-tuning reads it without making it the base's text).
+    pub(super) own_text: Option<String>,
+    /// Each task's settings as the user left them, restored on coming back to it.
+    pub(super) edits: Vec<(Task, Vec<(String, String)>)>,
+    /// The schedule's last step, marked on the loss chart.
+    pub(super) schedule_end: u64,
+    /// The name of the checkpoint file being loaded.
+    pub(super) loading: Option<String>,
+    /// Whether the next LoRA run built starts training (Fine-tune was pressed: it trains, it
+    /// does not only set up; a refused text starts nothing).
+    pub(super) train_when_built: bool,
+    /// The views of the run at the steps they were read, to replay.
+    pub(super) frames: super::replay::Frames,
 }
 
 thread_local! {
@@ -95,6 +117,7 @@ pub(super) fn choices() -> Choices {
         cell: s.chosen_cell,
         prompt: dom::value("prompt"),
         drawn: s.drawn,
+        sampling: super::quiet_sample_settings(),
     })
 }
 

@@ -1,7 +1,9 @@
 //! Inside the GPT: a head's attention weights over the prompt, and sampled characters shaded
 //! by the probability the model gave them.
 
-use super::dom::{by_id, document, sharp, value};
+use super::dom::{by_id, document, set_text, sharp, value};
+use super::protocol::SampleStart;
+use super::shared::with;
 use crate::train::{Inside, Sampled};
 use web_sys::HtmlSelectElement;
 
@@ -66,9 +68,10 @@ pub fn draw_attention(layers: &[Inside], prompt: &[char]) {
             );
         }
     }
-    if cell >= 7.0 {
+    // Labels only where cells leave room for legible ones (11 px at least).
+    if cell >= 14.0 {
         ctx.set_fill_style_str("#1c1f24");
-        ctx.set_font(&format!("{}px monospace", (cell * 0.8).min(12.0) as u32));
+        ctx.set_font(&format!("{}px monospace", (cell * 0.8).clamp(11.0, 12.0) as u32));
         ctx.set_text_align("center");
         for (k, c) in shown.iter().enumerate() {
             let label = visible(*c);
@@ -89,26 +92,72 @@ fn visible(c: char) -> String {
     }
 }
 
-/// Empties the sample box and puts the prompt in it.
-pub fn start_sample(prompt: &str) {
-    if let Some(out) = document().get_element_by_id("sample-out") {
-        out.set_text_content(Some(prompt));
+/// Samples kept in view: the newest on top, the oldest dropped.
+const SAMPLES_SHOWN: usize = 5;
+
+/// Starts a new sample at the top of the sample box, headed by the step of the model that
+/// writes it, with its prompt; the oldest beyond SAMPLES_SHOWN goes.
+pub fn start_sample(start: &SampleStart) {
+    let Some(out) = document().get_element_by_id("sample-out") else {
+        return;
+    };
+    let Ok(block) = document().create_element("p") else {
+        return;
+    };
+    block.set_class_name("sample");
+    if let Ok(at) = document().create_element("span") {
+        at.set_class_name("at");
+        let by = if start.automatic { "" } else { " (Sample)" };
+        at.set_text_content(Some(&format!("step {}{by}", start.step)));
+        let _ = block.append_child(&at);
     }
+    if let Ok(prompt) = document().create_element("span") {
+        prompt.set_text_content(Some(&start.prompt));
+        let _ = block.append_child(&prompt);
+    }
+    let _ = out.insert_before(&block, out.first_child().as_ref());
+    while out.child_element_count() as usize > SAMPLES_SHOWN {
+        if let Some(last) = out.last_element_child() {
+            last.remove();
+        }
+    }
+    with(|s| s.status.sampling = Some((0, start.chars)));
+    show_progress();
 }
 
-/// Adds sampled characters, each shaded by its probability (strong: the model was sure).
+/// Adds sampled characters to the newest sample, each shaded by its probability (strong: the
+/// model was sure).
 pub fn add_sampled(sampled: &[Sampled]) {
-    let Some(out) = document().get_element_by_id("sample-out") else {
+    let Some(block) = document()
+        .get_element_by_id("sample-out")
+        .and_then(|out| out.first_element_child())
+    else {
         return;
     };
     for s in sampled {
         let Ok(span) = document().create_element("span") else {
             return;
         };
+        span.set_class_name("c");
         span.set_text_content(Some(&s.text));
         let alpha = 0.05 + 0.55 * s.probability.clamp(0.0, 1.0);
         let _ = span.set_attribute("style", &format!("background: rgba(47,111,222,{alpha:.2})"));
         let _ = span.set_attribute("title", &format!("{:.0}%", 100.0 * s.probability));
-        let _ = out.append_child(&span);
+        let _ = block.append_child(&span);
     }
+    with(|s| {
+        if let Some((made, _)) = s.status.sampling.as_mut() {
+            *made += sampled.len();
+        }
+    });
+    show_progress();
+}
+
+/// "42 / 300" beside Sample while a sample is written.
+fn show_progress() {
+    let shown = with(|s| match s.status.sampling {
+        Some((made, of)) if made < of => format!("{made} / {of}"),
+        _ => String::new(),
+    });
+    set_text("sample-progress", &shown);
 }

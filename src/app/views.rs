@@ -31,38 +31,55 @@ pub fn draw_boundary(probs: &[f32], points: &Points, show: (bool, bool)) {
     let mut rgba = Vec::with_capacity(GRID * GRID * 4);
     for cell in probs.chunks(2) {
         let p = cell.get(1).copied().unwrap_or(0.5);
-        // Orange for class 0, blue for class 1, pale where unsure.
-        let (r, g, b) = (
-            245.0 - 150.0 * p,
-            200.0 - 40.0 * (p - 0.5).abs(),
-            120.0 + 120.0 * p,
-        );
-        rgba.extend([r as u8, g as u8, b as u8, 255]);
+        // Orange for class 0, blue for class 1, white where unsure (0.5), as in the network.
+        let [r, g, b] = super::dom::diverging(2.0 * p - 1.0);
+        rgba.extend([r, g, b, 255]);
     }
     ctx.set_image_smoothing_enabled(true);
     put_image(&ctx, &mut rgba, GRID as u32, GRID as u32, 0.0, 0.0, (w, h));
-    let to_px = |v: f32, size: f64| ((v + EXTENT) / (2.0 * EXTENT)) as f64 * size;
-    let dots = |split: &[(f32, f32, u32)], radius: f64| {
-        for &(x, y, label) in split {
-            ctx.begin_path();
-            let _ = ctx.arc(
-                to_px(x, w),
-                h - to_px(y, h),
-                radius,
-                0.0,
-                std::f64::consts::TAU,
-            );
-            ctx.set_fill_style_str(if label == 1 { "#1f4fb5" } else { "#c0551b" });
-            ctx.fill();
-            ctx.set_stroke_style_str("#ffffff");
-            ctx.stroke();
-        }
-    };
     if show.0 {
-        dots(&points.train, 2.0);
+        draw_dots(&ctx, (w, h), &points.train, 2.0);
     }
     if show.1 {
-        dots(&points.test, 3.0);
+        draw_dots(&ctx, (w, h), &points.test, 3.0);
+    }
+}
+
+/// The training points alone on the plane, as the model gets them: the data view.
+pub fn draw_data(points: &Points) {
+    let Some((ctx, w, h)) = sharp("data-plot") else {
+        return;
+    };
+    ctx.set_stroke_style_str("#e3e6eb");
+    ctx.set_line_width(1.0);
+    ctx.begin_path();
+    ctx.move_to(w / 2.0, 0.0);
+    ctx.line_to(w / 2.0, h);
+    ctx.move_to(0.0, h / 2.0);
+    ctx.line_to(w, h / 2.0);
+    ctx.stroke();
+    draw_dots(&ctx, (w, h), &points.train, 2.5);
+    ctx.set_fill_style_str("#5a6270");
+    ctx.set_font("11px sans-serif");
+    let _ = ctx.fill_text("x", w - 10.0, h / 2.0 - 4.0);
+    let _ = ctx.fill_text("y", w / 2.0 + 4.0, 11.0);
+}
+
+/// Dots for labelled points on a canvas of `size` CSS pixels over the plane.
+fn draw_dots(
+    ctx: &web_sys::CanvasRenderingContext2d,
+    (w, h): (f64, f64),
+    split: &[(f32, f32, u32)],
+    radius: f64,
+) {
+    let to_px = |v: f32, size: f64| ((v + EXTENT) / (2.0 * EXTENT)) as f64 * size;
+    for &(x, y, label) in split {
+        ctx.begin_path();
+        let _ = ctx.arc(to_px(x, w), h - to_px(y, h), radius, 0.0, std::f64::consts::TAU);
+        ctx.set_fill_style_str(if label == 1 { "#1f4fb5" } else { "#c0551b" });
+        ctx.fill();
+        ctx.set_stroke_style_str("#ffffff");
+        ctx.stroke();
     }
 }
 
@@ -119,7 +136,7 @@ pub fn digit_rgba(pixels: &[f32]) -> Vec<u8> {
 
 /// Where the confusion matrix's cells start, and their side.
 pub const MATRIX_AT: (f64, f64) = (34.0, 34.0);
-pub const MATRIX_CELL: f64 = 20.0;
+pub const MATRIX_CELL: f64 = 22.0;
 
 /// The confusion matrix of all test predictions of the model at `step`, rows true class and
 /// columns predicted, each cell with its count; each row's accuracy on its right; the chosen
@@ -133,14 +150,14 @@ pub fn draw_confusion(counts: &[usize], k: usize, chosen: Option<(usize, usize)>
     set_text(
         "digit-accuracy",
         &format!(
-            "Validation accuracy at step {step}: {:.1}% ({right} of {} right). Rows are the true digit, columns the model's guess: right guesses lie on the diagonal. Click a cell to see its digits.",
+            "Accuracy at step {step}: {:.1}% ({right} of {}). Click a cell.",
             100.0 * right as f64 / total.max(1) as f64,
             total
         ),
     );
     let (x0, y0, cell) = (MATRIX_AT.0, MATRIX_AT.1, MATRIX_CELL);
     let max = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
-    ctx.set_font("9px sans-serif");
+    ctx.set_font("11px sans-serif");
     ctx.set_text_align("center");
     for t in 0..k {
         for p in 0..k {
@@ -152,7 +169,7 @@ pub fn draw_confusion(counts: &[usize], k: usize, chosen: Option<(usize, usize)>
             ctx.fill_rect(x, y, cell - 1.0, cell - 1.0);
             if n > 0 {
                 ctx.set_fill_style_str(if v > 0.6 { "#ffffff" } else { "#1c1f24" });
-                let _ = ctx.fill_text(&n.to_string(), x + cell / 2.0, y + cell / 2.0 + 3.0);
+                let _ = ctx.fill_text(&n.to_string(), x + cell / 2.0, y + cell / 2.0 + 4.0);
             }
         }
     }

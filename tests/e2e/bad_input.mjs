@@ -81,15 +81,15 @@ export async function badInput(t, url, out) {
   }
   await page.screenshot({ path: `${out}/bad-text-file.png` });
 
-  // Own text too short for a run: Reset says why beside the text box, not only at the top of
+  // Own text too short for a run: training from scratch on it says why beside the text box, not only at the top of
   // the page (on a phone the box is far below it); a text that can be used clears it.
   await page.fill('#user-text', 'too short');
-  await page.click('#reset');
+  await page.click('#text-train');
   await page.waitForFunction(() => { const h = document.getElementById('user-text-hint'); return h && !h.hidden; }, null, { timeout: 30000 })
     .catch(() => fail('bad input: a text too short for a run gave no sentence beside the text box'));
   await expect('own text too short', await hint(page, 'user-text'), 'too few to train on');
   await page.fill('#user-text', own);
-  await page.click('#reset');
+  await page.click('#text-train');
   await page.waitForFunction(() => !document.getElementById('user-text-hint'), null, { timeout: 60000 })
     .catch(() => fail('bad input: the sentence beside the text box stays once the text can be used'));
   tested += 1;
@@ -122,7 +122,7 @@ export async function badInput(t, url, out) {
   await page.waitForFunction(() => document.getElementById('error').textContent.includes('not valid'), null, { timeout: 60000 })
     .catch(() => fail('bad input: a link with invalid settings gave no sentence'));
   const invalid = await page.textContent('#error');
-  await expect('an invalid link names the channels', invalid, 'Channels per stage');
+  await expect('an invalid link names the channels', invalid, 'Channels');
   await expect('an invalid link names the learning rate', invalid, 'Learning rate');
   await page.evaluate(() => { document.getElementById('settings').open = false; });
   await page.click('#train');

@@ -27,18 +27,21 @@ export async function loraFineTune({ page, state, fail }, out) {
   const beside = await page.textContent('#user-text-hint').catch(() => '');
   if (!beside.includes("'€'")) await fail(`lora: no sentence naming the character beside the text box: "${beside}"`);
   if ((await state()).lora_rank != null) await fail('lora: a refused text started a fine-tuning');
+  if ((await state()).running) await fail('lora: a refused text started training');
 
   await page.fill('#user-text', line.repeat(40));
   await page.selectOption('#lora-rank', '4');
   await page.click('#lora-start');
-  await page.waitForFunction(() => { const s = window.webgrad.state(); return s.lora_rank === 4 && s.step === 0 && s.val_loss != null && s.base_loss != null && !s.error; }, null, { timeout: 120000 })
+  // Fine-tune starts training at once: its first evaluation is the first point of its chart.
+  await page.waitForFunction(() => { const s = window.webgrad.state(); return s.lora_rank === 4 && s.val_loss != null && s.base_loss != null && !s.error; }, null, { timeout: 120000 })
     .catch(() => fail('lora: the fine-tuning did not start with both validation losses'));
   const first = await state();
+  await page.waitForFunction(() => window.webgrad.state().running && window.webgrad.state().step > 0, null, { timeout: 60000 })
+    .catch(() => fail('lora: Fine-tune did not start training'));
   const before = await page.textContent('#lora-before');
   if (!(before.length >= 20 && await page.isVisible('#lora-before'))) await fail(`lora: no sample from before the fine-tuning: "${before}"`);
   if (!(await page.textContent('#model-summary')).includes('lora_A')) await fail('lora: the summary does not list the adapters');
 
-  await page.evaluate(() => window.webgrad.train());
   const goal = 0.7 * first.val_loss;
   await page.waitForFunction((goal) => { const s = window.webgrad.state(); return s.val_loss < goal && s.base_loss != null; }, goal, { timeout: 300000, polling: 250 })
     .catch(() => fail(`lora: the loss on the new text did not fall from ${first.val_loss} below ${goal}`));

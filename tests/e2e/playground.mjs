@@ -20,8 +20,9 @@ if (!(await page.evaluate(() => !!document.querySelector('meta[http-equiv="Conte
 }
 await firstEvaluation(t);
 console.log(`first evaluation visible after ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(await state())}`);
-// The spiral's small MLP was timed on both backends, and the page says which trains and why.
-const routed = (await state()).note || '';
+// The spiral's small MLP was timed on both backends, and the page says which trains and why
+// (on the chip beside the adapter).
+const routed = (await state()).backend || '';
 if (!/^Training on the (CPU|GPU): faster for this (small )?model \(\d+ steps a second against \d+ on the (GPU|CPU)\)/.test(routed)) {
   await fail(`spiral: no sentence saying which backend trains, got "${routed}"`);
 }
@@ -72,10 +73,21 @@ for (const { task, canvases, timeout } of tasks) {
   await page.screenshot({ path: `${out}/${task}.png`, fullPage: true });
 }
 
-// A run pauses at its step count and says so, with its best validation loss.
+// A run trains on past its schedule's end, saying so; asked to stop there, it pauses at its
+// step count and says so, with its best validation loss.
 await page.evaluate(() => window.webgrad.setTask('spiral'));
 await page.waitForFunction(() => { const s = window.webgrad.state(); return s.task === 'spiral' && s.step === 0 && s.val_loss != null; }, null, { timeout: 120000 })
   .catch(() => fail('spiral: no first evaluation after switching back'));
+await page.selectOption('#speed', 'max');
+await page.evaluate(() => window.webgrad.train());
+await page.waitForFunction(() => { const s = window.webgrad.state(); return s.running && s.step > 1500 && (s.note || '').startsWith('Step 1500, the schedule\'s end.'); }, null, { timeout: 180000, polling: 250 })
+  .catch(() => fail('spiral: the run did not train on past its schedule\'s end with a sentence'));
+console.log(`spiral past its end: ${(await state()).note}`);
+await page.evaluate(() => window.webgrad.pause());
+await page.check('#stop-at-end');
+await page.click('#reset');
+await page.waitForFunction(() => { const s = window.webgrad.state(); return s.step === 0 && s.val_loss != null; }, null, { timeout: 120000 })
+  .catch(() => fail('spiral: no first evaluation after Reset'));
 await page.evaluate(() => window.webgrad.train());
 await page.waitForFunction(() => { const s = window.webgrad.state(); return !s.running && s.note && s.note.startsWith('Done'); }, null, { timeout: 180000, polling: 250 })
   .catch(() => fail('spiral: the run did not stop at its step count with a sentence'));
@@ -86,6 +98,7 @@ if (done.flow_step !== done.step) await fail(`spiral: the gradient flow ends at 
 if (!(await page.isVisible('#note'))) await fail('spiral: the done sentence is not shown');
 console.log(`spiral done: ${done.note}`);
 await page.screenshot({ path: `${out}/done.png` });
+await page.uncheck('#stop-at-end');
 // The loss on a log axis (its ticks are losses, not their logarithms).
 await page.check('#log-scale');
 await page.waitForTimeout(500);

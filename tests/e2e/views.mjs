@@ -70,10 +70,10 @@ export async function digitClicks({ page, fail }) {
     .catch(async () => fail(`digits: the matrix's caption does not name the paused step ${step}: "${await page.textContent('#digit-accuracy')}"`));
   const box = await page.locator('#confusion').boundingBox();
   // Cells on the diagonal (true d, guessed d) until one holds digits: the matrix starts 34 px
-  // in, cells are 20 px.
+  // in, cells are 22 px.
   let caption = '';
   for (let d = 0; d < 10 && !caption.startsWith('Test digits'); d++) {
-    await page.mouse.click(box.x + 34 + (d + 0.5) * 20, box.y + 34 + (d + 0.5) * 20);
+    await page.mouse.click(box.x + 34 + (d + 0.5) * 22, box.y + 34 + (d + 0.5) * 22);
     await page.waitForFunction((d) => { const c = document.getElementById('mistakes-caption').textContent; return !document.getElementById('mistakes').hidden && c.includes(` ${d} `); }, d, { timeout: 30000 })
       .catch(() => fail(`digits: a click on the cell (${d}, ${d}) showed nothing`));
     caption = await page.textContent('#mistakes-caption');

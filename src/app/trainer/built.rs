@@ -27,6 +27,8 @@ pub(super) fn built(session: &Session, note: Option<String>) -> Built {
         eval_every: session.config.eval_every,
         items_per_step: session.items_per_step(),
         note,
+        backend: None,
+        steps: session.config.steps,
         lora: None,
     }
 }

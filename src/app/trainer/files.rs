@@ -50,6 +50,7 @@ impl Trainer {
         // The file is a checkpoint on the CPU side already: resume from it if the GPU is lost.
         self.keep(bytes.to_vec(), step);
         self.report(Report::ClearError);
+        self.report(Report::Loaded(step));
         self.evaluate(None, true).await
     }
 }

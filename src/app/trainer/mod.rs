@@ -9,13 +9,14 @@ mod finetune;
 mod inbox;
 mod inspect;
 mod loader;
+mod pacing;
 mod recovery;
 mod runaway;
 mod sampling;
 mod scope;
 mod sizing;
 
-use super::protocol::{Choices, Evaluated, Plan, Progress, Report, Request};
+use super::protocol::{Choices, Evaluated, Pace, Plan, Progress, Report, Request};
 use super::settings;
 use super::shared::SETTINGS_INVALID;
 use crate::data::Text;
@@ -49,7 +50,7 @@ const RATE_SMOOTHING: f32 = 0.8;
 const INSPECT_EVERY_MS: f64 = 250.0;
 /// Milliseconds the worker sleeps while there is nothing to do, at most: it wakes at once for
 /// a request, and at least this often to notice a device lost while paused.
-const IDLE_MS: i32 = 250;
+pub(super) const IDLE_MS: i32 = 250;
 
 /// The worker's entry point, called by web/worker.js once the module is loaded.
 #[wasm_bindgen::prelude::wasm_bindgen]
@@ -97,6 +98,11 @@ struct Trainer {
     pad: Option<Vec<f32>>,
     /// What the session's LoRA adapters adapt, while it has them.
     lora_base: Option<finetune::Base>,
+    /// How fast to train, and when the next step is due at that pace.
+    pace: Pace,
+    next_step_ms: f64,
+    /// When training last wrote a sample on its own, and at which step.
+    auto_sampled: (f64, u64),
 }
 
 /// Whether the flow chart gets a point at every evaluation: on the CPU backend, where reading
@@ -129,17 +135,20 @@ impl Trainer {
             choices: Choices::default(),
             pad: None,
             lora_base: None,
+            pace: Pace::default(),
+            next_step_ms: 0.0,
+            auto_sampled: (f64::NEG_INFINITY, u64::MAX),
         }
     }
 
     async fn run(mut self) {
         loop {
-            let busy = self.running || self.sampler.is_some();
+            let busy = (self.running && self.steps_allowed() > 0) || self.sampler.is_some();
             if busy {
                 // Lets the page's requests in even when no GPU readback yields (the CPU).
                 scope::yield_to_events().await;
             } else {
-                inbox::wait(IDLE_MS).await;
+                inbox::wait(self.idle_ms()).await;
             }
             if self.device_lost().is_some() {
                 // Lost while nothing was asked of it (a paused run).
@@ -153,10 +162,15 @@ impl Trainer {
                 let result = self.sample_some().await;
                 self.settle(result).await;
             }
-            if self.running {
-                let steps = self.steps_per_chunk();
+            let allowed = self.steps_allowed();
+            if self.running && allowed > 0 {
+                let before = self.session.as_ref().map_or(0, |s| s.step);
+                let steps = self.steps_per_chunk().min(allowed);
                 let result = self.train_for(CHUNK_BUDGET_MS, steps, false).await;
+                let after = self.session.as_ref().map_or(0, |s| s.step);
+                self.took_steps(after.saturating_sub(before));
                 self.settle(result).await;
+                self.sample_on_its_own();
             }
         }
     }
@@ -200,6 +214,10 @@ impl Trainer {
             Request::Choose(choices) => {
                 self.choices = choices;
                 self.redraw_views().await
+            }
+            Request::Pace(pace) => {
+                self.set_pace(pace);
+                Ok(())
             }
             Request::LoseDevice => {
                 self.lose_device();
@@ -268,15 +286,22 @@ impl Trainer {
             )),
             _ => None,
         };
-        let notes: Vec<String> = [own_points, sized, routed].into_iter().flatten().collect();
+        let notes: Vec<String> = [own_points, sized].into_iter().flatten().collect();
         let note = (!notes.is_empty()).then(|| notes.join(" "));
-        self.report(Report::Built(built(session, note)));
+        let mut made = built(session, note);
+        made.backend = routed;
+        self.report(Report::Built(made));
         self.evaluate(None, true).await
     }
 
     /// Steps for the next chunk: about CHUNK_WORK_S of work at the measured rate (one step
     /// until there is a rate).
     fn steps_per_chunk(&self) -> u64 {
+        // While a sample is written, each of its characters waits for the GPU work queued
+        // before it: one step at a time keeps that short.
+        if self.sampler.is_some() {
+            return 1;
+        }
         let steps = self.rate.map_or(1.0, |r| (r * CHUNK_WORK_S).ceil());
         (steps as u64).clamp(1, MAX_STEPS_PER_CHUNK)
     }
@@ -359,6 +384,7 @@ impl Trainer {
         self.runaway_said = false;
         self.kept = None;
         self.recoveries = 0;
+        self.auto_sampled = (f64::NEG_INFINITY, u64::MAX);
     }
 
     /// Trains until `budget_ms` have passed or `max_steps` were taken, then reads the loss
@@ -415,6 +441,10 @@ impl Trainer {
             if finished && !self.stale() {
                 self.finish();
             }
+        } else if inspect_due && self.paced() {
+            // Watched at a few steps a second, the views follow every few steps, not only
+            // at evaluations.
+            self.inspect().await?;
         }
         // Time and rate count the evaluations too: they are the run's wall time.
         let took = now_ms() - start;
@@ -422,24 +452,38 @@ impl Trainer {
         let rate = taken as f32 / (took as f32 / 1000.0).max(1e-3);
         let keep = RATE_SMOOTHING;
         self.rate = Some(self.rate.map_or(rate, |r| keep * r + (1.0 - keep) * rate));
+        // At a pace, the steps a second are the pace's (the device could go faster).
+        let shown_rate = match self.pace.steps_per_s {
+            Some(pace) => self.rate.map(|r| r.min(pace)),
+            None => self.rate,
+        };
         self.report(Report::Progress(Progress {
             step,
             train_loss: Some(train),
-            steps_per_s: self.rate,
+            steps_per_s: shown_rate,
             trained_ms: self.trained_ms,
             evaluated: due,
         }));
         Ok(())
     }
 
-    /// Pauses at the run's step count, where its schedule ends, and says how it went.
+    /// At the run's step count, where its schedule ends: says how it went, and pauses there
+    /// only when the page asked to stop at the end.
     fn finish(&mut self) {
-        self.running = false;
         let steps = self.session.as_ref().map_or(0, |s| s.step);
-        let note = self.best.best().map(|(loss, step)| format!(
-            "Done: {steps} steps, the run's length. The best validation loss was {loss:.3}, at step {step}. Train goes on at the schedule's last learning rate."
-        ));
-        self.report(Report::Finished(note));
+        let best = self
+            .best
+            .best()
+            .map(|(loss, step)| format!("The best validation loss was {loss:.3}, at step {step}."))
+            .unwrap_or_default();
+        if self.pace.stop_at_end {
+            self.running = false;
+            let note = format!("Done: {steps} steps, the schedule's end. {best} Train goes on at its last learning rate.");
+            self.report(Report::Finished(Some(note)));
+        } else {
+            let note = format!("Step {steps}, the schedule's end. {best} Training goes on at its last learning rate.");
+            self.report(Report::ScheduleEnd(note));
+        }
     }
 
     /// Validation figures and a point on the charts; with `inspect`, the gradient flow and

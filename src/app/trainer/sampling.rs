@@ -2,29 +2,63 @@
 //! so that Sample never stops the run, and reports each with the probability the model gave it.
 
 use super::{now_ms, Trainer};
-use crate::app::protocol::Report;
-use crate::train::SampleSettings;
+use crate::app::protocol::{Report, SampleStart};
+use crate::train::{SampleSettings, Task};
 
-/// Milliseconds of sampling at a time, at least one character.
-const SAMPLE_BUDGET_MS: f64 = 8.0;
+/// Milliseconds of sampling at a time, at least one character: between them the loop takes a
+/// single step, so a sample comes at several times the pace of the steps' chunks.
+const SAMPLE_BUDGET_MS: f64 = 30.0;
+/// While a text model trains, it writes a short sample on its own this often, so that the page
+/// shows what it writes as it learns without anyone pressing Sample.
+const AUTO_SAMPLE_EVERY_MS: f64 = 4000.0;
+const AUTO_SAMPLE_CHARS: usize = 100;
 
 impl Trainer {
     /// Starts a sampling; what is wrong with its settings is said beside the prompt, and
     /// training goes on.
     pub(super) fn start_sampling(&mut self, settings: SampleSettings) {
+        self.begin_sample(settings, false);
+    }
+
+    fn begin_sample(&mut self, settings: SampleSettings, automatic: bool) {
         let Some(session) = self.session.as_ref() else {
             self.report(Report::PromptNote(Some("Start a run first.".into())));
             return;
         };
-        let prompt = settings.prompt.clone();
+        let start = SampleStart {
+            prompt: settings.prompt.clone(),
+            step: session.step,
+            chars: settings.tokens,
+            automatic,
+        };
         match session.sampler(settings) {
             Ok(sampler) => {
                 self.sampler = Some(sampler);
                 self.report(Report::PromptNote(None));
-                self.report(Report::SampleStarted(prompt));
+                self.report(Report::SampleStarted(start));
             }
             Err(e) => self.report(Report::PromptNote(Some(e.sentence()))),
         }
+    }
+
+    /// While a text model trains and no sample is being written, one every few seconds, from
+    /// the page's prompt and sampling controls.
+    pub(super) fn sample_on_its_own(&mut self) {
+        let Some(session) = self.session.as_ref() else {
+            return;
+        };
+        let (last_ms, last_step) = self.auto_sampled;
+        let due = now_ms() - last_ms >= AUTO_SAMPLE_EVERY_MS && session.step != last_step;
+        if !self.running || self.sampler.is_some() || session.config.task != Task::Text || !due {
+            return;
+        }
+        let Some(mut settings) = self.choices.sampling.clone() else {
+            return;
+        };
+        settings.tokens = AUTO_SAMPLE_CHARS;
+        settings.seed = settings.seed.wrapping_add(session.step);
+        self.auto_sampled = (now_ms(), session.step);
+        self.begin_sample(settings, true);
     }
 
     /// Takes the sampling on by a few characters.

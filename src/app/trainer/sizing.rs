@@ -53,21 +53,14 @@ impl Sizing {
             self.on,
             pace(rate)
         );
+        // Short: it sits in the page's one line of sentences; the size control overrides it.
         match self.next {
-            Some((next, rate, timed)) => {
-                let how = if timed {
-                    "trains"
-                } else {
-                    "would train at about"
-                };
-                s += &format!(
-                    " {next} {how} {rate:.1}, under the {VISIBLE_PACE:.0} a second that keeps the curve moving."
-                );
+            Some((next, rate, _)) if rate < VISIBLE_PACE => {
+                s += &format!(" {next} would be slower than {VISIBLE_PACE:.0} a second.")
             }
-            None if rate < VISIBLE_PACE => s += " It is the smallest size.",
-            None => s += " It is the largest size.",
+            _ => {}
         }
-        s + " Choose a size to override."
+        s
     }
 }
 

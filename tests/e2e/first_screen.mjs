@@ -1,0 +1,186 @@
+// What a newcomer meets in the first seconds, checked in headless Chromium at 1280 × 800: each
+// task's data, model and output on the first screen with few words; a run paced to be watched
+// (and "max" much faster); Space, immediate changes and edits that survive task switches;
+// text that follows training; flows that start what they say; a page that holds still.
+// Usage: node first_screen.mjs URL OUTPUT_DIR
+
+import { open, firstEvaluation } from './lib.mjs';
+
+const [url, out] = process.argv.slice(2);
+const t = await open(out);
+const { page, state, fail } = t;
+
+// Records the smallest font size drawn on any canvas, in CSS pixels (the page's canvases map
+// one CSS pixel to devicePixelRatio backing pixels; at 1 the two are the same).
+await page.addInitScript(() => {
+  const font = Object.getOwnPropertyDescriptor(CanvasRenderingContext2D.prototype, 'font');
+  window.smallestFont = { px: Infinity, canvas: null };
+  Object.defineProperty(CanvasRenderingContext2D.prototype, 'font', {
+    set(v) {
+      const m = /([\d.]+)px/.exec(v);
+      const px = m ? parseFloat(m[1]) / devicePixelRatio : Infinity;
+      if (px < window.smallestFont.px) window.smallestFont = { px, canvas: this.canvas.id, font: v };
+      font.set.call(this, v);
+    },
+    get() { return font.get.call(this); },
+  });
+});
+
+await page.goto(url);
+await firstEvaluation(t);
+
+// The parts of each task that must be on the first screen: data, model, output.
+const FIRST_SCREEN = {
+  spiral: ['data-plot', 'network', 'boundary'],
+  digits: ['pad', 'digit-grid', 'filters', 'feature-maps', 'pad-probs', 'confusion'],
+  text: ['user-text', 'attention', 'sample-out'],
+};
+
+// Words of prose (sentences and captions, not the names of controls, buttons or figures)
+// visible in the first viewport.
+const proseWords = () => page.evaluate(() => {
+  const notProse = 'button, select, option, label, legend, summary, textarea, canvas, h1, h2, #stats, .chip, #model-summary';
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const words = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!el || el.closest(notProse) || !n.textContent.trim()) continue;
+    // (A closed "?" keeps its text laid out but not shown.)
+    if (!el.checkVisibility({ visibilityProperty: true, opacityProperty: true })) continue;
+    const range = document.createRange();
+    range.selectNodeContents(n);
+    const seen = Array.from(range.getClientRects()).some((r) => r.width > 0 && r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth);
+    if (seen) words.push(...n.textContent.trim().split(/\s+/));
+  }
+  return words;
+});
+
+const pixels = (id) => page.evaluate((id) => document.getElementById(id).toDataURL(), id);
+const until = (f, arg, ms, why) => page.waitForFunction(f, arg, { timeout: ms, polling: 100 }).catch(() => fail(why));
+const fresh = (task) => until((task) => { const s = window.webgrad.state(); return s.task === task && s.step === 0 && s.val_loss != null; }, task, 120000, `${task}: no first evaluation`);
+
+// 1. One screen per task, few words.
+for (const task of Object.keys(FIRST_SCREEN)) {
+  await page.evaluate((task) => window.webgrad.setTask(task), task);
+  await fresh(task);
+  await page.waitForTimeout(500);
+  for (const id of FIRST_SCREEN[task]) {
+    const box = await page.locator(`#${id}`).boundingBox();
+    if (!box || box.x < 0 || box.y < 0 || box.x + box.width > 1280 || box.y + box.height > 800) {
+      await fail(`${task}: #${id} is not wholly on the first screen: ${JSON.stringify(box)}`);
+    }
+  }
+  const words = await proseWords();
+  console.log(`${task}: ${words.length} words of prose on the first screen`);
+  if (words.length > 60) await fail(`${task}: ${words.length} words on the first screen: ${words.join(' ')}`);
+  await page.screenshot({ path: `${out}/first-screen-${task}.png` });
+}
+
+// 2. A run to watch: at the default speed the spiral still trains after 5 s and its boundary
+// changes every second; at max it takes at least ten times as many steps.
+await page.evaluate(() => window.webgrad.setTask('spiral'));
+await fresh('spiral');
+const speed = await page.inputValue('#speed');
+await page.click('#train');
+let last = await pixels('boundary');
+const stepsAt = [(await state()).step];
+for (let s = 1; s <= 5; s++) {
+  await page.waitForTimeout(1000);
+  const now = await pixels('boundary');
+  stepsAt.push((await state()).step);
+  if (s >= 3 && now === last) await fail(`pace: the boundary did not change in second ${s} at speed ${speed}`);
+  last = now;
+}
+if (!(await state()).running) await fail('pace: the spiral stopped within 5 s at the default speed');
+const watched = stepsAt[5] - stepsAt[0];
+await page.selectOption('#speed', 'max');
+const fromMax = (await state()).step;
+await page.waitForTimeout(5000);
+const flat = (await state()).step - fromMax;
+console.log(`pace: ${watched} steps in 5 s at ${speed}/s, ${flat} at max`);
+if (!(watched > 0 && flat >= 10 * watched)) await fail(`pace: max took ${flat} steps in 5 s against ${watched} at ${speed}/s`);
+await page.click('#train');
+
+// 3. Space after a click on Reset trains (it does not press Reset again); a change of width
+// rebuilds the network at once; a typed edit survives a task switch and back.
+await page.click('#reset');
+await fresh('spiral');
+await page.keyboard.press(' ');
+await until(() => window.webgrad.state().running && window.webgrad.state().step > 0, null, 10000, 'space after Reset did not start training');
+await page.keyboard.press(' ');
+await until(() => !window.webgrad.state().running, null, 10000, 'space did not pause');
+const network = await pixels('network');
+await page.fill('#width', '5');
+await page.dispatchEvent('#width', 'change');
+await until((before) => document.getElementById('network').toDataURL() !== before && window.webgrad.state().step === 0, network, 10000, 'a new width did not rebuild the network view at once');
+if ((await page.textContent('#model-summary')).replace(/\s/g, '').indexOf('2×5') < 0 && !(await page.textContent('#model-summary')).includes('5')) await fail('width: the summary does not show the new width');
+await page.fill('#width', '12');
+await page.dispatchEvent('#width', 'change');
+await page.evaluate(() => window.webgrad.setTask('digits'));
+await fresh('digits');
+await page.evaluate(() => window.webgrad.setTask('spiral'));
+await fresh('spiral');
+if (await page.inputValue('#width') !== '12') await fail(`edits: the width typed on the spiral came back as ${await page.inputValue('#width')}`);
+// A change that is not cheap waits for Apply, and the Reset button says so.
+await page.evaluate(() => window.webgrad.setTask('digits'));
+await fresh('digits');
+await page.fill('#hidden', '32');
+await page.dispatchEvent('#hidden', 'change');
+if (await page.textContent('#reset') !== 'Apply') await fail('a changed CNN setting does not show Apply');
+await page.click('#reset');
+await until(() => document.getElementById('reset').textContent === 'Reset', null, 60000, 'Apply stayed after the new model');
+
+// 4. Text that follows training: samples come without pressing Sample, headed by their step.
+await page.evaluate(() => window.webgrad.setTask('text'));
+await fresh('text');
+await page.click('#train');
+await until(() => document.querySelectorAll('#sample-out .sample').length >= 2, null, 90000, 'text: no samples written while training');
+const heads = await page.$$eval('#sample-out .sample .at', (a) => a.map((e) => e.textContent));
+if (!heads.every((h) => /^step \d+$/.test(h))) await fail(`text: samples not headed by their step: ${heads}`);
+await page.click('#train');
+console.log(`text: samples written on their own at ${heads.join(', ')}`);
+
+// Loading a checkpoint says which and at what step.
+const [saved] = await Promise.all([page.waitForEvent('download', { timeout: 60000 }), page.click('#save')]);
+const bytes = await (await import('node:fs/promises')).readFile(await saved.path());
+const at = (await state()).step;
+await page.click('#reset');
+await fresh('text');
+await page.setInputFiles('#load', { name: 'my-run.safetensors', mimeType: 'application/octet-stream', buffer: bytes });
+await until((at) => (window.webgrad.state().note || '').includes(`Loaded my-run.safetensors: the model at step ${at}`), at, 60000, 'load: no sentence naming the file and its step');
+
+// Fine-tune trains without pressing Train, and the base text stays Shakespeare.
+await page.fill('#user-text', 'the quick brown fox jumps over the lazy dog. '.repeat(30));
+await page.click('#lora-start');
+await until(() => { const s = window.webgrad.state(); return s.lora_rank != null && s.running && s.step > 0; }, null, 120000, 'lora: Fine-tune did not start training');
+await page.click('#train');
+const before = await page.textContent('#lora-before');
+if (!before.startsWith(await page.inputValue('#prompt'))) await fail(`lora: the sample from before lacks its prompt: "${before.slice(0, 40)}"`);
+await page.click('#reset');
+await until(() => { const s = window.webgrad.state(); return s.lora_rank == null && s.step === 0 && s.val_loss != null; }, null, 120000, 'text: Reset after fine-tuning built no model');
+if (!(await page.textContent('#text-source')).startsWith('Shakespeare')) await fail('text: the fine-tuning text became the base text');
+
+// 5. A page that holds still: layout shift over 10 s of training on each task, and the
+// smallest canvas text.
+for (const task of ['spiral', 'digits', 'text']) {
+  await page.evaluate((task) => window.webgrad.setTask(task), task);
+  await fresh(task);
+  await page.waitForTimeout(1000);
+  await page.evaluate(() => {
+    window.shift = 0;
+    new PerformanceObserver((list) => { for (const e of list.getEntries()) if (!e.hadRecentInput) window.shift += e.value; })
+      .observe({ type: 'layout-shift' });
+  });
+  await page.evaluate(() => window.webgrad.train());
+  await page.waitForTimeout(10000);
+  await page.evaluate(() => window.webgrad.pause());
+  const shift = await page.evaluate(() => window.shift);
+  console.log(`${task}: layout shift ${shift.toFixed(4)} over 10 s of training`);
+  if (!(shift < 0.02)) await fail(`${task}: the page shifted by ${shift} while training`);
+  await page.screenshot({ path: `${out}/trained-${task}.png` });
+}
+const smallest = await page.evaluate(() => window.smallestFont);
+console.log(`smallest canvas text: ${smallest.px} px (${smallest.canvas}, "${smallest.font}")`);
+if (!(smallest.px >= 11)) await fail(`canvas text of ${smallest.px} px on #${smallest.canvas}`);
+await t.done();
+console.log('first screen passed');
