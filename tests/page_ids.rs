@@ -93,7 +93,7 @@ fn every_id_the_page_code_names_is_in_index_html() {
 #[test]
 fn the_settings_controls_are_in_index_html() {
     let declared = declared();
-    let source = fs::read_to_string("src/app/settings.rs").expect("settings.rs");
+    let source = fs::read_to_string("src/app/schema.rs").expect("schema.rs");
     let list = source
         .split("pub const CONTROLS")
         .nth(1)

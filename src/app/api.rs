@@ -2,9 +2,9 @@
 //! buttons, keys, file input and drawing pad.
 
 use super::client::post;
-use super::form::{self, Form};
+
 use super::protocol::{Bytes, Request, Saving};
-use super::{dom, pad, settings, views, with};
+use super::{dom, pad, schema, settings, views, with};
 use crate::train::Task;
 use strum::VariantNames;
 use wasm_bindgen::prelude::*;
@@ -74,10 +74,44 @@ fn set_task(name: &str) -> Result<(), JsValue> {
         s.history.clear();
     });
     dom::set_text("stats", "");
+    clear_views();
     super::show_note(Some(format!("Preparing the {task} task…")));
     with(|s| s.dirty = true);
     super::reset();
     Ok(())
+}
+
+/// Blanks what showed the run being replaced (its charts, its views), so that nothing of it
+/// stays beside the new task's controls while the new run is prepared.
+fn clear_views() {
+    const VIEWS: [&str; 14] = [
+        "data-plot",
+        "network",
+        "boundary",
+        "digit-grid",
+        "filters",
+        "feature-maps",
+        "confusion",
+        "pad-probs",
+        "pad-input",
+        "attention",
+        "weights",
+        "flow-chart",
+        "acc-chart",
+        "mistake-grid",
+    ];
+    for id in VIEWS {
+        let _ = dom::sharp(id);
+    }
+    with(|s| {
+        s.flows.clear();
+        s.frames.clear();
+        s.views = None;
+    });
+    for id in ["flow-note", "digit-accuracy", "maps-caption", "sample-out", "model-summary"] {
+        dom::set_text(id, "");
+    }
+    super::replay::show_slider();
 }
 
 fn object_fn(
@@ -163,17 +197,17 @@ pub fn wire_controls() {
     });
     // A size fills the GPT's controls with its preset; auto waits for Reset to measure.
     on("gpt-size", "change", |_| {
-        if let Some(preset) = settings::selected_preset(&Form::from_page()) {
+        if let Some(preset) = schema::selected_preset(&settings::from_page()) {
             settings::show_preset(preset);
         }
     });
-    for id in settings::CONTROLS.iter().skip(1) {
+    for id in schema::CONTROLS.iter().skip(1) {
         on(id, "change", |_| {
             dom::note_beside(id, None);
             // Check now (a sentence beside anything invalid); the run changes on Reset.
-            let mut form = Form::from_page();
-            let valid = settings::read(&mut form, settings::selected_task(), 1, usize::MAX);
-            form::show_marks(&form.marks);
+            let mut form = settings::from_page();
+            let valid = schema::read(&mut form, settings::selected_task(), 1, usize::MAX);
+            settings::show_marks(&form.marks);
             if valid.is_some() {
                 update_url();
                 // No run could be built from the settings before: build one now that they

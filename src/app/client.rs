@@ -1,8 +1,8 @@
 //! The page's side of the training worker: starts it on the page's own WebAssembly module,
-//! posts the page's requests to it and hands each of its reports to `present`.
+//! posts the page's requests to it and hands what it says to the handler the page gave.
 
 use super::protocol::{Envelope, Request};
-use super::{dom, present, show_error};
+use super::{dom, show_error};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -15,9 +15,18 @@ thread_local! {
     static WORKER: RefCell<Option<Worker>> = const { RefCell::new(None) };
 }
 
-/// Starts the training worker, telling it where the module is: the URLs of the script and the
-/// WebAssembly that Trunk's build preloads for the page.
-pub fn start() -> Result<(), String> {
+/// What the worker says, as the page's handler gets it.
+pub enum Heard {
+    Report(Envelope),
+    /// A message the page cannot read, and why.
+    Unreadable(String),
+    /// The worker stopped with an error.
+    Crashed,
+}
+
+/// Starts the training worker, telling it where the module is (the URLs of the script and the
+/// WebAssembly that Trunk's build preloads for the page); `heard` gets what it says.
+pub fn start(heard: fn(Heard)) -> Result<(), String> {
     let link = |selector: &str| {
         dom::document()
             .query_selector(selector)
@@ -34,27 +43,15 @@ pub fn start() -> Result<(), String> {
     let options = WorkerOptions::new();
     options.set_type(WorkerType::Module);
     let worker = Worker::new_with_options(SCRIPT, &options).map_err(dom::js_error)?;
-    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|e: MessageEvent| {
-        match serde_wasm_bindgen::from_value::<Envelope>(e.data()) {
-            Ok(envelope) => present::apply(envelope),
-            Err(why) => {
-                // What it said is lost, so the page cannot know what the run is doing: pause it.
-                super::set_running(false);
-                present::paused();
-                show_error(Some(format!(
-                    "The training worker said something the page cannot read: {why}"
-                )));
-            }
-        }
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+        heard(match serde_wasm_bindgen::from_value::<Envelope>(e.data()) {
+            Ok(envelope) => Heard::Report(envelope),
+            Err(why) => Heard::Unreadable(why.to_string()),
+        })
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
-    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(|_| {
-        present::paused();
-        show_error(Some(
-            "The training worker stopped with an error (the browser's console says which). Reload the page to train again.".into(),
-        ))
-    });
+    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| heard(Heard::Crashed));
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     on_error.forget();
     let urls = js_sys::Object::new();

@@ -3,9 +3,9 @@
 //! on training if training was on; any other waits for Apply, which the Reset button then
 //! says. Each task keeps its own edits across task switches.
 
-use super::form::Form;
+
 use super::shared::with;
-use super::{dom, settings};
+use super::{dom, schema, settings};
 use crate::train::Task;
 
 /// Whether a change of the control `id` applies at once on `task`.
@@ -53,8 +53,8 @@ fn show_pending(pending: bool) {
 
 /// Keeps the settings of the task being left.
 pub fn leave(task: Task) {
-    let form = Form::from_page();
-    let kept: Vec<(String, String)> = settings::CONTROLS
+    let form = settings::from_page();
+    let kept: Vec<(String, String)> = schema::CONTROLS
         .iter()
         .filter(|id| **id != "task")
         .map(|id| (id.to_string(), form.value(id)))

@@ -9,6 +9,10 @@ use plotters_canvas::CanvasBackend;
 const ID: &str = "flow-chart";
 /// The update-to-weight ratio usually called healthy (Karpathy's rule of thumb).
 const HEALTHY_RATIO: f32 = 1e-3;
+/// Layers named in a legend at most; a deeper model's are told apart by shade alone.
+const LEGEND_MOST: usize = 6;
+/// A gradient norm below this is none: the layer has stopped learning (dead ReLUs).
+const NO_GRADIENT: f32 = 1e-12;
 
 /// Draws both panels from the flows of the run so far, over its steps up to `last_step` (the
 /// loss chart's), so that both charts put a step at the same place.
@@ -36,7 +40,30 @@ pub fn draw(flows: &[Flow], last_step: u64) -> Option<()> {
         |l| l.update_ratio,
         Some(HEALTHY_RATIO),
     )?;
+    super::dom::set_text("flow-note", &verdict(flows.last()));
     root.present().ok()
+}
+
+/// What the latest flow says in words, when something is wrong: a run that diverged, layers
+/// that stopped learning.
+fn verdict(flow: Option<&Flow>) -> String {
+    let Some(flow) = flow else {
+        return String::new();
+    };
+    let bad = |v: f32| !v.is_finite();
+    if flow.layers.iter().any(|l| bad(l.grad_norm) || bad(l.update_ratio)) {
+        return format!("At step {}, the run diverged.", flow.step);
+    }
+    let stopped: Vec<&str> = flow
+        .layers
+        .iter()
+        .filter(|l| l.grad_norm < NO_GRADIENT)
+        .map(|l| l.layer.as_str())
+        .collect();
+    match stopped.as_slice() {
+        [] => String::new(),
+        names => format!("Stopped learning (no gradient): {}.", names.join(", ")),
+    }
 }
 
 /// One panel: a line per layer of `figure` over the steps, with a dashed reference line.
@@ -54,6 +81,7 @@ fn panel(
         .chain(reference)
         .filter(|v| v.is_finite() && *v > 0.0)
         .collect();
+    // A layer with no gradient at all is drawn at the floor, not left out of a log axis.
     let lo = shown.iter().copied().fold(f32::INFINITY, f32::min);
     let hi = shown.iter().copied().fold(0.0, f32::max);
     let (lo, hi) = if lo.is_finite() {
@@ -73,19 +101,37 @@ fn panel(
     for l in 0..layers {
         let points = flows.iter().filter_map(|f| {
             let v = figure(f.layers.get(l)?);
-            (v.is_finite() && v > 0.0).then_some((f.step, v))
+            let v = if v == 0.0 { lo } else { v };
+            (v.is_finite() && v > 0.0).then_some((f.step, v.max(lo)))
         });
         let colour = depth_colour(l, layers);
-        chart
+        let series = chart
             .draw_series(LineSeries::new(
                 points.clone(),
                 colour.stroke_width(r.px(1.5)),
             ))
             .ok()?;
+        if layers <= LEGEND_MOST {
+            let name = flows.last().and_then(|f| f.layers.get(l)).map(|f| f.layer.clone());
+            let key = r.px(12.0) as i32;
+            series
+                .label(name.unwrap_or_default())
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + key, y)], colour.stroke_width(2)));
+        }
         // Dots too, so that the first evaluation's figures show before there is a line.
         let dot = r.px(2.0) as i32;
         chart
             .draw_series(points.map(|p| Circle::new(p, dot, colour.filled())))
+            .ok()?;
+    }
+    if reference.is_none() && layers <= LEGEND_MOST {
+        chart
+            .configure_series_labels()
+            .label_font(r.font(11.0))
+            .background_style(WHITE.mix(0.8))
+            .border_style(RGBColor(215, 219, 226))
+            .position(SeriesLabelPosition::LowerLeft)
+            .draw()
             .ok()?;
     }
     if let Some(v) = reference {

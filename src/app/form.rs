@@ -1,7 +1,7 @@
-//! The settings controls as values: read from the page, sent to the training worker, which
-//! checks them (`settings::read`) once it knows the data's size, and marked back in the page.
+//! The settings controls as values, with no page in it: read from the page
+//! (`settings::from_page`), sent to the training worker, which checks them (`schema::read`) once
+//! it knows the data's size, and marked back in the page.
 
-use super::{dom, settings};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -13,12 +13,8 @@ pub struct Form {
 }
 
 impl Form {
-    /// The settings controls as the page shows them now.
-    pub fn from_page() -> Form {
-        let values = settings::CONTROLS
-            .iter()
-            .map(|id| (id.to_string(), dom::value(id)))
-            .collect();
+    /// A form of these controls' values.
+    pub fn new(values: BTreeMap<String, String>) -> Form {
         Form {
             values,
             marks: Vec::new(),
@@ -41,12 +37,5 @@ impl Form {
     pub fn mark(&mut self, id: &str, problem: Option<&str>) {
         self.marks
             .push((id.to_string(), problem.map(str::to_string)));
-    }
-}
-
-/// Shows marks beside the page's controls.
-pub fn show_marks(marks: &[(String, Option<String>)]) {
-    for (id, problem) in marks {
-        dom::mark(id, problem.as_deref());
     }
 }

@@ -14,6 +14,8 @@ mod dom;
 mod edits;
 mod flow_chart;
 mod form;
+mod frames;
+mod grid;
 mod histogram_view;
 mod network;
 mod pace;
@@ -23,6 +25,7 @@ mod protocol;
 mod redraw;
 mod replay;
 mod runs;
+mod schema;
 mod settings;
 mod shared;
 mod summary;
@@ -32,7 +35,6 @@ mod views;
 
 use crate::train::{Config, SampleSettings, Task};
 use crate::Gpu;
-use form::Form;
 use protocol::{FineTune, Plan, Request};
 use shared::{clear_settings_invalid, settings_invalid, show_error, show_note, with};
 use wasm_bindgen::prelude::*;
@@ -68,7 +70,7 @@ pub fn start() {
     api::install();
     api::wire_controls();
     fold_settings_on_a_phone();
-    if let Err(e) = client::start() {
+    if let Err(e) = client::start(present::heard) {
         show_error(Some(e));
         return;
     }
@@ -130,7 +132,7 @@ pub(crate) fn reset() {
     let plan = Plan {
         run,
         task: settings::selected_task(),
-        form: Form::from_page(),
+        form: settings::from_page(),
         own_points: with(|s| s.own_points.clone()),
         user_text: with(|s| s.own_text.clone()).unwrap_or_default(),
         choices: shared::choices(),

@@ -3,10 +3,9 @@
 //! lines coloured by sign and thickened by size.
 
 use super::dom::{css_rgb, diverging, put_image, sharp};
+use super::grid::NEURON_GRID;
 use crate::train::Inside;
 
-/// The side of the grid each neuron's heatmap is computed on.
-pub const NEURON_GRID: usize = 20;
 /// Neurons drawn per layer; the rest are counted ("+24").
 const SHOWN: usize = 6;
 const ID: &str = "network";
@@ -130,12 +129,21 @@ fn columns(insides: &[Inside]) -> Vec<Column> {
         };
         let total = if inside.name == "output" { 1 } else { width };
         out.push(Column {
-            name: inside.name.replace("hidden ", "layer "),
+            name: parameter_name(&inside.name, insides.len()),
             maps,
             total,
         });
     }
     out
+}
+
+/// A layer named as its parameters are (`layers.0` …), as the histograms and the gradient
+/// flow name it: "hidden N" is `layers.{N-1}`, the output the last.
+fn parameter_name(inside: &str, layers: usize) -> String {
+    match inside.strip_prefix("hidden ").and_then(|n| n.parse::<usize>().ok()) {
+        Some(n) => format!("layers.{}", n - 1),
+        None => format!("layers.{} (out)", layers - 1),
+    }
 }
 
 /// Neuron `j`'s output at every grid point.

@@ -3,10 +3,11 @@
 //! figures never appear beside a new task's controls.
 
 use super::charts::{self, Point};
+use super::client::Heard;
 use super::protocol::{Built, Envelope, Evaluated, PadView, Progress, Report};
 use super::shared::SETTINGS_INVALID;
 use super::shared::{show_error, show_note, show_settings_invalid, with, Status};
-use super::{api, dom, flow_chart, form, histogram_view, pad, redraw, runs, settings, views};
+use super::{api, dom, flow_chart, histogram_view, pad, redraw, runs, settings, views};
 use super::{replay, summary, text_views};
 use crate::train::Task;
 
@@ -17,7 +18,28 @@ const RUN_KEEP_EVERY_MS: f64 = 1000.0;
 /// The run of reports about the worker itself rather than a run (its device, its start).
 const WORKER_RUN: u64 = 0;
 
-pub fn apply(envelope: Envelope) {
+/// What the worker said: a report shown, or a worker the page lost.
+pub fn heard(heard: Heard) {
+    match heard {
+        Heard::Report(envelope) => apply(envelope),
+        Heard::Unreadable(why) => {
+            // What it said is lost, so the page cannot know what the run is doing: pause it.
+            api::set_running(false);
+            paused();
+            show_error(Some(format!(
+                "The training worker said something the page cannot read: {why}"
+            )));
+        }
+        Heard::Crashed => {
+            paused();
+            show_error(Some(
+                "The training worker stopped with an error (the browser's console says which). Reload the page to train again.".into(),
+            ));
+        }
+    }
+}
+
+fn apply(envelope: Envelope) {
     let (current, asks) = with(|s| (s.resets_asked, s.run_asks));
     // The worker paused on its own: whatever run it was about, it stopped training, unless a
     // Train the worker had not taken yet restarts it. (A worker that failed to start took none.)
@@ -33,7 +55,7 @@ pub fn apply(envelope: Envelope) {
             dom::set_text("adapter", &adapter);
             with(|s| s.status.adapter = adapter);
         }
-        Report::Marks(marks) => form::show_marks(&marks),
+        Report::Marks(marks) => settings::show_marks(&marks),
         Report::Preset(preset) => settings::show_preset(preset),
         Report::Built(built) => show_built(built),
         Report::Progress(progress) => show_progress(progress),
@@ -74,6 +96,13 @@ pub fn apply(envelope: Envelope) {
             show_note(Some(note));
         }
         Report::Loaded(step) => show_loaded(step),
+        Report::Adopted(config) => {
+            // The controls show the loaded model's task and settings, as a Reset of them.
+            dom::set_value("task", config.task.as_ref());
+            super::select_task(config.task);
+            settings::show_defaults(&config);
+            api::update_url();
+        }
         Report::Failed(why) if why == SETTINGS_INVALID => show_settings_invalid(),
         Report::Failed(why) => {
             with(|s| s.train_when_built = false);

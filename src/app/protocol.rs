@@ -7,6 +7,10 @@ use crate::nn::Preset;
 use crate::train::{Flow, Histogram, Inside, SampleSettings, Sampled, Task};
 use serde::{Deserialize, Serialize};
 
+/// What the worker answers when Reset finds invalid settings, and how the page's sentence about
+/// them starts (`shared::show_settings_invalid`); fixing them removes it.
+pub const SETTINGS_INVALID: &str = "Some settings are not valid";
+
 /// The page's requests to the worker.
 #[derive(Serialize, Deserialize, Debug)]
 pub enum Request {
@@ -143,6 +147,8 @@ pub enum Report {
     ScheduleEnd(String),
     /// A checkpoint was loaded into the run, which is now at this step.
     Loaded(u64),
+    /// A checkpoint of another task or model became the run: its settings, for the controls.
+    Adopted(crate::train::Config),
     /// Training paused for an error, said in the sentence.
     Failed(String),
     /// A sentence about the run (None clears it).

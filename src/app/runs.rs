@@ -3,7 +3,7 @@
 //! differ from the current run's, and overlays the ones chosen on the loss chart.
 
 use super::dom::{by_id, document};
-use super::settings::CONTROLS;
+use super::schema::CONTROLS;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsCast;
 

@@ -99,7 +99,7 @@ pub(super) struct Shared {
     /// does not only set up; a refused text starts nothing).
     pub(super) train_when_built: bool,
     /// The views of the run at the steps they were read, to replay.
-    pub(super) frames: super::replay::Frames,
+    pub(super) frames: super::frames::Frames,
 }
 
 thread_local! {
@@ -128,9 +128,7 @@ pub(super) fn show_error(message: Option<String>) {
     with(|s| s.status.error = message);
 }
 
-/// What the worker answers when Reset finds invalid settings, and how the page's sentence about
-/// them starts (`show_settings_invalid`); fixing them removes it.
-pub(super) const SETTINGS_INVALID: &str = "Some settings are not valid";
+pub(super) use super::protocol::SETTINGS_INVALID;
 
 /// Whether the error shown is about invalid settings: no run could be built from them, so
 /// there is nothing to train until they are fixed.

@@ -3,24 +3,9 @@
 
 use super::dom::{put_image, set_text, sharp};
 use super::protocol::{Points, Tile};
+use super::grid::{EXTENT, GRID};
+pub use super::grid::{argmax, GRID_DIGITS};
 use crate::data::DIGIT_SIDE;
-
-/// The boundary grid: GRID × GRID points over [-EXTENT, EXTENT]², drawn smoothed.
-pub const GRID: usize = 96;
-const EXTENT: f32 = 1.25;
-
-/// The points of an n × n grid over the plane as [n², 2] features, row by row from the top.
-pub fn grid_points(n: usize) -> Vec<f32> {
-    let mut out = Vec::with_capacity(n * n * 2);
-    for r in 0..n {
-        for c in 0..n {
-            let x = -EXTENT + 2.0 * EXTENT * (c as f32 + 0.5) / n as f32;
-            let y = EXTENT - 2.0 * EXTENT * (r as f32 + 0.5) / n as f32;
-            out.extend([x, y]);
-        }
-    }
-    out
-}
 
 /// Draws the heatmap of P(class 1) on the grid, then the points chosen: the training split's
 /// small, the test split's larger.
@@ -83,8 +68,6 @@ fn draw_dots(
     }
 }
 
-/// Test digits shown in the grid (three rows).
-pub const GRID_DIGITS: usize = 36;
 /// Digits per row of the digit grids, and the side of a digit there.
 pub const PER_ROW: usize = 12;
 pub const CELL: f64 = 28.0;
@@ -197,11 +180,4 @@ pub fn draw_confusion(counts: &[usize], k: usize, chosen: Option<(usize, usize)>
     let _ = ctx.fill_text("guessed →", x0, 12.0);
     let _ = ctx.fill_text("true ↓", 0.0, 12.0);
     let _ = ctx.fill_text("right", x0 + k as f64 * cell + 4.0, y0 - 6.0);
-}
-
-/// The index of the largest value: the class a model picks.
-pub fn argmax(p: &[f32]) -> u32 {
-    p.iter()
-        .enumerate()
-        .fold(0, |b, (i, v)| if *v > p[b] { i } else { b }) as u32
 }

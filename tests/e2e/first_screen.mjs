@@ -148,6 +148,13 @@ await page.click('#reset');
 await fresh('text');
 await page.setInputFiles('#load', { name: 'my-run.safetensors', mimeType: 'application/octet-stream', buffer: bytes });
 await until((at) => (window.webgrad.state().note || '').includes(`Loaded my-run.safetensors: the model at step ${at}`), at, 60000, 'load: no sentence naming the file and its step');
+// A checkpoint of another task takes its task, settings and vocabulary with it.
+await page.evaluate(() => window.webgrad.setTask('digits'));
+await fresh('digits');
+await page.setInputFiles('#load', { name: 'shakespeare-run.safetensors', mimeType: 'application/octet-stream', buffer: bytes });
+await until((at) => { const s = window.webgrad.state(); return s.task === 'text' && !s.error && (s.note || '').includes(`Loaded shakespeare-run.safetensors: the model at step ${at}`); }, at, 120000, 'load: a text checkpoint loaded on the digits task did not become a text run');
+if (await page.inputValue('#task') !== 'text') await fail('load: the task control does not show the loaded model\'s task');
+if (new URL(page.url()).searchParams.get('task') !== 'text') await fail('load: the link does not name the loaded model\'s task');
 
 // Fine-tune trains without pressing Train, and the base text stays Shakespeare.
 await page.fill('#user-text', 'the quick brown fox jumps over the lazy dog. '.repeat(30));

@@ -1,9 +1,10 @@
 //! Files in and out of the run: the checkpoint (and a LoRA run's adapters or merged model)
 //! offered as a download, and a checkpoint loaded into the run.
 
-use super::Trainer;
+use super::{built, Trainer, PAGE_EVAL_CHARS};
 use crate::app::protocol::{Bytes, Report, Saving};
-use crate::train::{Checkpoint, ModelConfig};
+use crate::data::{Text, Vocab};
+use crate::train::{Checkpoint, ModelConfig, Session, TaskData};
 
 impl Trainer {
     /// Offers the run as a download: the checkpoint, or a LoRA run's adapters or merged model.
@@ -31,12 +32,22 @@ impl Trainer {
         Ok(())
     }
 
+    /// Loads a checkpoint into the run; one of another task or another model becomes a new
+    /// run of its own settings (its task, sizes and vocabulary), which the page then shows.
     pub(super) async fn load(&mut self, bytes: &[u8]) -> Result<(), String> {
         let session = self
             .session
             .as_mut()
             .ok_or("Start a run first, then load a checkpoint into it.")?;
-        let why = session.load(bytes).err().map(|e| e.sentence());
+        let mut why = session.load(bytes).err().map(|e| e.sentence());
+        if why.is_some() {
+            if let Some(ck) = Checkpoint::parse(bytes).ok().filter(|ck| self.other_model(ck)) {
+                why = self.adopt(ck, bytes).await.err();
+            }
+        }
+        let Some(session) = self.session.as_ref() else {
+            return Ok(());
+        };
         let step = session.step;
         // Said beside the Load control too: on a phone it sits far below the error line.
         self.report(Report::Marks(vec![("load".into(), why.clone())]));
@@ -53,6 +64,56 @@ impl Trainer {
         self.report(Report::Loaded(step));
         self.evaluate(None, true).await
     }
+}
+
+impl Trainer {
+    /// Whether a checkpoint holds another task's model, or a model of other settings.
+    fn other_model(&self, ck: &Checkpoint) -> bool {
+        self.session.as_ref().is_some_and(|s| {
+            s.config.task != ck.config.task || s.config.model != ck.config.model
+        })
+    }
+
+    /// Replaces the session with one of the checkpoint's own settings, its weights loaded;
+    /// the page is told the settings, then shown the new run.
+    async fn adopt(&mut self, ck: Checkpoint, bytes: &[u8]) -> Result<(), String> {
+        let mut config = ck.config.clone();
+        let data = self.data(config.task, config.noise, config.seed).await?;
+        let data = match (data, ck.vocab) {
+            (TaskData::Text(text), Some(vocab)) => TaskData::Text(in_vocab(&text, vocab)?),
+            (data, _) => data,
+        };
+        config.eval_every = self.session.as_ref().map_or(25, |s| s.config.eval_every);
+        config.eval_chars = PAGE_EVAL_CHARS;
+        let mut session = Session::new(config.clone(), data, &self.device)
+            .map_err(|e| e.sentence())?;
+        session.load(bytes).map_err(|e| e.sentence())?;
+        self.begin(session);
+        self.lora_base = None;
+        self.sampler = None;
+        self.report(Report::Adopted(config));
+        if let Some(session) = &self.session {
+            self.report(Report::Built(built(session, None)));
+        }
+        Ok(())
+    }
+}
+
+/// A text encoded with a checkpoint's vocabulary: the text the page trains on (Shakespeare, or
+/// the user's own), which must use only characters the checkpoint's model knows.
+fn in_vocab(text: &Text, vocab: Vocab) -> Result<Text, String> {
+    let chars: String = text
+        .train
+        .iter()
+        .chain(&text.val)
+        .map(|&t| text.vocab.chars[t as usize])
+        .collect();
+    Text::with_vocab(&chars, vocab).map_err(|e| {
+        format!(
+            "its model was trained on another text ({}). Train a model from scratch on that text first, then load the file.",
+            e.sentence().trim_end_matches('.')
+        )
+    })
 }
 
 /// Whether a checkpoint holds a GPT without adapters.

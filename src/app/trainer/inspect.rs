@@ -2,9 +2,8 @@
 //! something else to see), each in one transfer, and reported for the page to draw.
 
 use super::Trainer;
-use crate::app::network::NEURON_GRID;
 use crate::app::protocol::{CellView, DigitViews, PadView, Report, Tile, Views};
-use crate::app::views::{argmax, grid_points, GRID, GRID_DIGITS};
+use crate::app::grid::{argmax, grid_points, GRID, GRID_DIGITS, NEURON_GRID};
 use crate::data::{Labelled, DIGIT_SIDE};
 use crate::train::{ModelConfig, Session};
 

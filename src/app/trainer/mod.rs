@@ -17,8 +17,8 @@ mod scope;
 mod sizing;
 
 use super::protocol::{Choices, Evaluated, Pace, Plan, Progress, Report, Request};
-use super::settings;
-use super::shared::SETTINGS_INVALID;
+use super::schema;
+use super::protocol::SETTINGS_INVALID;
 use crate::data::Text;
 use crate::train::{routing, BestKeeper, Sampler, Session, Task, TaskData};
 use crate::Device;
@@ -39,7 +39,7 @@ const DIGITS_EVAL_EVERY: u64 = 20;
 const EVAL_EVERY: u64 = 25;
 /// Characters a text evaluation predicts in the page: a sixteenth of the CLI's, so that the
 /// frequent evaluations stay quick (their noise, about 0.02 nats, is fine for a curve).
-const PAGE_EVAL_CHARS: usize = 1 << 13;
+pub(super) const PAGE_EVAL_CHARS: usize = 1 << 13;
 /// Weight of the previous steps-per-second figure in the reported rate (an exponential
 /// average, so one slow chunk does not make the number jump).
 const RATE_SMOOTHING: f32 = 0.8;
@@ -185,9 +185,14 @@ impl Trainer {
             Request::Run { on, ask } => {
                 inbox::took_ask(ask);
                 self.running = on;
-                // Paused, the views show the model as it stopped.
+                // Paused, the figures and the views are of the model as it stopped, all of
+                // the same step (an accuracy in the stats line and another in a view would
+                // otherwise disagree).
                 let moved = self.session.as_ref().map(|s| s.step) != self.inspected_step;
+                let evaluated = self.evals.last().map(|e| e.0);
+                let step = self.session.as_ref().map(|s| s.step);
                 match !on && moved && !self.stale() {
+                    true if evaluated != step => self.evaluate(None, true).await,
                     true => self.inspect().await,
                     false => Ok(()),
                 }
@@ -262,7 +267,7 @@ impl Trainer {
     async fn reset(&mut self, plan: Plan) -> Result<(), String> {
         self.run = plan.run;
         let task = plan.task;
-        let auto = task == Task::Text && settings::selected_preset(&plan.form).is_none();
+        let auto = task == Task::Text && schema::selected_preset(&plan.form).is_none();
         self.choices = plan.choices.clone();
         self.plan = Some(plan);
         let sized = match auto {
@@ -315,7 +320,7 @@ impl Trainer {
     ) -> Option<crate::train::Config> {
         let form = &mut self.plan.as_mut()?.form;
         form.marks.clear();
-        let config = settings::read(form, task, vocab, examples);
+        let config = schema::read(form, task, vocab, examples);
         let marks = std::mem::take(&mut form.marks);
         self.report(Report::Marks(marks));
         config
@@ -359,7 +364,7 @@ impl Trainer {
             data
         };
         let build = |d: &Device| Session::new(config.clone(), data.clone(), d);
-        let backend = settings::backend(&form);
+        let backend = schema::backend(&form);
         let (session, route) = routing::route(backend, &self.device, build, now_ms)
             .await
             .map_err(|e| e.sentence())?;

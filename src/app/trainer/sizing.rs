@@ -1,7 +1,7 @@
 //! Sizing the GPT to the user's GPU: on Reset with the size on auto, time a few steps of each
 //! preset from the smallest up and keep the largest that trains at a visible pace.
 
-use super::{now_ms, settings, Trainer};
+use super::{now_ms, schema, Trainer};
 use crate::app::protocol::Report;
 use crate::nn::Preset;
 use crate::train::{Config, ModelConfig, Task};
@@ -113,7 +113,7 @@ impl Trainer {
 
     fn use_preset(&mut self, preset: Preset) {
         if let Some(plan) = self.plan.as_mut() {
-            plan.form.set_all(settings::preset_values(preset));
+            plan.form.set_all(schema::preset_values(preset));
         }
     }
 
