@@ -75,6 +75,9 @@ pub fn start() {
         return;
     }
     pace::send();
+    // The first model takes seconds to come (the worker's module, the data, the device):
+    // the page says so meanwhile.
+    show_note(Some(format!("Preparing the {task} task…")));
     reset();
     wasm_bindgen_futures::spawn_local(draw_each_frame());
 }
@@ -205,10 +208,20 @@ pub(crate) fn train_on_text() {
     if empty {
         return;
     }
+    // A prompt the new text's characters cannot write would refuse every sample: it becomes
+    // the text's own first characters.
+    let prompt = dom::value("prompt");
+    if !prompt.chars().all(|c| text.contains(c)) {
+        let opening: String = text.trim_start().chars().take(PROMPT_FROM_TEXT).collect();
+        dom::set_value("prompt", &opening);
+    }
     with(|s| s.own_text = Some(text));
     show_text_source();
     reset();
 }
+
+/// Characters of the user's text taken as the prompt when the prompt does not fit it.
+const PROMPT_FROM_TEXT: usize = 8;
 
 /// Back to the built-in text, for the next model.
 pub(crate) fn train_on_builtin_text() {

@@ -69,11 +69,12 @@ export async function digitClicks({ page, fail }) {
   await page.waitForFunction((step) => document.getElementById('digit-accuracy').textContent.includes(`at step ${step}:`), step, { timeout: 30000 })
     .catch(async () => fail(`digits: the matrix's caption does not name the paused step ${step}: "${await page.textContent('#digit-accuracy')}"`));
   const box = await page.locator('#confusion').boundingBox();
+  const scale = box.width / 300;
   // Cells on the diagonal (true d, guessed d) until one holds digits: the matrix starts 34 px
   // in, cells are 22 px.
   let caption = '';
   for (let d = 0; d < 10 && !caption.startsWith('Test digits'); d++) {
-    await page.mouse.click(box.x + 34 + (d + 0.5) * 22, box.y + 34 + (d + 0.5) * 22);
+    await page.mouse.click(box.x + (34 + (d + 0.5) * 22) * scale, box.y + (34 + (d + 0.5) * 22) * scale);
     await page.waitForFunction((d) => { const c = document.getElementById('mistakes-caption').textContent; return !document.getElementById('mistakes').hidden && c.includes(` ${d} `); }, d, { timeout: 30000 })
       .catch(() => fail(`digits: a click on the cell (${d}, ${d}) showed nothing`));
     caption = await page.textContent('#mistakes-caption');
@@ -81,8 +82,11 @@ export async function digitClicks({ page, fail }) {
   }
   if (!caption.startsWith('Test digits')) await fail('digits: no digit on the diagonal was read right');
   if (!(await drew(page, 'mistake-grid'))) await fail('digits: the chosen cell\'s digits are blank');
+  // The grid's canvas is drawn at 336 CSS px and may be shown narrower: click where the sixth
+  // digit is shown.
   const grid = await page.locator('#digit-grid').boundingBox();
-  await page.mouse.click(grid.x + 5 * 28 + 14, grid.y + 14);
+  const shown = grid.width / 336;
+  await page.mouse.click(grid.x + (5 * 28 + 14) * shown, grid.y + 14 * shown);
   await page.waitForFunction(() => document.getElementById('maps-caption').textContent.includes('test digit 6'), null, { timeout: 30000 })
     .catch(() => fail('digits: a click on the sixth digit did not show its feature maps'));
 }
