@@ -137,6 +137,14 @@ await page.click('#train');
 await until(() => document.querySelectorAll('#sample-out .sample').length >= 2, null, 90000, 'text: no samples written while training');
 const heads = await page.$$eval('#sample-out .sample .at', (a) => a.map((e) => e.textContent));
 if (!heads.every((h) => /^step \d+$/.test(h))) await fail(`text: samples not headed by their step: ${heads}`);
+// Sample, while training: its progress shows, and its 300 characters come within a minute
+// even on a software GPU (they go before the steps).
+const sampledFrom = Date.now();
+await page.click('#sample');
+await until(() => /^\d+ \/ 300$/.test(document.getElementById('sample-progress').textContent), null, 30000, 'text: Sample shows no progress');
+await until(() => Array.from(document.querySelectorAll('#sample-out .sample'))
+  .some((b) => b.querySelector('.at').textContent.endsWith('(Sample)') && b.querySelectorAll('span.c').length >= 300), null, 60000, 'text: Sample crawled: no 300 characters within a minute');
+console.log(`text: Sample wrote 300 characters in ${((Date.now() - sampledFrom) / 1000).toFixed(1)} s while training`);
 await page.click('#train');
 console.log(`text: samples written on their own at ${heads.join(', ')}`);
 

@@ -16,6 +16,10 @@ export async function open(out, { noWebGpu = false } = {}) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   const problems = [];
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  // The training worker's own errors (a panic there stops its loop without a sound).
+  page.on('worker', (w) => w.on('console', (m) => {
+    if (m.type() === 'error') { problems.push(`worker console error: ${m.text()}`); console.error(`worker: ${m.text()}`); }
+  }));
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   await page.addInitScript(() => document.addEventListener('securitypolicyviolation',
     (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`)));
@@ -32,6 +36,7 @@ export async function open(out, { noWebGpu = false } = {}) {
   const fail = async (why) => {
     await page.screenshot({ path: `${out}/failure.png` }).catch(() => {});
     console.error(`FAIL: ${why}\nstate: ${JSON.stringify(await state().catch(() => null))}`);
+    if (problems.length) console.error(problems.join('\n'));
     await browser.close();
     process.exit(1);
   };

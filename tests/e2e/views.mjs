@@ -96,11 +96,16 @@ export async function sampleBesideTraining({ page, state, fail }) {
   await page.evaluate(() => window.webgrad.train());
   const from = (await state()).step;
   await page.click('#sample');
-  await page.waitForFunction(() => document.querySelectorAll('#sample-out span').length >= 20, null, { timeout: 120000 })
+  // The sample Sample asked for is headed so (training writes its own every few seconds).
+  // (Functions, not strings: the page's Content-Security-Policy forbids eval.)
+  await page.waitForFunction(() => Array.from(document.querySelectorAll('#sample-out .sample'))
+    .find((b) => b.querySelector('.at').textContent.endsWith('(Sample)'))?.querySelectorAll('span.c').length >= 20, null, { timeout: 120000 })
     .catch(() => fail('text: no sample appeared while training'));
+  await page.waitForFunction((from) => window.webgrad.state().running && window.webgrad.state().step > from, from, { timeout: 120000 })
+    .catch(async () => fail(`text: training stalled while sampling (step ${from} -> ${(await state()).step})`));
   const s = await state();
-  if (!(s.running && s.step > from)) await fail(`text: training stalled while sampling (step ${from} -> ${s.step})`);
-  const shaded = await page.evaluate(() => new Set(Array.from(document.querySelectorAll('#sample-out span')).map((e) => e.style.background)).size);
+  const shaded = await page.evaluate(() => new Set(Array.from(Array.from(document.querySelectorAll('#sample-out .sample'))
+    .find((b) => b.querySelector('.at').textContent.endsWith('(Sample)')).querySelectorAll('span.c')).map((e) => e.style.background)).size);
   if (shaded < 3) await fail('text: the sampled characters are not shaded by their probability');
   console.log(`text: 20 characters sampled while training went from step ${from} to ${s.step}`);
   await page.evaluate(() => window.webgrad.pause());

@@ -103,6 +103,8 @@ struct Trainer {
     next_step_ms: f64,
     /// When training last wrote a sample on its own, and at which step.
     auto_sampled: (f64, u64),
+    /// When the loop last took a chunk of steps.
+    trained_ms_at: f64,
 }
 
 /// Whether the flow chart gets a point at every evaluation: on the CPU backend, where reading
@@ -138,6 +140,7 @@ impl Trainer {
             pace: Pace::default(),
             next_step_ms: 0.0,
             auto_sampled: (f64::NEG_INFINITY, u64::MAX),
+            trained_ms_at: f64::NEG_INFINITY,
         }
     }
 
@@ -163,12 +166,13 @@ impl Trainer {
                 self.settle(result).await;
             }
             let allowed = self.steps_allowed();
-            if self.running && allowed > 0 {
+            if self.running && allowed > 0 && !self.sample_first() {
                 let before = self.session.as_ref().map_or(0, |s| s.step);
                 let steps = self.steps_per_chunk().min(allowed);
                 let result = self.train_for(CHUNK_BUDGET_MS, steps, false).await;
                 let after = self.session.as_ref().map_or(0, |s| s.step);
                 self.took_steps(after.saturating_sub(before));
+                self.trained_ms_at = now_ms();
                 self.settle(result).await;
                 self.sample_on_its_own();
             }

@@ -12,6 +12,10 @@ const SAMPLE_BUDGET_MS: f64 = 30.0;
 /// shows what it writes as it learns without anyone pressing Sample.
 const AUTO_SAMPLE_EVERY_MS: f64 = 4000.0;
 const AUTO_SAMPLE_CHARS: usize = 100;
+/// While a sample is written, the loop trains at most once in this long: each character is a
+/// readback that waits behind the steps queued before it, and on a slow GPU one step takes
+/// longer than a hundred characters, so sampling gets the time between.
+const TRAIN_WHILE_SAMPLING_EVERY_MS: f64 = 500.0;
 
 impl Trainer {
     /// Starts a sampling; what is wrong with its settings is said beside the prompt, and
@@ -39,6 +43,11 @@ impl Trainer {
             }
             Err(e) => self.report(Report::PromptNote(Some(e.sentence()))),
         }
+    }
+
+    /// Whether the loop should write more of the sample before its next chunk of steps.
+    pub(super) fn sample_first(&self) -> bool {
+        self.sampler.is_some() && now_ms() - self.trained_ms_at < TRAIN_WHILE_SAMPLING_EVERY_MS
     }
 
     /// While a text model trains and no sample is being written, one every few seconds, from
