@@ -102,7 +102,10 @@ fn the_settings_controls_are_in_index_html() {
     let controls: Vec<&str> = list.split('"').skip(1).step_by(2).collect();
     assert!(controls.len() >= 20, "CONTROLS not read: {controls:?}");
     for id in controls {
-        assert!(declared.contains(id), "the setting {id} is not in index.html");
+        assert!(
+            declared.contains(id),
+            "the setting {id} is not in index.html"
+        );
     }
 }
 

@@ -108,7 +108,13 @@ fn clear_views() {
         s.frames.clear();
         s.views = None;
     });
-    for id in ["flow-note", "digit-accuracy", "maps-caption", "sample-out", "model-summary"] {
+    for id in [
+        "flow-note",
+        "digit-accuracy",
+        "maps-caption",
+        "sample-out",
+        "model-summary",
+    ] {
         dom::set_text(id, "");
     }
     super::replay::show_slider();
@@ -223,7 +229,9 @@ pub fn wire_controls() {
         });
     }
     on("sample", "click", |_| super::sample());
-    on("speed", "change", |_| super::pace::chosen(settings::selected_task()));
+    on("speed", "change", |_| {
+        super::pace::chosen(settings::selected_task())
+    });
     on("stop-at-end", "change", |_| super::pace::send());
     on("text-train", "click", |_| super::train_on_text());
     on("text-builtin", "click", |_| super::train_on_builtin_text());
@@ -281,8 +289,8 @@ pub fn wire_controls() {
         }
     });
     for event in ["keydown", "keyup"] {
-        let _ = dom::document()
-            .add_event_listener_with_callback(event, keys.as_ref().unchecked_ref());
+        let _ =
+            dom::document().add_event_listener_with_callback(event, keys.as_ref().unchecked_ref());
     }
     keys.forget();
 }
@@ -296,7 +304,10 @@ fn types_space(target: Option<web_sys::EventTarget>) -> bool {
         "TEXTAREA" | "SELECT" => true,
         "INPUT" => {
             let kind = el.get_attribute("type").unwrap_or_default();
-            !matches!(kind.as_str(), "checkbox" | "radio" | "range" | "file" | "button")
+            !matches!(
+                kind.as_str(),
+                "checkbox" | "radio" | "range" | "file" | "button"
+            )
         }
         _ => el.has_attribute("contenteditable"),
     }

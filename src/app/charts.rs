@@ -128,7 +128,11 @@ fn draw_loss(
         (true, false) => padded(lo, hi),
         (false, _) => (0.1, 1.0),
     };
-    let marks = marks.iter().copied().filter(|&m| m > 0 && m <= last).collect();
+    let marks = marks
+        .iter()
+        .copied()
+        .filter(|&m| m > 0 && m <= last)
+        .collect();
     let curves = Curves {
         last,
         marks,
@@ -198,7 +202,8 @@ impl Curves {
         let grey = RGBColor(140, 146, 156);
         for &m in &self.marks {
             let line = [(m, self.span.0), (m, self.span.1)];
-            let dashes = DashedLineSeries::new(line, r.px(4.0), r.px(4.0), grey.stroke_width(r.px(1.0)));
+            let dashes =
+                DashedLineSeries::new(line, r.px(4.0), r.px(4.0), grey.stroke_width(r.px(1.0)));
             chart.draw_series(dashes).ok()?;
         }
         chart

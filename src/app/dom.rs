@@ -86,11 +86,14 @@ pub fn mark(id: &str, problem: Option<&str>) {
 /// The settings controls marked invalid (`mark`), in page order: each one's id and the words
 /// of its label.
 pub fn invalid_settings() -> Vec<(String, String)> {
-    let Ok(list) = document().query_selector_all("#settings .invalid") else {
-        return Vec::new();
-    };
-    (0..list.length())
-        .filter_map(|i| list.item(i)?.dyn_into::<web_sys::Element>().ok())
+    // The settings bar's, folded or not, and the shown task's own (its model's settings sit
+    // on the stage; another task's, hidden, are not this run's).
+    all("#settings .invalid, #stage .invalid")
+        .into_iter()
+        .filter(|c| {
+            c.closest("#settings").ok().flatten().is_some()
+                || c.get_bounding_client_rect().width() > 0.0
+        })
         .map(|control| (control.id(), label_words(&control)))
         .collect()
 }

@@ -3,7 +3,6 @@
 //! on training if training was on; any other waits for Apply, which the Reset button then
 //! says. Each task keeps its own edits across task switches.
 
-
 use super::shared::with;
 use super::{dom, schema, settings};
 use crate::train::Task;
@@ -67,7 +66,12 @@ pub fn leave(task: Task) {
 
 /// Puts back the settings the task was left with, if it was.
 pub fn restore(task: Task) {
-    let kept = with(|s| s.edits.iter().find(|(t, _)| *t == task).map(|(_, v)| v.clone()));
+    let kept = with(|s| {
+        s.edits
+            .iter()
+            .find(|(t, _)| *t == task)
+            .map(|(_, v)| v.clone())
+    });
     for (id, v) in kept.unwrap_or_default() {
         dom::set_value(&id, &v);
     }

@@ -51,7 +51,11 @@ fn verdict(flow: Option<&Flow>) -> String {
         return String::new();
     };
     let bad = |v: f32| !v.is_finite();
-    if flow.layers.iter().any(|l| bad(l.grad_norm) || bad(l.update_ratio)) {
+    if flow
+        .layers
+        .iter()
+        .any(|l| bad(l.grad_norm) || bad(l.update_ratio))
+    {
         return format!("At step {}, the run diverged.", flow.step);
     }
     let stopped: Vec<&str> = flow
@@ -112,11 +116,16 @@ fn panel(
             ))
             .ok()?;
         if layers <= LEGEND_MOST {
-            let name = flows.last().and_then(|f| f.layers.get(l)).map(|f| f.layer.clone());
+            let name = flows
+                .last()
+                .and_then(|f| f.layers.get(l))
+                .map(|f| f.layer.clone());
             let key = r.px(12.0) as i32;
             series
                 .label(name.unwrap_or_default())
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + key, y)], colour.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + key, y)], colour.stroke_width(2))
+                });
         }
         // Dots too, so that the first evaluation's figures show before there is a line.
         let dot = r.px(2.0) as i32;

@@ -69,7 +69,9 @@ impl Frames {
     pub fn choose(&mut self, at: usize) -> Option<Shown> {
         let live = at + 1 >= self.kept.len();
         self.chosen = (!live).then_some(at);
-        self.kept.get(at).map(|(_, shown)| shown.clone()).filter(|_| !live)
+        self.kept
+            .get(at)
+            .map(|(_, shown)| shown.clone())
+            .filter(|_| !live)
     }
 }
-

@@ -140,7 +140,10 @@ fn columns(insides: &[Inside]) -> Vec<Column> {
 /// A layer named as its parameters are (`layers.0` …), as the histograms and the gradient
 /// flow name it: "hidden N" is `layers.{N-1}`, the output the last.
 fn parameter_name(inside: &str, layers: usize) -> String {
-    match inside.strip_prefix("hidden ").and_then(|n| n.parse::<usize>().ok()) {
+    match inside
+        .strip_prefix("hidden ")
+        .and_then(|n| n.parse::<usize>().ok())
+    {
         Some(n) => format!("layers.{}", n - 1),
         None => format!("layers.{} (out)", layers - 1),
     }

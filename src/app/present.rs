@@ -248,7 +248,11 @@ fn show_evaluated(e: Evaluated) {
 /// The backend the page chose on auto, as a chip beside the adapter: its sentence on hover.
 fn show_backend(sentence: Option<&str>) {
     let chip = sentence.map(|s| {
-        let on = if s.starts_with("Training on the CPU") { "CPU" } else { "GPU" };
+        let on = if s.starts_with("Training on the CPU") {
+            "CPU"
+        } else {
+            "GPU"
+        };
         format!("on the {on} (faster here)")
     });
     dom::set_text("backend-chip", chip.as_deref().unwrap_or(""));
@@ -320,7 +324,13 @@ pub fn show_stats() {
         t += &format!(" · {:.0}\u{a0}s", s.trained_ms / 1000.0);
         let mut marks = vec![s.schedule_end];
         marks.extend(st.loaded.as_ref().map(|(_, step)| *step));
-        (t, s.history.clone(), s.flows.clone(), s.overlays.clone(), marks)
+        (
+            t,
+            s.history.clone(),
+            s.flows.clone(),
+            s.overlays.clone(),
+            marks,
+        )
     });
     dom::set_text("stats", &text);
     charts::draw(

@@ -43,7 +43,12 @@ pub fn views() {
 /// filters and its feature maps.
 fn digits(d: &DigitViews) {
     let (selected, chosen, step, replaying) = with(|s| {
-        (s.selected_digit, s.chosen_cell, s.views_step, s.frames.replaying())
+        (
+            s.selected_digit,
+            s.chosen_cell,
+            s.views_step,
+            s.frames.replaying(),
+        )
     });
     if !replaying {
         views::draw_digits("digit-grid", &d.grid, selected);

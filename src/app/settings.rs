@@ -11,7 +11,12 @@ use strum::VariantNames;
 
 /// The settings controls as the page shows them now.
 pub fn from_page() -> Form {
-    Form::new(CONTROLS.iter().map(|id| (id.to_string(), value(id))).collect())
+    Form::new(
+        CONTROLS
+            .iter()
+            .map(|id| (id.to_string(), value(id)))
+            .collect(),
+    )
 }
 
 /// Shows marks beside the page's controls.

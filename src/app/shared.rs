@@ -151,7 +151,7 @@ pub(super) fn show_settings_invalid() {
     let sentence = match labels.as_slice() {
         [] => format!("{SETTINGS_INVALID}; see the notes beside them."),
         _ => format!(
-            "{SETTINGS_INVALID}: {}. See the notes beside them in Settings.",
+            "{SETTINGS_INVALID}: {}. See the notes beside them.",
             labels.join(", ")
         ),
     };

@@ -71,7 +71,10 @@ pub fn draw_attention(layers: &[Inside], prompt: &[char]) {
     // Labels only where cells leave room for legible ones (11 px at least).
     if cell >= 14.0 {
         ctx.set_fill_style_str("#1c1f24");
-        ctx.set_font(&format!("{}px monospace", (cell * 0.8).clamp(11.0, 12.0) as u32));
+        ctx.set_font(&format!(
+            "{}px monospace",
+            (cell * 0.8).clamp(11.0, 12.0) as u32
+        ));
         ctx.set_text_align("center");
         for (k, c) in shown.iter().enumerate() {
             let label = visible(*c);
@@ -92,11 +95,13 @@ fn visible(c: char) -> String {
     }
 }
 
-/// Samples kept in view: the newest on top, the oldest dropped.
-const SAMPLES_SHOWN: usize = 5;
+/// Samples kept: the newest at the bottom, the oldest dropped.
+const SAMPLES_KEPT: usize = 30;
 
-/// Starts a new sample at the top of the sample box, headed by the step of the model that
-/// writes it, with its prompt; the oldest beyond SAMPLES_SHOWN goes.
+/// Starts a new sample at the bottom of the sample box, headed by the step of the model that
+/// writes it, with its prompt; the oldest beyond SAMPLES_KEPT goes. Nothing on screen moves:
+/// a sample grows below the others, the box scrolls to it, and the browser's scroll anchoring
+/// keeps the shown samples in place when the oldest leaves.
 pub fn start_sample(start: &SampleStart) {
     let Some(out) = document().get_element_by_id("sample-out") else {
         return;
@@ -115,25 +120,31 @@ pub fn start_sample(start: &SampleStart) {
         prompt.set_text_content(Some(&start.prompt));
         let _ = block.append_child(&prompt);
     }
-    let _ = out.insert_before(&block, out.first_child().as_ref());
-    while out.child_element_count() as usize > SAMPLES_SHOWN {
-        if let Some(last) = out.last_element_child() {
-            last.remove();
+    let _ = out.append_child(&block);
+    while out.child_element_count() as usize > SAMPLES_KEPT {
+        if let Some(first) = out.first_element_child() {
+            first.remove();
         }
     }
+    out.set_scroll_top(out.scroll_height());
     with(|s| s.status.sampling = Some((0, start.chars)));
     show_progress();
 }
 
+/// How near the bottom, in CSS pixels, the sample box counts as following the newest sample.
+const FOLLOW_SLACK_PX: i32 = 24;
+
 /// Adds sampled characters to the newest sample, each shaded by its probability (strong: the
 /// model was sure).
 pub fn add_sampled(sampled: &[Sampled]) {
-    let Some(block) = document()
-        .get_element_by_id("sample-out")
-        .and_then(|out| out.first_element_child())
-    else {
+    let Some(out) = document().get_element_by_id("sample-out") else {
         return;
     };
+    let Some(block) = out.last_element_child() else {
+        return;
+    };
+    // Following the sample unless the reader scrolled up to an older one.
+    let following = out.scroll_top() + out.client_height() + FOLLOW_SLACK_PX >= out.scroll_height();
     for s in sampled {
         let Ok(span) = document().create_element("span") else {
             return;
@@ -144,6 +155,9 @@ pub fn add_sampled(sampled: &[Sampled]) {
         let _ = span.set_attribute("style", &format!("background: rgba(47,111,222,{alpha:.2})"));
         let _ = span.set_attribute("title", &format!("{:.0}%", 100.0 * s.probability));
         let _ = block.append_child(&span);
+    }
+    if following {
+        out.set_scroll_top(out.scroll_height());
     }
     with(|s| {
         if let Some((made, _)) = s.status.sampling.as_mut() {

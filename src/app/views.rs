@@ -2,9 +2,9 @@
 //! with their predictions, the confusion matrix and the digits of a chosen cell.
 
 use super::dom::{put_image, set_text, sharp};
-use super::protocol::{Points, Tile};
-use super::grid::{EXTENT, GRID};
 pub use super::grid::{argmax, GRID_DIGITS};
+use super::grid::{EXTENT, GRID};
+use super::protocol::{Points, Tile};
 use crate::data::DIGIT_SIDE;
 
 /// Draws the heatmap of P(class 1) on the grid, then the points chosen: the training split's
@@ -60,7 +60,13 @@ fn draw_dots(
     let to_px = |v: f32, size: f64| ((v + EXTENT) / (2.0 * EXTENT)) as f64 * size;
     for &(x, y, label) in split {
         ctx.begin_path();
-        let _ = ctx.arc(to_px(x, w), h - to_px(y, h), radius, 0.0, std::f64::consts::TAU);
+        let _ = ctx.arc(
+            to_px(x, w),
+            h - to_px(y, h),
+            radius,
+            0.0,
+            std::f64::consts::TAU,
+        );
         ctx.set_fill_style_str(if label == 1 { "#1f4fb5" } else { "#c0551b" });
         ctx.fill();
         ctx.set_stroke_style_str("#ffffff");

@@ -128,7 +128,7 @@ export async function badInput(t, url, out) {
   await page.click('#train');
   await expect('Train with invalid settings', await page.textContent('#train'), 'Train');
   await expect('Train opens the settings', String(await page.evaluate(() => document.getElementById('settings').open)), 'true');
-  await expect('Train focuses the first invalid control', await page.evaluate(() => document.activeElement.id), 'channels');
+  await expect('Train focuses the first invalid control', await page.evaluate(() => document.activeElement.id), 'lr');
   await page.screenshot({ path: `${out}/bad-link-train.png` });
   for (const [id, value] of [['channels', '8,16'], ['lr', '0.01']]) {
     await page.fill(`#${id}`, value);

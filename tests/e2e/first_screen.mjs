@@ -183,15 +183,22 @@ for (const task of ['spiral', 'digits', 'text']) {
   await page.waitForTimeout(1000);
   await page.evaluate(() => {
     window.shift = 0;
-    new PerformanceObserver((list) => { for (const e of list.getEntries()) if (!e.hadRecentInput) window.shift += e.value; })
-      .observe({ type: 'layout-shift' });
+    window.shifted = [];
+    const name = (n) => n && (n.id ? `#${n.id}` : `${n.nodeName}.${n.className || ''}`);
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        if (e.hadRecentInput) continue;
+        window.shift += e.value;
+        window.shifted.push(...(e.sources || []).map((s) => `${name(s.node)} in ${name(s.node?.parentElement)}`));
+      }
+    }).observe({ type: 'layout-shift' });
   });
   await page.evaluate(() => window.webgrad.train());
   await page.waitForTimeout(10000);
   await page.evaluate(() => window.webgrad.pause());
   const shift = await page.evaluate(() => window.shift);
   console.log(`${task}: layout shift ${shift.toFixed(4)} over 10 s of training`);
-  if (!(shift < 0.02)) await fail(`${task}: the page shifted by ${shift} while training`);
+  if (!(shift < 0.02)) await fail(`${task}: the page shifted by ${shift} while training: ${await page.evaluate(() => window.shifted.join(', '))}`);
   await page.screenshot({ path: `${out}/trained-${task}.png` });
 }
 const smallest = await page.evaluate(() => window.smallestFont);

@@ -41,7 +41,10 @@ impl Trainer {
             .ok_or("Start a run first, then load a checkpoint into it.")?;
         let mut why = session.load(bytes).err().map(|e| e.sentence());
         if why.is_some() {
-            if let Some(ck) = Checkpoint::parse(bytes).ok().filter(|ck| self.other_model(ck)) {
+            if let Some(ck) = Checkpoint::parse(bytes)
+                .ok()
+                .filter(|ck| self.other_model(ck))
+            {
                 why = self.adopt(ck, bytes).await.err();
             }
         }
@@ -69,9 +72,9 @@ impl Trainer {
 impl Trainer {
     /// Whether a checkpoint holds another task's model, or a model of other settings.
     fn other_model(&self, ck: &Checkpoint) -> bool {
-        self.session.as_ref().is_some_and(|s| {
-            s.config.task != ck.config.task || s.config.model != ck.config.model
-        })
+        self.session
+            .as_ref()
+            .is_some_and(|s| s.config.task != ck.config.task || s.config.model != ck.config.model)
     }
 
     /// Replaces the session with one of the checkpoint's own settings, its weights loaded;
@@ -85,8 +88,8 @@ impl Trainer {
         };
         config.eval_every = self.session.as_ref().map_or(25, |s| s.config.eval_every);
         config.eval_chars = PAGE_EVAL_CHARS;
-        let mut session = Session::new(config.clone(), data, &self.device)
-            .map_err(|e| e.sentence())?;
+        let mut session =
+            Session::new(config.clone(), data, &self.device).map_err(|e| e.sentence())?;
         session.load(bytes).map_err(|e| e.sentence())?;
         self.begin(session);
         self.lora_base = None;

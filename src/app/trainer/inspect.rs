@@ -2,8 +2,8 @@
 //! something else to see), each in one transfer, and reported for the page to draw.
 
 use super::Trainer;
-use crate::app::protocol::{CellView, DigitViews, PadView, Report, Tile, Views};
 use crate::app::grid::{argmax, grid_points, GRID, GRID_DIGITS, NEURON_GRID};
+use crate::app::protocol::{CellView, DigitViews, PadView, Report, Tile, Views};
 use crate::data::{Labelled, DIGIT_SIDE};
 use crate::train::{ModelConfig, Session};
 

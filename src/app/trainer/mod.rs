@@ -16,9 +16,9 @@ mod sampling;
 mod scope;
 mod sizing;
 
+use super::protocol::SETTINGS_INVALID;
 use super::protocol::{Choices, Evaluated, Pace, Plan, Progress, Report, Request};
 use super::schema;
-use super::protocol::SETTINGS_INVALID;
 use crate::data::Text;
 use crate::train::{routing, BestKeeper, Sampler, Session, Task, TaskData};
 use crate::Device;
