@@ -5,10 +5,12 @@
 # capability 8 or more) and with that one line changed to keep TF32 off, as webgrad and the
 # PyTorch lines run. llm.c reads its weights and tokens from files that tools/llmc_inputs.py
 # writes with random contents.
-# Usage: scripts/bench_gpt2.sh WEBGRAD_BINARY LLMC_SOURCE_DIR [OUT_DIR]
+# Usage: scripts/bench_gpt2.sh WEBGRAD_BINARY [LLMC_SOURCE_DIR [OUT_DIR]]
+# LLMC_SOURCE_DIR defaults to bench/llmc: train_gpt2_fp32.cu and the headers it includes, from
+# karpathy/llm.c at commit f1e2ace (MIT licence). Needs CUDA's nvcc and PyTorch with CUDA.
 set -euo pipefail
 bin=$1
-llmc=$2
+llmc=${2:-$(cd "$(dirname "$0")/.." && pwd)/bench/llmc}
 out=${3:-$(mktemp -d)}
 mkdir -p "$out/src"
 cp -r "$llmc"/. "$out/src/"

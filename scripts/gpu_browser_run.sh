@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs on the accelerator machine (see scripts/gpu_browser_pack.sh): unpacks Chromium once per
-# warm machine, then runs, on the same GPU in one go, the native benchmark, PyTorch's reference
-# and the page's bench mode in Chromium (WebGPU on Vulkan). Everything lands in $OUT.
+# Runs on a Linux machine with an NVIDIA GPU, in a copy of the repository holding what
+# scripts/gpu_browser_pack.sh prepared: unpacks Chromium once (into /opt/chr; CHROME=PATH uses an
+# installed Chromium instead), then runs, on the same GPU in one go, the native benchmark,
+# PyTorch's reference and the page's bench mode in Chromium (WebGPU on Vulkan). Everything
+# lands in $OUT (default /tmp/out).
 # Usage: [PARTS=...] [PROFILE=WORKLOADS] bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
 # PARTS, a comma list of bench, play, frames, backends, text, lora, tfjs and torch (default: all
 # but frames, backends, text and lora), picks what runs; lora the page's LoRA fine-tuning; text is the playground's text task for two minutes
@@ -20,11 +22,15 @@ last=${sites[${#sites[@]}-1]}
 # WebGPU on the real GPU through Vulkan.
 vulkan=(--enable-features=Vulkan --use-angle=vulkan --use-vulkan=native)
 
-if [ ! -x /opt/chr/usr/lib/chromium/chromium-headless-shell ]; then
+# Chromium's headless shell from the parts in /tmp, once, unless CHROME names an installed one.
+if [ -z "${CHROME:-}" ] && [ ! -x /opt/chr/usr/lib/chromium/chromium-headless-shell ]; then
   mkdir -p /opt/chr && cat /tmp/chr.part.* | xz -d -T0 | tar -C /opt/chr -xf -
 fi
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
+# The Vulkan loader, where the machine has none (.gl, from scripts/gpu_browser_pack.sh).
+if [ -d .gl ]; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt"
 python3 -c 'import torch; print(torch.__version__)' >> "$out/gpu.txt" 2>&1
 

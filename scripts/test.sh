@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 source scripts/cargo_env.sh
 
+echo "== paths and links stay inside the repository"
+python3 tools/check_repo_paths.py
+
 # Software Vulkan wants a runtime dir; without one it only complains, but loudly.
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 

@@ -1,15 +1,18 @@
 //! The page's Rust names its elements by id (`dom::by_id("train")`, `on("reset", …)`, the
-//! settings' CONTROLS): every id it names must be one index.html declares, so that moving or
-//! renaming an element in the page fails here rather than silently in a browser.
+//! settings' CONTROLS): every id it passes as a literal to those calls, and every control of
+//! CONTROLS, must be one index.html declares, so that moving or renaming an element in the
+//! page fails here rather than silently in a browser. (Ids built at run time, or kept in lists
+//! of their own, are not seen.)
 
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
-/// The calls whose first argument is an element's id.
+/// The calls whose first argument is an element's id (`by_id::<T>(` is found apart, whatever
+/// its T).
 const ID_CALLS: [&str; 16] = [
     "by_id(",
-    "by_id::<web_sys::Element>(",
+    "get_element_by_id(",
     "set_text(",
     "set_hidden(",
     "value(",
@@ -42,9 +45,11 @@ fn named_ids(source: &str) -> Vec<String> {
     let mut ids = Vec::new();
     for call in ID_CALLS {
         for (at, _) in source.match_indices(call) {
-            // `value(` must be a call of its own, not the end of `set_value(` or `.value(`.
+            // `value(` must be a call of its own, not the end of `set_value(` or `.value(`
+            // (a Form's); the document's `.get_element_by_id(` is always a method.
             let before = source[..at].chars().next_back().unwrap_or(' ');
-            if before.is_alphanumeric() || before == '_' || before == '.' {
+            let method = call == "get_element_by_id(";
+            if before.is_alphanumeric() || before == '_' || (before == '.' && !method) {
                 continue;
             }
             let rest = &source[at + call.len()..];
@@ -52,6 +57,15 @@ fn named_ids(source: &str) -> Vec<String> {
                 if let Some(end) = literal.find('"') {
                     ids.push(literal[..end].to_string());
                 }
+            }
+        }
+    }
+    // by_id::<AnyType>("id")
+    for (at, _) in source.match_indices("by_id::<") {
+        let rest = &source[at..];
+        if let Some(literal) = rest.find(">(\"").map(|open| &rest[open + 3..]) {
+            if let Some(end) = literal.find('"') {
+                ids.push(literal[..end].to_string());
             }
         }
     }
@@ -111,7 +125,10 @@ fn the_settings_controls_are_in_index_html() {
 
 #[test]
 fn the_scan_finds_an_id_that_is_not_declared() {
-    let ids = named_ids(r#"dom::set_text("no-such-element", "x"); let v = form.value("a");"#);
-    assert_eq!(ids, vec!["no-such-element".to_string()]);
+    let ids = named_ids(
+        r#"dom::set_text("no-such-element", "x"); let v = form.value("a"); document().get_element_by_id("in-doc"); by_id::<web_sys::HtmlInputElement>("typed-one");"#,
+    );
+    let want = ["in-doc", "no-such-element", "typed-one"];
+    assert_eq!(ids, want.map(String::from).to_vec());
     assert!(!declared().contains("no-such-element"));
 }

@@ -2,7 +2,7 @@
 // WGSL path cannot show: the registers a form takes (ptxas), the workgroups that fit on a
 // multiprocessor, and its rate beside cuBLAS's on the same GPU. Square products of 4096, A and
 // B row-major (matmul_4096's layout), 64 entries checked against a float64 product on the CPU.
-// Not built by the project; docs/BENCHMARKS.md gives the command and the figures.
+// Not built by the project; docs/log/products.md gives the command and the figures.
 //
 // Each form: ROWS × 128 tiles of C, 2 × ROWS threads of 8 × 8 outputs (rows ty*4.. and
 // ROWS/2 + ty*4.., columns tx*4.. and 64 + tx*4.., as the WGSL kernel), DEPTH-deep slices

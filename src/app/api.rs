@@ -55,7 +55,8 @@ fn set_task(name: &str) -> Result<(), JsValue> {
             Task::VARIANTS.join(", ")
         ))
     })?;
-    super::edits::leave(settings::selected_task());
+    // The task being left is the one the page shows, not the control's (already the new one).
+    super::edits::leave(with(|s| s.status.task));
     super::select_task(task);
     super::edits::restore(task);
     // A task chosen replaces the user's own points and whatever the link asked for.
@@ -108,11 +109,13 @@ fn clear_views() {
         s.frames.clear();
         s.views = None;
     });
+    with(|s| s.status.sampling = None);
     for id in [
         "flow-note",
         "digit-accuracy",
         "maps-caption",
         "sample-out",
+        "sample-progress",
         "model-summary",
     ] {
         dom::set_text(id, "");
@@ -518,6 +521,10 @@ fn wire_views() {
         on(id, "change", |_| super::redraw::views());
     }
     on("prompt", "input", |_| super::choose());
+    // Training's own samples are drawn as these say.
+    for id in ["temperature", "top-k"] {
+        on(id, "change", |_| super::choose());
+    }
 }
 
 /// Offers `bytes` as a file download.

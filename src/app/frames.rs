@@ -36,6 +36,8 @@ impl Frames {
             self.kept.retain(|(s, _)| *s < step);
         }
         self.kept.push((step, shown));
+        // The frame shown may be gone (read again at its step): back to live.
+        self.chosen = self.chosen.filter(|&c| c + 1 < self.kept.len());
         if self.kept.len() > MOST_FRAMES {
             let mut i = 0;
             self.kept.retain(|_| {

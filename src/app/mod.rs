@@ -137,7 +137,7 @@ pub(crate) fn reset() {
         task: settings::selected_task(),
         form: settings::from_page(),
         own_points: with(|s| s.own_points.clone()),
-        user_text: with(|s| s.own_text.clone()).unwrap_or_default(),
+        user_text: with(|s| s.own_text_asked.clone().or(s.own_text.clone())).unwrap_or_default(),
         choices: shared::choices(),
     };
     client::post(Request::Reset(plan));
@@ -215,8 +215,8 @@ pub(crate) fn train_on_text() {
         let opening: String = text.trim_start().chars().take(PROMPT_FROM_TEXT).collect();
         dom::set_value("prompt", &opening);
     }
-    with(|s| s.own_text = Some(text));
-    show_text_source();
+    // It becomes the text of new models once a run is built on it (a refused text is not).
+    with(|s| s.own_text_asked = Some(text));
     reset();
 }
 
@@ -225,13 +225,16 @@ const PROMPT_FROM_TEXT: usize = 8;
 
 /// Back to the built-in text, for the next model.
 pub(crate) fn train_on_builtin_text() {
-    with(|s| s.own_text = None);
+    with(|s| {
+        s.own_text = None;
+        s.own_text_asked = None;
+    });
     show_text_source();
     reset();
 }
 
 /// Names the text new models train on.
-fn show_text_source() {
+pub(crate) fn show_text_source() {
     let own = with(|s| s.own_text.as_ref().map(|t| t.chars().count()));
     let line = match own {
         Some(n) => format!("Your text ({n} characters)."),

@@ -97,15 +97,21 @@ fn apply(envelope: Envelope) {
         }
         Report::Loaded(step) => show_loaded(step),
         Report::Adopted(config) => {
-            // The controls show the loaded model's task and settings, as a Reset of them.
+            // The controls show the loaded model's task and settings, as a Reset of them
+            // (its sizes as they are: not "auto", which would size a new model on Reset).
+            super::edits::leave(with(|s| s.status.task));
             dom::set_value("task", config.task.as_ref());
             super::select_task(config.task);
             settings::show_defaults(&config);
+            dom::set_value("gpt-size", "custom");
             api::update_url();
         }
         Report::Failed(why) if why == SETTINGS_INVALID => show_settings_invalid(),
         Report::Failed(why) => {
-            with(|s| s.train_when_built = false);
+            with(|s| {
+                s.train_when_built = false;
+                s.own_text_asked = None;
+            });
             show_error(Some(why));
         }
         Report::Note(note) => show_note(note),
@@ -162,10 +168,18 @@ fn show_built(built: Built) {
         };
     });
     replay::show_slider();
+    text_views::show_progress();
     show_backend(built.backend.as_deref());
     if let Some(points) = with(|s| s.points.clone()) {
         views::draw_data(&points);
     }
+    // The text asked for is the base text now that a run took it.
+    with(|s| {
+        if let Some(text) = s.own_text_asked.take() {
+            s.own_text = Some(text);
+        }
+    });
+    super::show_text_source();
     if with(|s| std::mem::take(&mut s.train_when_built)) && built.lora.is_some() {
         api::set_running(true);
     }
@@ -269,8 +283,10 @@ fn show_loaded(step: u64) {
     with(|s| {
         s.status.loaded = Some((name, step));
         s.history.retain(|p| p.step < step);
+        s.frames.clear();
         s.dirty = true;
     });
+    replay::show_slider();
 }
 
 /// A LoRA run offers its adapters and merged model as downloads; any new run drops the sample

@@ -118,7 +118,13 @@ fn choice<T: FromStr>(form: &mut Form, id: &str, fallback: T, problems: &mut usi
     parsed.unwrap_or(fallback)
 }
 
-/// The GPT size the size control names; None for auto (measured on Reset).
+/// Whether the size control asks for the GPT to be sized to the device on Reset ("auto"; a
+/// named size or "custom", the sizes the controls show, is not).
+pub fn sized_automatically(form: &Form) -> bool {
+    form.value("gpt-size") == "auto"
+}
+
+/// The GPT size the size control names; None for auto and custom.
 pub fn selected_preset(form: &Form) -> Option<Preset> {
     form.value("gpt-size").parse().ok()
 }

@@ -89,6 +89,8 @@ pub(super) struct Shared {
     /// The user's own text, once chosen to train on from scratch (the text box alone changes
     /// nothing: a fine-tuning reads it without making it the base's text).
     pub(super) own_text: Option<String>,
+    /// The text asked for by "Train from scratch on it", until a run is built on it.
+    pub(super) own_text_asked: Option<String>,
     /// Each task's settings as the user left them, restored on coming back to it.
     pub(super) edits: Vec<(Task, Vec<(String, String)>)>,
     /// The schedule's last step, marked on the loss chart.

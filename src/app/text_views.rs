@@ -168,7 +168,7 @@ pub fn add_sampled(sampled: &[Sampled]) {
 }
 
 /// "42 / 300" beside Sample while a sample is written.
-fn show_progress() {
+pub fn show_progress() {
     let shown = with(|s| match s.status.sampling {
         Some((made, of)) if made < of => format!("{made} / {of}"),
         _ => String::new(),

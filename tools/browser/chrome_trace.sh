@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Chrome's own trace of the bench page on the accelerator machine: V8's CPU samples of the page
+# Chrome's own trace of the bench page on a machine with a GPU: V8's CPU samples of the page
 # (WebAssembly functions by name) and the GPU process's Dawn events, as JSON. Summarise it with
-# tools/chrome_trace_summary.py. Run after the Chromium calls of scripts/gpu_browser_pack.sh,
-# carrying .gl, .dev/browser-gpu and .dev/SITE:
+# tools/chrome_trace_summary.py. Run where scripts/gpu_browser_pack.sh's files are in place
+# (Chromium's parts in /tmp, .gl, .dev/browser-gpu and .dev/SITE):
 #   bash tools/browser/chrome_trace.sh SITE mlp_mnist_b128 $OUT/mlp.json.gz
 set -uo pipefail
 site=$1; workloads=$2; out=$3

@@ -3,7 +3,7 @@
 // page sizes the GPT to this GPU) trains on Shakespeare for a minute; then a short text in the
 // same characters goes in the text box and "Fine-tune on your text" starts a LoRA run of rank 8,
 // which trains for a minute. Posts the rates and both validation losses every 10 s, the sample
-// taken before the fine-tuning and one after, then DONE (../shared/browser-gpu/serve_collect.py
+// taken before the fine-tuning and one after, then DONE (tools/browser/serve_collect.py
 // collects them).
 (() => {
   const BASE_S = 60, TUNE_S = 60;

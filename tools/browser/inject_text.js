@@ -2,7 +2,7 @@
 // the playground's text task on its defaults, as a user runs it. The size is on auto, so the
 // page first sizes the GPT to this GPU; then it trains for two minutes of wall time. Posts the
 // sizing sentence, a snapshot every 5 s, when the validation loss first went below 1.65 nats,
-// and a sample, then DONE (../shared/browser-gpu/serve_collect.py collects them).
+// and a sample, then DONE (tools/browser/serve_collect.py collects them).
 (() => {
   const TRAIN_S = 120, TARGET = 1.65;
   const post = (s) => fetch('/result', {method: 'POST', body: s});

@@ -61,6 +61,9 @@ impl Trainer {
         if let Some(base) = self.lora_base.as_mut().filter(|_| holds_base(bytes)) {
             base.checkpoint = bytes.to_vec();
         }
+        // The figures of the weights it replaced are not this model's.
+        self.best = crate::train::BestKeeper::new(None);
+        self.evals.clear();
         // The file is a checkpoint on the CPU side already: resume from it if the GPU is lost.
         self.keep(bytes.to_vec(), step);
         self.report(Report::ClearError);
@@ -94,9 +97,11 @@ impl Trainer {
         self.begin(session);
         self.lora_base = None;
         self.sampler = None;
-        self.report(Report::Adopted(config));
+        self.report(Report::Adopted(config.clone()));
         if let Some(session) = &self.session {
-            self.report(Report::Built(built(session, None)));
+            let mut made = built(session, None);
+            made.lora = config.model.lora().map(|l| l.rank);
+            self.report(Report::Built(made));
         }
         Ok(())
     }

@@ -103,8 +103,13 @@ struct Trainer {
     next_step_ms: f64,
     /// When training last wrote a sample on its own, and at which step.
     auto_sampled: (f64, u64),
+    /// Whether the sampling under way is one training wrote on its own.
+    auto_sampling: bool,
     /// When the loop last took a chunk of steps.
     trained_ms_at: f64,
+    /// While training is on, when the run's clock last counted (it counts the wall time, the
+    /// pace's waits included).
+    clock_from: Option<f64>,
 }
 
 /// Whether the flow chart gets a point at every evaluation: on the CPU backend, where reading
@@ -141,6 +146,8 @@ impl Trainer {
             next_step_ms: 0.0,
             auto_sampled: (f64::NEG_INFINITY, u64::MAX),
             trained_ms_at: f64::NEG_INFINITY,
+            clock_from: None,
+            auto_sampling: false,
         }
     }
 
@@ -189,16 +196,27 @@ impl Trainer {
             Request::Run { on, ask } => {
                 inbox::took_ask(ask);
                 self.running = on;
+                self.clock(on);
+                if on {
+                    // The pace counts from now: no steps owed from before the pause.
+                    self.set_pace(self.pace);
+                    return Ok(());
+                }
                 // Paused, the figures and the views are of the model as it stopped, all of
-                // the same step (an accuracy in the stats line and another in a view would
-                // otherwise disagree).
-                let moved = self.session.as_ref().map(|s| s.step) != self.inspected_step;
-                let evaluated = self.evals.last().map(|e| e.0);
+                // one step: a classifier's accuracy in the stats line and in its views would
+                // otherwise disagree (a text model's evaluation is slower, and its views show
+                // no figure of their own).
                 let step = self.session.as_ref().map(|s| s.step);
-                match !on && moved && !self.stale() {
-                    true if evaluated != step => self.evaluate(None, true).await,
-                    true => self.inspect().await,
-                    false => Ok(()),
+                let moved = step != self.inspected_step;
+                let evaluated = self.evals.last().map(|e| e.0);
+                let classifies = self
+                    .session
+                    .as_ref()
+                    .is_some_and(|s| s.labelled().is_some());
+                match !self.stale() {
+                    true if classifies && evaluated != step => self.evaluate(None, true).await,
+                    true if moved => self.inspect().await,
+                    _ => Ok(()),
                 }
             }
             Request::Step => self.train_for(0.0, 1, true).await,
@@ -271,7 +289,7 @@ impl Trainer {
     async fn reset(&mut self, plan: Plan) -> Result<(), String> {
         self.run = plan.run;
         let task = plan.task;
-        let auto = task == Task::Text && schema::selected_preset(&plan.form).is_none();
+        let auto = task == Task::Text && schema::sized_automatically(&plan.form);
         self.choices = plan.choices.clone();
         self.plan = Some(plan);
         let sized = match auto {
@@ -450,14 +468,13 @@ impl Trainer {
             if finished && !self.stale() {
                 self.finish();
             }
-        } else if inspect_due && self.paced() {
-            // Watched at a few steps a second, the views follow every few steps, not only
-            // at evaluations.
-            self.inspect().await?;
         }
+        // Watched at a few steps a second, the views follow every few steps, not only at
+        // evaluations (read after the step's figures are reported, so they are of that step).
+        let inspect_now = !due && inspect_due && self.paced();
         // Time and rate count the evaluations too: they are the run's wall time.
         let took = now_ms() - start;
-        self.trained_ms += took;
+        self.trained_ms += self.clock_tick().unwrap_or(took);
         let rate = taken as f32 / (took as f32 / 1000.0).max(1e-3);
         let keep = RATE_SMOOTHING;
         self.rate = Some(self.rate.map_or(rate, |r| keep * r + (1.0 - keep) * rate));
@@ -473,6 +490,9 @@ impl Trainer {
             trained_ms: self.trained_ms,
             evaluated: due,
         }));
+        if inspect_now {
+            self.inspect().await?;
+        }
         Ok(())
     }
 

@@ -46,6 +46,18 @@ impl Trainer {
         }
     }
 
+    /// Starts (on) or stops the run's clock.
+    pub(super) fn clock(&mut self, on: bool) {
+        self.clock_from = on.then(now_ms);
+    }
+
+    /// The wall time since the clock last counted, while it runs.
+    pub(super) fn clock_tick(&mut self) -> Option<f64> {
+        let now = now_ms();
+        let from = self.clock_from.replace(now)?;
+        Some(now - from)
+    }
+
     /// How long the loop may sleep: until the next paced step while training, else IDLE_MS.
     pub(super) fn idle_ms(&self) -> i32 {
         match (self.running, self.paced()) {

@@ -38,6 +38,7 @@ impl Trainer {
         match session.sampler(settings) {
             Ok(sampler) => {
                 self.sampler = Some(sampler);
+                self.auto_sampling = automatic;
                 self.report(Report::PromptNote(None));
                 self.report(Report::SampleStarted(start));
             }
@@ -90,6 +91,11 @@ impl Trainer {
         }
         if done {
             self.sampler = None;
+            // The next sample of training's own comes a period after this one ends, however
+            // long it took: on a slow GPU they would otherwise run back to back.
+            if self.auto_sampling {
+                self.auto_sampled.0 = now_ms();
+            }
         }
         if !self.stale() {
             self.report(Report::Sampled(made));
