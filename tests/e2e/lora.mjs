@@ -60,5 +60,13 @@ export async function loraFineTune({ page, state, fail }, out) {
   if (Object.keys(merged.header).some((n) => n.includes('lora_')) || config.model.Gpt.lora != null) {
     await fail(`lora: the merged model ${merged.name} still has adapters`);
   }
+  // The sample from before begins with its prompt, as the model was given it.
+  if (!before.startsWith(await page.inputValue('#prompt'))) await fail(`lora: the sample from before lacks its prompt: "${before.slice(0, 40)}"`);
   await page.screenshot({ path: `${out}/lora.png`, fullPage: true });
+  // The fine-tuning text did not become the base's: a new model reads the base's characters.
+  await page.click('#reset');
+  await page.waitForFunction(() => { const s = window.webgrad.state(); return s.lora_rank == null && s.step === 0 && s.val_loss != null; }, null, { timeout: 120000 })
+    .catch(() => fail('lora: Reset after fine-tuning built no model'));
+  const vocab = Number(((await page.textContent('#model-summary')).replace(/\s+/g, ' ').match(/tok_emb\s*weight (\d+) ×/) || [])[1]);
+  if (!(vocab > 40)) await fail(`lora: the model after fine-tuning has a vocabulary of ${vocab}: the fine-tuning text became the base text`);
 }
