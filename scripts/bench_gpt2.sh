@@ -6,8 +6,9 @@
 # PyTorch lines run. llm.c reads its weights and tokens from files that tools/llmc_inputs.py
 # writes with random contents.
 # Usage: scripts/bench_gpt2.sh WEBGRAD_BINARY [LLMC_SOURCE_DIR [OUT_DIR]]
-# LLMC_SOURCE_DIR defaults to bench/llmc: train_gpt2_fp32.cu and the headers it includes, from
-# karpathy/llm.c at commit f1e2ace (MIT licence). Needs CUDA's nvcc and PyTorch with CUDA.
+# LLMC_SOURCE_DIR defaults to bench/llmc, a clone of karpathy/llm.c at commit f1e2ace (MIT
+# licence; not kept in this repository, see bench/README.md). Needs CUDA's nvcc and PyTorch
+# with CUDA.
 set -euo pipefail
 bin=$1
 llmc=${2:-$(cd "$(dirname "$0")/.." && pwd)/bench/llmc}
