@@ -5,6 +5,9 @@
   const post = (s) => fetch('/result', {method: 'POST', body: s});
   window.addEventListener('error', (e) => post('page error: ' + e.message));
   const sleep = (ms) => new Promise(r => setTimeout(r, ms));
+  // The playground starts the MLP at a pace a person can watch (30 steps a second): these
+  // figures are of the loop as fast as it goes.
+  const maxSpeed = () => { const s = document.getElementById('speed'); s.value = 'max'; s.dispatchEvent(new Event('change')); };
   (async () => {
     for (let i = 0; i < 200 && !(window.webgrad && window.webgrad.state); i++) await sleep(100);
     await sleep(1500);
@@ -16,7 +19,7 @@
         window.webgrad.setTask('spiral');
         await sleep(3000);
         const start = window.webgrad.state();
-        window.webgrad.train();
+        maxSpeed(); window.webgrad.train();
         await sleep(8000);
         window.webgrad.pause();
         await sleep(500);
