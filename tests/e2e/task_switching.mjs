@@ -34,4 +34,22 @@ for (const [i, burst] of bursts.entries()) {
   if (s.error) await fail(`burst ${i}: an error is shown: ${s.error}`);
 }
 console.log(`task switching: ${bursts.length} bursts, each trained the task asked for last`);
+
+// Fifty task switches and Resets in one go, then Train: only the last is built (the worker drops
+// the Resets a later one replaces), so training starts within 3 s of the last call.
+const started = await page.evaluate(() => {
+  const sets = ['xor', 'circles', 'moons', 'gauss', 'spiral'];
+  for (let i = 0; i < 50; i++) {
+    if (i % 2) window.webgrad.reset(); else window.webgrad.setTask(sets[(i / 2) % sets.length]);
+  }
+  window.webgrad.setTask('spiral');
+  window.webgrad.train();
+  return Date.now();
+});
+await page.waitForFunction(() => { const s = window.webgrad.state(); return s.task === 'spiral' && s.running && s.step > 0; }, null, { timeout: 60000, polling: 50 })
+  .catch(() => fail('50 quick calls: the spiral did not train'));
+const waited = Date.now() - started;
+console.log(`task switching: 50 quick calls, then the first step ${waited} ms after the last`);
+if (waited > 3000) await fail(`50 quick calls: the first step came ${waited} ms after the last call`);
+await page.evaluate(() => window.webgrad.pause());
 await t.done();

@@ -58,14 +58,20 @@ pub fn latest_run() -> u64 {
 }
 
 /// The requests received so far, in order; of several pad drawings only the last (the pointer
-/// moves faster than the model reads).
+/// moves faster than the model reads), and of several Resets only the last: each replaces the
+/// run the ones before it would build, so building those only delays the one asked for last.
 pub fn take() -> Vec<Request> {
     let mut requests: Vec<Request> = INBOX.with(|i| i.borrow_mut().requests.drain(..).collect());
     let last_pad = requests.iter().rposition(|r| matches!(r, Request::Pad(_)));
+    let last_reset = requests.iter().rposition(|r| matches!(r, Request::Reset(_)));
     let mut at = 0;
     requests.retain(|r| {
         at += 1;
-        !matches!(r, Request::Pad(_)) || Some(at - 1) == last_pad
+        match r {
+            Request::Pad(_) => Some(at - 1) == last_pad,
+            Request::Reset(_) => Some(at - 1) == last_reset,
+            _ => true,
+        }
     });
     requests
 }

@@ -25,6 +25,16 @@ where
     PossibleValuesParser::new(T::VARIANTS).try_map(|name| name.parse::<T>())
 }
 
+/// A whole number of 0 or more. Negative numbers reach this check (each such option allows
+/// them), so that `--steps -1` is refused by its own name and reason, not taken for a flag.
+fn whole<T: FromStr>(text: &str) -> Result<T, String> {
+    if text.trim_start().starts_with('-') {
+        return Err("must not be negative".into());
+    }
+    text.parse()
+        .map_err(|_| "must be a whole number (0, 1, 2, …)".into())
+}
+
 /// `webgrad train`: a task's defaults, with what the flags change.
 #[derive(clap::Args)]
 pub struct TrainArgs {
@@ -38,10 +48,10 @@ pub struct TrainArgs {
     #[arg(long, value_parser = named::<Preset>())]
     preset: Option<Preset>,
     /// Training steps (default: the task's).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole::<u64>)]
     steps: Option<u64>,
     /// Examples per step (default: the task's).
-    #[arg(long, value_name = "B")]
+    #[arg(long, value_name = "B", allow_negative_numbers = true, value_parser = whole::<usize>)]
     batch: Option<usize>,
     /// Learning rate (default: the task's).
     #[arg(long, value_name = "X", allow_hyphen_values = true)]
@@ -50,7 +60,7 @@ pub struct TrainArgs {
     #[arg(long, value_parser = named::<RuleKind>())]
     optimizer: Option<RuleKind>,
     /// Seed of the initial weights, the data and the batches.
-    #[arg(long, value_name = "S", default_value_t = 0)]
+    #[arg(long, value_name = "S", default_value_t = 0, allow_negative_numbers = true, value_parser = whole::<u64>)]
     seed: u64,
     /// A UTF-8 text file to train on (text only; default: the built-in Shakespeare).
     #[arg(long, value_name = "FILE")]
@@ -97,7 +107,7 @@ pub struct TrainArgs {
     #[arg(long, value_name = "FILE")]
     load: Option<String>,
     /// Evaluate on the validation split every N steps (default: the task's).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole::<u64>)]
     eval_every: Option<u64>,
 }
 
@@ -111,16 +121,21 @@ pub struct SampleArgs {
     #[arg(long, default_value = "")]
     prompt: String,
     /// Characters to generate.
-    #[arg(long, value_name = "N", default_value_t = 500)]
+    #[arg(long, value_name = "N", default_value_t = 500, allow_negative_numbers = true, value_parser = whole::<usize>)]
     tokens: usize,
     /// Softmax temperature: lower is more predictable.
-    #[arg(long, value_name = "T", default_value_t = 0.8)]
+    #[arg(
+        long,
+        value_name = "T",
+        default_value_t = 0.8,
+        allow_negative_numbers = true
+    )]
     temperature: f32,
     /// Sample among the K likeliest characters only (0: all).
-    #[arg(long, value_name = "K", default_value_t = 0)]
+    #[arg(long, value_name = "K", default_value_t = 0, allow_negative_numbers = true, value_parser = whole::<usize>)]
     top_k: usize,
     /// Seed of the sampling.
-    #[arg(long, value_name = "S", default_value_t = 0)]
+    #[arg(long, value_name = "S", default_value_t = 0, allow_negative_numbers = true, value_parser = whole::<u64>)]
     seed: u64,
 }
 

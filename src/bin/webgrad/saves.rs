@@ -37,6 +37,9 @@ pub struct Saves {
     latest: Option<(u64, Vec<u8>)>,
     /// The step whose weights `--save` holds, once written.
     best_written: Option<u64>,
+    /// Whether an evaluation passed: before one, the run has no weights worth keeping (a run
+    /// that diverges then holds only its starting weights).
+    evaluated: bool,
 }
 
 /// The session's checkpoint as bytes.
@@ -53,12 +56,14 @@ impl Saves {
             last: check(last)?,
             latest: None,
             best_written: None,
+            evaluated: false,
         })
     }
 
     /// At an evaluation: writes the best weights so far to `--save` when `is_best`, and keeps
     /// this checkpoint in memory when `--save-last` will want it.
     pub fn at_evaluation(&mut self, session: &Session, is_best: bool) -> Result<(), Failure> {
+        self.evaluated = true;
         let best = self.best.as_ref().filter(|_| is_best);
         if best.is_none() && self.last.is_none() {
             return Ok(());
@@ -97,6 +102,20 @@ impl Saves {
     /// After a diverged run, whose session holds the last good weights again: writes them
     /// where the user asked for the last weights, and where `--save` has nothing yet.
     fn rescue(&self, session: &Session, why: String) -> String {
+        if !self.evaluated {
+            let kept: Vec<&str> = [&self.best, &self.last]
+                .into_iter()
+                .flatten()
+                .map(|d| d.shown())
+                .collect();
+            return match kept.as_slice() {
+                [] => format!("{why} before its first evaluation passed"),
+                k => format!(
+                    "{why} before its first evaluation passed, so no weights were worth saving and nothing was written to {}",
+                    k.join(" and ")
+                ),
+            };
+        }
         let mut places = vec![&self.last];
         if self.best_written.is_none() {
             places.push(&self.best);

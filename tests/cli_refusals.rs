@@ -1,0 +1,70 @@
+//! The command line's refusals that name their cause: a negative number after a space reaches
+//! its option's own check (it is not taken for a flag), and a run that diverges before any
+//! evaluation passed writes nothing over the file `--save` names.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+use common::{assert_refused, cli};
+
+#[test]
+fn a_negative_number_is_refused_by_its_option() {
+    for option in ["--steps", "--batch", "--seed", "--eval-every"] {
+        let args = ["train", "--task", "xor", option, "-1"];
+        assert_refused(&args, &format!("'{option} <"));
+        assert_refused(&args, "must not be negative");
+    }
+    for option in ["--tokens", "--top-k", "--seed"] {
+        let args = ["sample", "--load", "no-such.safetensors", option, "-1"];
+        assert_refused(&args, &format!("'{option} <"));
+        assert_refused(&args, "must not be negative");
+    }
+    // A negative temperature is a number too: refused by the sampling's own check.
+    let (code, _, err) = cli(&[
+        "sample",
+        "--load",
+        "no-such.safetensors",
+        "--temperature",
+        "-1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains("unexpected argument"), "{err}");
+}
+
+#[test]
+fn a_run_that_diverges_before_its_first_evaluation_leaves_the_save_file_alone() {
+    let dir = std::env::temp_dir().join(format!("webgrad-diverge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.safetensors");
+    let good = good.to_str().unwrap();
+    let trained = [
+        "train",
+        "--task",
+        "xor",
+        "--steps",
+        "20",
+        "--eval-every",
+        "10",
+    ];
+    let (code, _, err) = cli(&[&trained[..], &["--save", good]].concat());
+    assert_eq!(code, 0, "{err}");
+    let before = std::fs::read(good).unwrap();
+    let diverged = [
+        "train",
+        "--task",
+        "spiral",
+        "--steps",
+        "50",
+        "--eval-every",
+        "10",
+    ];
+    let (code, _, err) = cli(&[&diverged[..], &["--lr", "1e30", "--save", good]].concat());
+    assert_ne!(code, 0, "a learning rate of 1e30 trained: {err}");
+    assert!(err.contains("before its first evaluation passed"), "{err}");
+    assert!(err.contains("nothing was written to"), "{err}");
+    assert_eq!(
+        std::fs::read(good).unwrap(),
+        before,
+        "the good checkpoint was overwritten"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
