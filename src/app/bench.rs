@@ -55,7 +55,14 @@ pub async fn run(gpu: Result<Rc<Gpu>, String>, options: BenchOptions) {
     dom::set_hidden("task-bar", true);
     dom::set_hidden("playground", true);
     dom::set_hidden("bench", false);
+    let unknown = crate::bench::unknown(&options.only);
     let result = match gpu {
+        // A name that matches nothing would run nothing and say "Done.".
+        _ if unknown.is_some() => Err(format!(
+            "only={} names no workload; the workloads are {}",
+            unknown.unwrap_or_default(),
+            crate::bench::names().join(", ")
+        )),
         Ok(gpu) => {
             dom::set_text("adapter", &format!("GPU adapter: {}", gpu.adapter_name()));
             show(format!("device: {}", gpu.adapter_name()));

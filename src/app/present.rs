@@ -6,7 +6,9 @@ use super::charts::{self, Point};
 use super::client::Heard;
 use super::protocol::{Built, Envelope, Evaluated, PadView, Progress, Report};
 use super::shared::SETTINGS_INVALID;
-use super::shared::{show_error, show_note, show_settings_invalid, with, Status};
+use super::shared::{
+    clear_error_older_than, show_error, show_note, show_settings_invalid, with, Status,
+};
 use super::{api, dom, flow_chart, histogram_view, pad, redraw, runs, settings, views};
 use super::{replay, summary, text_views};
 use crate::train::Task;
@@ -57,7 +59,7 @@ fn apply(envelope: Envelope) {
         }
         Report::Marks(marks) => settings::show_marks(&marks),
         Report::Preset(preset) => settings::show_preset(preset),
-        Report::Built(built) => show_built(built),
+        Report::Built(built) => show_built(built, envelope.run),
         Report::Progress(progress) => show_progress(progress),
         Report::Evaluated(evaluated) => show_evaluated(evaluated),
         Report::Views(views) => {
@@ -133,7 +135,7 @@ pub fn paused() {
 }
 
 /// A new session: the run that ended is kept, the figures start afresh.
-fn show_built(built: Built) {
+fn show_built(built: Built, asked: u64) {
     // The run that ends is kept before the list is drawn, so that it is in it; runs checked
     // for another task are dropped with that task's list.
     with(|s| runs::keep(&s.run));
@@ -185,7 +187,7 @@ fn show_built(built: Built) {
     }
     super::edits::applied();
     show_lora(built.lora.is_some());
-    show_error(None);
+    clear_error_older_than(asked);
     show_note(built.note);
     api::update_url();
     dom::set_text("sample-out", "");

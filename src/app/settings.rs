@@ -78,6 +78,12 @@ pub fn apply_query(search: &str) {
             );
         }
     }
+    // Sizes of the GPT in the link without a size named: the link's own, not a size measured
+    // on Reset (which would replace them without a word).
+    const GPT_SIZES: [&str; 6] = ["layers", "heads", "gpt-width", "context", "dropout", "norm"];
+    if params.get("gpt-size").is_none() && GPT_SIZES.iter().any(|id| params.get(id).is_some()) {
+        set_value("gpt-size", "custom");
+    }
     let mut about_task = Vec::new();
     if let Some(asked) = params.get("task").filter(|t| t.parse::<Task>().is_err()) {
         about_task.push(format!(

@@ -67,6 +67,8 @@ pub(super) struct Shared {
     pub(super) pad_maps: Vec<Inside>,
     /// Resets asked for so far: work of a session older than the latest request is stale.
     pub(super) resets_asked: u64,
+    /// The Resets asked for when the error sentence was said.
+    pub(super) error_after: u64,
     /// The gradient flow at each evaluation of the run.
     pub(super) flows: Vec<Flow>,
     /// The test digit chosen for the feature maps (None: the first).
@@ -127,7 +129,18 @@ pub(super) fn choices() -> Choices {
 pub(super) fn show_error(message: Option<String>) {
     dom::set_text("error", message.as_deref().unwrap_or(""));
     dom::set_hidden("error", message.is_none());
-    with(|s| s.status.error = message);
+    with(|s| {
+        s.status.error = message;
+        s.error_after = s.resets_asked;
+    });
+}
+
+/// Clears the error sentence when it was said before the run `run` was asked for: a run built
+/// does not erase what was said of a later action (a file refused while it was being built).
+pub(super) fn clear_error_older_than(run: u64) {
+    if with(|s| s.error_after < run) {
+        show_error(None);
+    }
 }
 
 pub(super) use super::protocol::SETTINGS_INVALID;

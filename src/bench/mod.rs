@@ -117,6 +117,15 @@ fn chosen(options: &BenchOptions) -> Vec<Workload> {
         .collect()
 }
 
+/// The first name of `only` that names no workload (the start of none), if any: asked for, it
+/// would run nothing.
+pub fn unknown(only: &[String]) -> Option<String> {
+    let names = names();
+    only.iter()
+        .find(|o| !names.iter().any(|w| w.starts_with(o.as_str())))
+        .cloned()
+}
+
 /// Every workload's name, in the order they run.
 pub fn names() -> Vec<String> {
     workloads().into_iter().map(|w| w.name).collect()

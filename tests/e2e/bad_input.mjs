@@ -80,6 +80,16 @@ export async function badInput(t, url, out) {
     await expect(`${name} kept the user's text`, await page.inputValue('#user-text') === own ? 'kept' : 'replaced', 'kept');
   }
   await page.screenshot({ path: `${out}/bad-text-file.png` });
+  // The sentence stays when the report of a Reset asked for just before arrives after it.
+  await page.click('#reset');
+  await page.setInputFiles('#text-file', { name: 'photo.png', mimeType: 'text/plain', buffer: files[0][1] });
+  await page.waitForFunction(() => (window.webgrad.state().error || '').includes('not UTF-8 text'), null, { timeout: 30000 })
+    .catch(() => fail('bad input: no sentence for a binary file picked during a Reset'));
+  // The new run's figures start empty (its kept weights too) when its report arrives.
+  await page.waitForFunction(() => window.webgrad.state().kept_step == null, null, { timeout: 120000 })
+    .catch(() => fail('bad input: the Reset before the binary file built no run'));
+  await page.waitForTimeout(1000);
+  await expect('the file\'s sentence after the Reset\'s run was built', await page.textContent('#error'), 'not UTF-8 text');
 
   // Own text too short for a run: training from scratch on it says why beside the text box, not only at the top of
   // the page (on a phone the box is far below it); a text that can be used clears it.
@@ -115,6 +125,14 @@ export async function badInput(t, url, out) {
   if (await hint(page, 'top-k', 'link-hint') || await hint(page, 'temperature', 'link-hint')) {
     await fail('bad input: a sampling control keeps its sentence after it was fixed');
   }
+  // A link giving the GPT's sizes without naming a size keeps them (not a size measured on
+  // Reset, which would replace them without a word): invalid ones are said beside themselves.
+  await page.goto(`${url}?task=text&heads=3&gpt-width=32&context=1`);
+  await page.waitForFunction(() => document.getElementById('error').textContent.includes('not valid'), null, { timeout: 60000 })
+    .catch(() => fail('bad input: a link with a GPT of heads 3, width 32, context 1 gave no sentence'));
+  await expect('the link\'s size', await page.inputValue('#gpt-size'), 'custom');
+  await expect('heads=3 with width 32', await hint(page, 'heads'), 'The heads must divide the width.');
+  await expect('context=1', await hint(page, 'context'), 'At least 2.');
   // A link with settings no run can be built from: the sentence names them, and Train brings
   // the first into view instead of seeming to start (nothing would train). Fixed, they build
   // the run, which then trains.

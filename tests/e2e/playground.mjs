@@ -162,8 +162,15 @@ await badInput(t, url, out);
 // Phone-sized screens: the views first, the settings folded, sharp canvases.
 await phone(t.browser, url, out, fail);
 
-// Bench mode: the same lines as `webgrad bench`, from this browser's adapter.
+// Bench mode: the same lines as `webgrad bench`, from this browser's adapter. A name that
+// matches no workload is said, not run as nothing.
 await page.setViewportSize({ width: 1280, height: 800 });
+await page.goto(`${url}?bench=1&only=nope`);
+await page.waitForFunction(() => window.webgrad && window.webgrad.bench().done, null, { timeout: 60000, polling: 250 })
+  .catch(() => fail('bench: only=nope never finished'));
+const nope = await page.evaluate(() => window.webgrad.bench());
+if (!(nope.error || '').includes('only=nope names no workload')) await fail(`bench: only=nope said ${JSON.stringify(nope)}`);
+if (!(await page.textContent('#bench-status')).includes('only=nope names no workload')) await fail('bench: the page does not say only=nope names no workload');
 await page.goto(`${url}?bench=1&only=mlp_mnist_b128`);
 await page.waitForFunction(() => window.webgrad && window.webgrad.bench().done, null, { timeout: 300000, polling: 500 })
   .catch(() => fail('bench: the benchmark did not finish'));

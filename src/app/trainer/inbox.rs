@@ -63,7 +63,9 @@ pub fn latest_run() -> u64 {
 pub fn take() -> Vec<Request> {
     let mut requests: Vec<Request> = INBOX.with(|i| i.borrow_mut().requests.drain(..).collect());
     let last_pad = requests.iter().rposition(|r| matches!(r, Request::Pad(_)));
-    let last_reset = requests.iter().rposition(|r| matches!(r, Request::Reset(_)));
+    let last_reset = requests
+        .iter()
+        .rposition(|r| matches!(r, Request::Reset(_)));
     let mut at = 0;
     requests.retain(|r| {
         at += 1;

@@ -25,14 +25,10 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
         .filter(|o| !o.is_empty())
         .collect();
     // A name that matches nothing would silently run nothing.
-    let names = webgrad::bench::names();
-    if let Some(unknown) = only
-        .iter()
-        .find(|o| !names.iter().any(|w| w.starts_with(o.as_str())))
-    {
+    if let Some(unknown) = webgrad::bench::unknown(&only) {
         return Err(format!(
             "--only {unknown:?} names no workload; the workloads are {}",
-            names.join(", ")
+            webgrad::bench::names().join(", ")
         ));
     }
     let options = BenchOptions {
