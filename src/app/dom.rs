@@ -28,6 +28,16 @@ pub fn all(selector: &str) -> Vec<web_sys::Element> {
         .collect()
 }
 
+/// Calls `f` at each `event` of the element `id`.
+pub fn on(id: &str, event: &str, f: impl FnMut(web_sys::Event) + 'static) {
+    let Some(el) = document().get_element_by_id(id) else {
+        return;
+    };
+    let closure = wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::Event)>::new(f);
+    let _ = el.add_event_listener_with_callback(event, closure.as_ref().unchecked_ref());
+    closure.forget();
+}
+
 pub fn set_text(id: &str, text: &str) {
     if let Some(el) = document().get_element_by_id(id) {
         el.set_text_content(Some(text));

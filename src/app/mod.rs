@@ -20,6 +20,7 @@ mod histogram_view;
 mod network;
 mod pace;
 mod pad;
+mod pointer;
 mod present;
 mod protocol;
 mod redraw;
@@ -201,13 +202,9 @@ fn sampling_controls() -> (Option<f32>, Option<usize>) {
 /// The text in the box becomes the text a new model trains on from scratch (until "Back to
 /// Shakespeare"); an empty box is said beside it.
 pub(crate) fn train_on_text() {
-    let text = dom::value("user-text");
-    let empty = text.trim().is_empty();
-    let why = "Paste the text to train on here first.";
-    dom::note_beside("user-text", empty.then_some(why));
-    if empty {
+    let Some(text) = text_in_box("Paste the text to train on here first.") else {
         return;
-    }
+    };
     // A prompt the new text's characters cannot write would refuse every sample: it becomes
     // the text's own first characters.
     let prompt = dom::value("prompt");
@@ -218,6 +215,15 @@ pub(crate) fn train_on_text() {
     // It becomes the text of new models once a run is built on it (a refused text is not).
     with(|s| s.own_text_asked = Some(text));
     reset();
+}
+
+/// The user's text box, or None (with `why_empty` beside it) when it is empty; what was said
+/// of the text before (a refused character, an empty box) goes.
+fn text_in_box(why_empty: &str) -> Option<String> {
+    let text = dom::value("user-text");
+    let empty = text.trim().is_empty();
+    dom::note_beside("user-text", empty.then_some(why_empty));
+    (!empty).then_some(text)
 }
 
 /// Characters of the user's text taken as the prompt when the prompt does not fit it.
@@ -250,14 +256,9 @@ pub(crate) fn fine_tune() {
     let Some(sample) = sample_settings() else {
         return;
     };
-    let text = dom::value("user-text");
-    // Replaces what was said of the text before (a refused character, an empty box).
-    let empty = text.trim().is_empty();
-    let why = "Paste the text to fine-tune on here first.";
-    dom::note_beside("user-text", empty.then_some(why));
-    if empty {
+    let Some(text) = text_in_box("Paste the text to fine-tune on here first.") else {
         return;
-    }
+    };
     let run = new_run();
     let rank = dom::value("lora-rank").parse().unwrap_or(8);
     client::post(Request::FineTune(FineTune {

@@ -9,31 +9,40 @@ use crate::train::Task;
 use std::cell::RefCell;
 
 thread_local! {
-    /// The speed chosen for each kind of task (points, digits, text), once the user chose one.
-    static CHOSEN: RefCell<[Option<String>; 3]> = const { RefCell::new([None, None, None]) };
+    /// The speed chosen for each kind of task (`super::kind`), once the user chose one.
+    static CHOSEN: RefCell<Vec<(&'static str, String)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Index of a task's kind in CHOSEN, and the speed it starts at.
-fn kind(task: Task) -> (usize, &'static str) {
-    match task {
-        Task::Digits => (1, "max"),
-        Task::Text => (2, "max"),
-        _ => (0, "30"),
+/// The speed a kind of task starts at.
+fn starting_speed(kind: &str) -> &'static str {
+    if kind == "points" {
+        "30"
+    } else {
+        "max"
     }
 }
 
 /// Shows the speed of `task`'s kind and sends it.
 pub fn show_default(task: Task) {
-    let (i, start) = kind(task);
-    let speed = CHOSEN.with(|c| c.borrow()[i].clone());
-    dom::set_value("speed", speed.as_deref().unwrap_or(start));
+    let kind = super::kind(task);
+    let chosen = CHOSEN.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, v)| v.clone())
+    });
+    dom::set_value("speed", chosen.as_deref().unwrap_or(starting_speed(kind)));
     send();
 }
 
 /// The user chose a speed for the current task's kind.
 pub fn chosen(task: Task) {
-    let (i, _) = kind(task);
-    CHOSEN.with(|c| c.borrow_mut()[i] = Some(dom::value("speed")));
+    let kind = super::kind(task);
+    CHOSEN.with(|c| {
+        let mut c = c.borrow_mut();
+        c.retain(|(k, _)| *k != kind);
+        c.push((kind, dom::value("speed")));
+    });
     send();
 }
 

@@ -16,13 +16,10 @@ pub fn views() {
             neurons,
             weights,
         } => {
-            let show = (dom::checked("show-train"), dom::checked("show-test"));
-            with(|s| {
-                // While the replay shows an earlier step, the boundary stays on it.
-                if let Some(points) = s.points.as_ref().filter(|_| !s.frames.replaying()) {
-                    views::draw_boundary(probs, points, show);
-                }
-            });
+            // While the replay shows an earlier step, the boundary stays on it.
+            if !with(|s| s.frames.replaying()) {
+                boundary(probs);
+            }
             network::draw(neurons, weights);
         }
         Views::Digits(d) => digits(d),
@@ -83,6 +80,16 @@ fn digits(d: &DigitViews) {
             cnn_views::draw_maps(maps, which);
         }
     }
+}
+
+/// The decision boundary of `probs` with the run's points the options ask for.
+pub fn boundary(probs: &[f32]) {
+    let show = (dom::checked("show-train"), dom::checked("show-test"));
+    with(|s| {
+        if let Some(points) = &s.points {
+            views::draw_boundary(probs, points, show);
+        }
+    });
 }
 
 /// The feature maps of the pad's drawing, while the views show it.

@@ -48,14 +48,7 @@ pub fn choose(at: usize) {
 
 fn draw(shown: &Shown) {
     match shown {
-        Shown::Plane(probs) => {
-            let show = (dom::checked("show-train"), dom::checked("show-test"));
-            with(|s| {
-                if let Some(points) = &s.points {
-                    views::draw_boundary(probs, points, show);
-                }
-            });
-        }
+        Shown::Plane(probs) => super::redraw::boundary(probs),
         Shown::Digits(grid) => {
             let selected = with(|s| s.selected_digit);
             views::draw_digits("digit-grid", grid, selected);

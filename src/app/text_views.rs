@@ -110,16 +110,9 @@ pub fn start_sample(start: &SampleStart) {
         return;
     };
     block.set_class_name("sample");
-    if let Ok(at) = document().create_element("span") {
-        at.set_class_name("at");
-        let by = if start.automatic { "" } else { " (Sample)" };
-        at.set_text_content(Some(&format!("step {}{by}", start.step)));
-        let _ = block.append_child(&at);
-    }
-    if let Ok(prompt) = document().create_element("span") {
-        prompt.set_text_content(Some(&start.prompt));
-        let _ = block.append_child(&prompt);
-    }
+    let by = if start.automatic { "" } else { " (Sample)" };
+    append_span(&block, "at", &format!("step {}{by}", start.step));
+    append_span(&block, "", &start.prompt);
     let _ = out.append_child(&block);
     while out.child_element_count() as usize > SAMPLES_KEPT {
         if let Some(first) = out.first_element_child() {
@@ -129,6 +122,15 @@ pub fn start_sample(start: &SampleStart) {
     out.set_scroll_top(out.scroll_height());
     with(|s| s.status.sampling = Some((0, start.chars)));
     show_progress();
+}
+
+/// Appends a span of `class` ("": none) holding `text` to `parent`, and returns it.
+fn append_span(parent: &web_sys::Element, class: &str, text: &str) -> Option<web_sys::Element> {
+    let span = document().create_element("span").ok()?;
+    span.set_class_name(class);
+    span.set_text_content(Some(text));
+    parent.append_child(&span).ok()?;
+    Some(span)
 }
 
 /// How near the bottom, in CSS pixels, the sample box counts as following the newest sample.
@@ -146,15 +148,12 @@ pub fn add_sampled(sampled: &[Sampled]) {
     // Following the sample unless the reader scrolled up to an older one.
     let following = out.scroll_top() + out.client_height() + FOLLOW_SLACK_PX >= out.scroll_height();
     for s in sampled {
-        let Ok(span) = document().create_element("span") else {
+        let Some(span) = append_span(&block, "c", &s.text) else {
             return;
         };
-        span.set_class_name("c");
-        span.set_text_content(Some(&s.text));
         let alpha = 0.05 + 0.55 * s.probability.clamp(0.0, 1.0);
         let _ = span.set_attribute("style", &format!("background: rgba(47,111,222,{alpha:.2})"));
         let _ = span.set_attribute("title", &format!("{:.0}%", 100.0 * s.probability));
-        let _ = block.append_child(&span);
     }
     if following {
         out.set_scroll_top(out.scroll_height());

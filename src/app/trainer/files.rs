@@ -110,12 +110,7 @@ impl Trainer {
 /// A text encoded with a checkpoint's vocabulary: the text the page trains on (Shakespeare, or
 /// the user's own), which must use only characters the checkpoint's model knows.
 fn in_vocab(text: &Text, vocab: Vocab) -> Result<Text, String> {
-    let chars: String = text
-        .train
-        .iter()
-        .chain(&text.val)
-        .map(|&t| text.vocab.chars[t as usize])
-        .collect();
+    let chars = text.vocab.decode(&text.train) + &text.vocab.decode(&text.val);
     Text::with_vocab(&chars, vocab).map_err(|e| {
         format!(
             "its model was trained on another text ({}). Train a model from scratch on that text first, then load the file.",

@@ -12,15 +12,15 @@ mod loader;
 mod pacing;
 mod recovery;
 mod runaway;
+mod runs;
 mod sampling;
 mod scope;
 mod sizing;
 
-use super::protocol::SETTINGS_INVALID;
 use super::protocol::{Choices, Evaluated, Pace, Plan, Progress, Report, Request};
 use super::schema;
 use crate::data::Text;
-use crate::train::{routing, BestKeeper, Sampler, Session, Task, TaskData};
+use crate::train::{BestKeeper, Sampler, Session};
 use crate::Device;
 use built::built;
 use scope::now_ms;
@@ -33,10 +33,6 @@ const MAX_STEPS_PER_CHUNK: u64 = 50;
 /// than a slow GPU runs them, so without this a chunk could queue seconds of work, and Pause,
 /// Sample and the views would wait that long.
 const CHUNK_WORK_S: f32 = 0.25;
-/// Steps between evaluations in the page: digits runs are the shortest (600 steps by default),
-/// so they evaluate a little more often to keep enough points on the validation curve.
-const DIGITS_EVAL_EVERY: u64 = 20;
-const EVAL_EVERY: u64 = 25;
 /// Characters a text evaluation predicts in the page: a sixteenth of the CLI's, so that the
 /// frequent evaluations stay quick (their noise, about 0.02 nats, is fine for a curve).
 pub(super) const PAGE_EVAL_CHARS: usize = 1 << 13;
@@ -198,8 +194,7 @@ impl Trainer {
                 self.running = on;
                 self.clock(on);
                 if on {
-                    // The pace counts from now: no steps owed from before the pause.
-                    self.set_pace(self.pace);
+                    self.pace_from_now();
                     return Ok(());
                 }
                 // Paused, the figures and the views are of the model as it stopped, all of
@@ -284,43 +279,6 @@ impl Trainer {
         inbox::latest_run() != self.run
     }
 
-    /// A new session from the plan, the GPT sized to this GPU first when its size is auto; on
-    /// invalid settings nothing changes.
-    async fn reset(&mut self, plan: Plan) -> Result<(), String> {
-        self.run = plan.run;
-        let task = plan.task;
-        let auto = task == Task::Text && schema::sized_automatically(&plan.form);
-        self.choices = plan.choices.clone();
-        self.plan = Some(plan);
-        let sized = match auto {
-            true => Some(self.autosize().await?),
-            false => None,
-        };
-        let routed = self.build_session(task).await?;
-        if self.stale() {
-            return Ok(());
-        }
-        self.sampler = None;
-        self.pad = None;
-        let Some(session) = &self.session else {
-            return Ok(());
-        };
-        let own = self.plan.as_ref().is_some_and(|p| p.own_points.is_some());
-        let own_points = match session.labelled() {
-            Some(d) if own && task.point_set().is_some() => Some(format!(
-                "Training on your {} points, scaled into the plane (the noise setting does not apply to them).",
-                d.train.len() + d.val.len()
-            )),
-            _ => None,
-        };
-        let notes: Vec<String> = [own_points, sized].into_iter().flatten().collect();
-        let note = (!notes.is_empty()).then(|| notes.join(" "));
-        let mut made = built(session, note);
-        made.backend = routed;
-        self.report(Report::Built(made));
-        self.evaluate(None, true).await
-    }
-
     /// Steps for the next chunk: about CHUNK_WORK_S of work at the measured rate (one step
     /// until there is a rate).
     fn steps_per_chunk(&self) -> u64 {
@@ -331,87 +289,6 @@ impl Trainer {
         }
         let steps = self.rate.map_or(1.0, |r| (r * CHUNK_WORK_S).ceil());
         (steps as u64).clamp(1, MAX_STEPS_PER_CHUNK)
-    }
-
-    /// The settings as the plan has them, checked against the data (the marks go to the page).
-    fn read_settings(
-        &mut self,
-        task: Task,
-        vocab: usize,
-        examples: usize,
-    ) -> Option<crate::train::Config> {
-        let form = &mut self.plan.as_mut()?.form;
-        form.marks.clear();
-        let config = schema::read(form, task, vocab, examples);
-        let marks = std::mem::take(&mut form.marks);
-        self.report(Report::Marks(marks));
-        config
-    }
-
-    /// Replaces the session with a new one of `task` from the plan, its figures zeroed, on the
-    /// backend the plan asks for (on auto, a small model is timed on both); returns what the
-    /// page says of that choice, if anything.
-    async fn build_session(&mut self, task: Task) -> Result<Option<String>, String> {
-        let form = self
-            .plan
-            .as_ref()
-            .map(|p| p.form.clone())
-            .unwrap_or_default();
-        // The data's size bounds the batch the settings may ask for, so data comes first: from
-        // a noise the settings check next (an invalid one is marked there, not used here).
-        let noise = form
-            .value("noise")
-            .parse()
-            .ok()
-            .filter(|n| (0.0..=1.0).contains(n))
-            .unwrap_or(0.05);
-        let seed = form.value("seed").parse().unwrap_or(0);
-        let data = self.data(task, noise, seed).await?;
-        let (vocab, examples) = match &data {
-            TaskData::Text(t) => (t.vocab.len(), t.train.len()),
-            TaskData::Labelled(d) => (0, d.train.len()),
-        };
-        let Some(mut config) = self.read_settings(task, vocab, examples) else {
-            return Err(SETTINGS_INVALID.into());
-        };
-        config.eval_every = if task == Task::Digits {
-            DIGITS_EVAL_EVERY
-        } else {
-            EVAL_EVERY
-        };
-        config.eval_chars = PAGE_EVAL_CHARS;
-        let data = if task.point_set().is_some() {
-            self.data(task, config.noise, config.seed).await?
-        } else {
-            data
-        };
-        let build = |d: &Device| Session::new(config.clone(), data.clone(), d);
-        let backend = schema::backend(&form);
-        let (session, route) = routing::route(backend, &self.device, build, now_ms)
-            .await
-            .map_err(|e| e.sentence())?;
-        self.begin(session);
-        self.lora_base = None;
-        Ok(route.sentence())
-    }
-
-    /// Makes `session` the run's, its figures zeroed.
-    fn begin(&mut self, session: Session) {
-        // The old model's buffers return to the pool; free them, since the new model's sizes
-        // may differ (trying many sizes would otherwise keep them all).
-        self.session = Some(session);
-        if let Device::Gpu(gpu) = &self.device {
-            gpu.flush();
-            gpu.release_free_buffers();
-        }
-        self.rate = None;
-        self.trained_ms = 0.0;
-        self.best = BestKeeper::new(None);
-        self.evals.clear();
-        self.runaway_said = false;
-        self.kept = None;
-        self.recoveries = 0;
-        self.auto_sampled = (f64::NEG_INFINITY, u64::MAX);
     }
 
     /// Trains until `budget_ms` have passed or `max_steps` were taken, then reads the loss

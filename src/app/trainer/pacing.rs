@@ -13,6 +13,11 @@ impl Trainer {
     /// Takes the page's pace; a new pace counts from now.
     pub(super) fn set_pace(&mut self, pace: Pace) {
         self.pace = pace;
+        self.pace_from_now();
+    }
+
+    /// The pace counts from now: no steps owed from before (a pause, a new pace).
+    pub(super) fn pace_from_now(&mut self) {
         self.next_step_ms = now_ms();
     }
 
