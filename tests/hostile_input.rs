@@ -281,3 +281,29 @@ fn hostile_checkpoints_get_their_own_sentence() {
     assert_eq!(code, 0, "the unedited checkpoint samples: {err}");
     assert!(!out.trim().is_empty());
 }
+
+#[test]
+fn a_broken_optimizer_state_still_samples_and_trains_with_a_fresh_optimizer() {
+    let dir = scratch("state");
+    let nan_state = |name: &str, v: &mut Vec<f32>| {
+        if name.starts_with("optimizer.") {
+            v[0] = f32::NAN;
+        }
+    };
+    let text = dir.join("text.safetensors");
+    std::fs::write(&text, rewritten(&text_checkpoint(), |_| {}, nan_state)).unwrap();
+    let (code, out, err) = cli(&["sample", "--load", s(&text), "--tokens", "20"]);
+    assert_eq!(code, 0, "its weights are fine to sample: {err}");
+    assert!(!out.trim().is_empty());
+
+    let xor = dir.join("xor.safetensors");
+    let trained = ["train", "--task", "xor", "--steps", "20", "--eval-every", "10"];
+    let (code, _, err) = cli(&[&trained[..], &["--save", s(&xor)]].concat());
+    assert_eq!(code, 0, "{err}");
+    let broken = rewritten(&std::fs::read(&xor).unwrap(), |_| {}, nan_state);
+    std::fs::write(&xor, broken).unwrap();
+    let more = ["train", "--task", "xor", "--steps", "40", "--eval-every", "10"];
+    let (code, _, err) = cli(&[&more[..], &["--load", s(&xor)]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("optimizer.") && err.contains("the optimizer starts afresh"), "{err}");
+}

@@ -92,12 +92,13 @@ fn a_loss_that_explodes_stops_training_and_keeps_the_last_good_weights() {
         let mut s = spiral_session(&device, &config);
         // The fallback is the weights a finite loss was computed from: those before its step.
         let mut last_good = param_values(s.parameters()).await;
+        let mut good_step = 0;
         let mut stopped = None;
         for _ in 0..20 {
-            let before = param_values(s.parameters()).await;
+            let (before, step_before) = (param_values(s.parameters()).await, s.step);
             s.train_step().unwrap();
             match s.check().await {
-                Ok(_) => last_good = before,
+                Ok(_) => (last_good, good_step) = (before, step_before),
                 Err(e) => {
                     stopped = Some(e);
                     break;
@@ -109,6 +110,8 @@ fn a_loss_that_explodes_stops_training_and_keeps_the_last_good_weights() {
         let kept = param_values(s.parameters()).await;
         assert!(kept.iter().flatten().all(|v| v.is_finite()));
         assert_eq!(kept, last_good);
+        // A checkpoint of them says the step they are of, not the step the run reached.
+        assert_eq!(s.step, good_step, "the run's step after falling back");
     });
 }
 

@@ -121,6 +121,8 @@ fn apply(envelope: Envelope) {
         Report::Kept(step) => with(|s| s.status.kept_step = Some(step)),
         Report::Rewound(step) => with(|s| {
             s.history.retain(|p| p.step < step);
+            // The run stands at the last step it kept (a diverged run at its last good weights).
+            s.status.step = s.history.last().map_or(0, |p| p.step);
             s.status.train_loss = s.history.iter().rev().find_map(|p| p.train);
             s.dirty = true;
         }),

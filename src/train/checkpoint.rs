@@ -30,14 +30,18 @@ pub struct Checkpoint {
     pub optimizer_step: u64,
     pub vocab: Option<Vocab>,
     pub tensors: NamedTensors,
+    /// An optimizer tensor that holds a value that is not finite: the optimizer's state was
+    /// left out (the weights are fine to sample; training starts the optimizer afresh).
+    pub broken_state: Option<String>,
 }
 
 /// Tensors by name, each its shape and values.
 pub type NamedTensors = HashMap<String, (Vec<usize>, Vec<f32>)>;
 
-/// Every tensor of a safetensors file by name, with its shape; all must be f32.
-fn f32_tensors(st: &SafeTensors) -> Result<NamedTensors> {
-    let mut tensors = HashMap::new();
+/// Every tensor of a safetensors file by name, with its shape; all must be f32. Weights must
+/// be finite; optimizer state that is not is left out, and the first such name returned.
+fn f32_tensors(st: &SafeTensors) -> Result<(NamedTensors, Option<String>)> {
+    let (mut tensors, mut broken_state) = (HashMap::new(), None);
     for (name, view) in st.tensors() {
         if view.dtype() != Dtype::F32 {
             return Err(bad(format!("{name} is {:?}, not F32", view.dtype())));
@@ -48,14 +52,25 @@ fn f32_tensors(st: &SafeTensors) -> Result<NamedTensors> {
             .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
             .collect::<Vec<f32>>();
         if let Some(v) = values.iter().find(|v| !v.is_finite()) {
+            if name.starts_with(STATE_PREFIX) {
+                broken_state.get_or_insert(format!("{name} holds {v}"));
+                continue;
+            }
             return Err(bad(format!(
                 "{name} holds {v}: weights that are not finite cannot be trained or sampled (was this saved from a run that diverged?)"
             )));
         }
         tensors.insert(name, (view.shape().to_vec(), values));
     }
-    Ok(tensors)
+    // Half a state is no state: the rest of it goes too.
+    if broken_state.is_some() {
+        tensors.retain(|name, _| !name.starts_with(STATE_PREFIX));
+    }
+    Ok((tensors, broken_state))
 }
+
+/// The names of the optimizer's state begin with this.
+const STATE_PREFIX: &str = "optimizer.";
 
 /// A text model's vocabulary must come with it, one character per row of its embedding, in
 /// the sorted order that encoding relies on.
@@ -124,7 +139,7 @@ impl Checkpoint {
             }),
             None => None,
         };
-        let tensors = f32_tensors(&st)?;
+        let (tensors, broken_state) = f32_tensors(&st)?;
         check_vocab(&config, vocab.as_ref())?;
         // Bias corrections use the step as an i32 power: refuse what no run reaches.
         if step > MAX_STEP || optimizer_step > MAX_STEP {
@@ -136,6 +151,14 @@ impl Checkpoint {
             optimizer_step,
             vocab,
             tensors,
+            broken_state,
+        })
+    }
+
+    /// What loading it for training does with a broken optimizer state, as a sentence.
+    pub fn state_note(&self) -> Option<String> {
+        self.broken_state.as_ref().map(|what| {
+            format!("its optimizer state is not usable ({what}), so the optimizer starts afresh: the weights are fine, and training goes on from them with new moments")
         })
     }
 
@@ -168,7 +191,7 @@ impl Session {
         self.optimizer
             .state_names(&self.params)
             .into_iter()
-            .map(|(n, t)| (format!("optimizer.{n}"), t))
+            .map(|(n, t)| (format!("{STATE_PREFIX}{n}"), t))
             .collect()
     }
 
@@ -238,6 +261,7 @@ impl Session {
         assign_all(&self.params, &weights)?;
         assign_all(&self.frozen, &frozen)?;
         self.good.take()?;
+        self.good_step = ck.step;
         match moments {
             Some(m) => {
                 assign_all(&state, &m)?;
@@ -279,6 +303,8 @@ impl Session {
         self.same_text(ck)?;
         assign_all(&self.frozen, &base)?;
         self.restart_optimizer()?;
+        self.good.take()?;
+        self.good_step = 0;
         self.step = 0;
         self.last_loss = None;
         Ok(())

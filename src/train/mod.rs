@@ -179,8 +179,10 @@ pub struct Session {
     last_loss: Option<Tensor>,
     /// The weights the latest step's loss was computed from (copied before its update).
     tried: kept::Kept,
-    /// The last weights whose loss was read back finite, to fall back on.
+    /// The last weights whose loss was read back finite, to fall back on, and the step they
+    /// are of (the updates made to them).
     good: kept::Kept,
+    good_step: u64,
     /// Whether the next step keeps its gradient norms (see `flow`).
     watch: bool,
     /// The latest watched step and its squared gradient norm per layer, on the device.
@@ -225,6 +227,7 @@ impl Session {
             last_loss: None,
             tried,
             good,
+            good_step: 0,
             watch: false,
             watched: None,
         })
@@ -350,12 +353,16 @@ impl Session {
             });
         }
         self.good.take_from(&self.tried)?;
+        // `tried` holds the weights before the latest update.
+        self.good_step = self.step - 1;
         Ok(value)
     }
 
-    /// Puts the last good weights back and clears the optimizer's state.
+    /// Puts the last good weights back, with their step (so that a checkpoint of them is
+    /// labelled with the step they are of), and clears the optimizer's state.
     fn fall_back(&mut self) -> Result<()> {
         self.good.put_back()?;
+        self.step = self.good_step;
         self.last_loss = None;
         self.optimizer.reset()
     }

@@ -68,6 +68,9 @@ impl Trainer {
         self.keep(bytes.to_vec(), step);
         self.report(Report::ClearError);
         self.report(Report::Loaded(step));
+        if let Some(note) = Checkpoint::parse(bytes).ok().and_then(|c| c.state_note()) {
+            self.report(Report::Note(Some(format!("That file loaded, but {note}."))));
+        }
         self.evaluate(None, true).await
     }
 }

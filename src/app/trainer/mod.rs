@@ -272,6 +272,17 @@ impl Trainer {
         }
     }
 
+    /// A step's or an evaluation's result. When the run diverged, its session went back to
+    /// its last good weights and their step: the figures after that step go too.
+    fn unless_diverged<T>(&mut self, result: crate::Result<T>) -> Result<T, String> {
+        if let Err(crate::Error::Diverged { .. }) = &result {
+            if let Some(step) = self.session.as_ref().map(|s| s.step) {
+                self.forget_after(step + 1);
+            }
+        }
+        result.map_err(|e| e.sentence())
+    }
+
     /// True when a Reset was asked for after the one that made this session (a task switched
     /// while a step or an evaluation was under way): the session's figures must not be
     /// reported, and training waits for that Reset.
@@ -330,7 +341,8 @@ impl Trainer {
             }
         }
         let finished = first < end && session.step == end;
-        let train = session.check().await.map_err(|e| e.sentence())?;
+        let checked = session.check().await;
+        let train = self.unless_diverged(checked)?;
         if self.stale() {
             return Ok(());
         }
@@ -398,7 +410,11 @@ impl Trainer {
         let Some(session) = self.session.as_mut() else {
             return Ok(());
         };
-        let eval = session.evaluate().await.map_err(|e| e.sentence())?;
+        let evaluated = session.evaluate().await;
+        let eval = self.unless_diverged(evaluated)?;
+        let Some(session) = self.session.as_ref() else {
+            return Ok(());
+        };
         let base_loss = match &self.lora_base {
             Some(base) => Some(
                 session

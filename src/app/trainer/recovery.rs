@@ -117,7 +117,7 @@ impl Trainer {
 
     /// Drops the figures of steps after `step`: the curve, the last training loss and the best
     /// validation loss are those of the run as it now stands.
-    fn forget_after(&mut self, step: u64) {
+    pub(super) fn forget_after(&mut self, step: u64) {
         // The evaluation that follows adds the point of `step` itself.
         self.evals.retain(|&(s, _)| s < step);
         let mut best = BestKeeper::new(None);

@@ -307,9 +307,13 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
     let device = device()?;
     let mut session = Session::new(config, data, &device).map_err(|e| e.to_string())?;
     if let Some(path) = &a.load {
+        let bytes = read(path)?;
         session
-            .load(&read(path)?)
+            .load(&bytes)
             .map_err(|e| format!("{path}: {}", e.reason()))?;
+        if let Some(note) = Checkpoint::parse(&bytes).ok().and_then(|c| c.state_note()) {
+            eprintln!("note: {path}: {note}");
+        }
     }
     let mut keeper = BestKeeper::new(a.patience);
     let stops = Stops {

@@ -131,7 +131,8 @@ impl Saves {
         match written.as_slice() {
             [] => why,
             w => format!(
-                "{why}; the last good weights were saved to {}",
+                "{why}; the last good weights, of step {}, were saved to {}",
+                session.step,
                 w.join(" and ")
             ),
         }
