@@ -334,3 +334,29 @@ fn routing_trains_on_the_backend_the_clock_says_is_faster() {
         }
     });
 }
+
+/// A text evaluation goes through in parts of at most the training batch (its logits then fit
+/// wherever training's do); the parts' losses make the same mean as one pass.
+#[test]
+fn a_text_evaluation_in_parts_of_the_batch_is_the_same_as_in_one() {
+    use webgrad::data::Text;
+    use webgrad::nn::Preset;
+    run(async {
+        let device = common::gpu().await;
+        let text = Text::new(&"the quick brown fox jumps over the lazy dog. ".repeat(60)).unwrap();
+        let eval_of = |batch: usize| {
+            let (device, text) = (device.clone(), text.clone());
+            async move {
+                let mut config =
+                    Config::defaults(Task::Text, None, Some(Preset::Tiny), text.vocab.len())
+                        .unwrap();
+                (config.batch, config.eval_chars) = (batch, 16 * 32 * 6);
+                let mut s = Session::new(config, TaskData::Text(text), &device).unwrap();
+                s.evaluate().await.unwrap().loss
+            }
+        };
+        // 6 rows an evaluation batch: one pass, then parts of 4 and 2 rows.
+        let (whole, parts) = (eval_of(6).await, eval_of(4).await);
+        assert!((whole - parts).abs() < 1e-5, "{whole} in one pass, {parts} in parts");
+    });
+}

@@ -27,7 +27,7 @@ const CPU_BUDGET: u64 = 2 << 30;
 pub struct Part {
     pub what: &'static str,
     pub floats: u64,
-    pub setting: &'static str,
+    pub setting: String,
 }
 
 /// A run's size, from its config.
@@ -47,11 +47,11 @@ pub struct Footprint {
     pub step_settings: &'static str,
 }
 
-fn part(what: &'static str, floats: u64, setting: &'static str) -> Part {
+fn part(what: &'static str, floats: u64, setting: impl Into<String>) -> Part {
     Part {
         what,
         floats,
-        setting,
+        setting: setting.into(),
     }
 }
 
@@ -179,12 +179,12 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
             part(
                 "the token embedding (vocabulary × width)",
                 mul(&[c.vocab, w]),
-                "width",
+                format!("width, or train on a text with fewer {}", distinct(c.vocab)),
             ),
             part(
                 "the logits of a batch (batch × context × vocabulary)",
                 mul(&[batch, c.context, c.vocab]),
-                "batch or context",
+                format!("batch or context, or train on a text with fewer {}", distinct(c.vocab)),
             ),
             part(
                 "the MLP's activations (batch × context × 4·width)",
@@ -195,6 +195,11 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
         model_settings: "width or layers",
         step_settings: "batch or context",
     }
+}
+
+/// The vocabulary, as the text's distinct characters (the cause of a large one).
+fn distinct(vocab: usize) -> String {
+    format!("distinct characters than its {vocab}")
 }
 
 /// Floats of the output layer's padded copy and its gradient, where the training loss pads a

@@ -43,6 +43,16 @@ pub enum TaskData {
     Text(Text),
 }
 
+impl TaskData {
+    /// Training examples (labelled) or characters (text).
+    fn examples(&self) -> usize {
+        match self {
+            TaskData::Labelled(d) => d.train.len(),
+            TaskData::Text(t) => t.train.len(),
+        }
+    }
+}
+
 /// A session's model with the data it reads, paired by type when the session is made: a
 /// classifier reads labelled examples, the GPT reads windows of text as long as its context.
 enum Learner {
@@ -101,14 +111,6 @@ impl Learner {
         match self {
             Learner::Classifier { data, .. } => TaskData::Labelled(data),
             Learner::Text { data, .. } => TaskData::Text(data),
-        }
-    }
-
-    /// Training examples (labelled) or characters (text).
-    fn examples(&self) -> usize {
-        match self {
-            Learner::Classifier { data, .. } => data.train.len(),
-            Learner::Text { data, .. } => data.train.len(),
         }
     }
 }
@@ -193,10 +195,8 @@ impl Session {
     /// A new run of `config` on `data` on `device`; checks everything before allocating.
     pub fn new(config: Config, data: TaskData, device: &Device) -> Result<Session> {
         config.check()?;
-        Footprint::of(&config).check(device)?;
-        let mut init = Init::new(config.seed, device);
-        let learner = Learner::new(&config.model, data, &mut init)?;
-        let examples = learner.examples();
+        // Before the footprint: a batch larger than the data is the cause, not its size.
+        let examples = data.examples();
         if config.batch > examples {
             return Err(Error::Invalid {
                 op: "settings",
@@ -206,6 +206,9 @@ impl Session {
                 ),
             });
         }
+        Footprint::of(&config).check(device)?;
+        let mut init = Init::new(config.seed, device);
+        let learner = Learner::new(&config.model, data, &mut init)?;
         let batches = Batches::new(examples, config.seed);
         let (params, frozen): (Vec<_>, Vec<_>) = learner
             .model()
@@ -419,11 +422,26 @@ impl Session {
         let context = model.config.context;
         let rows = (self.config.eval_chars / (EVAL_BATCHES * context)).max(1);
         let mut losses = Vec::with_capacity(EVAL_BATCHES);
+        // An evaluation batch goes through in parts of at most the training batch: its logits
+        // (rows × context × vocabulary) then fit wherever training's do.
+        let part_rows = self.config.batch.clamp(1, rows);
         for b in 0..EVAL_BATCHES {
             let (x, y) = spread_windows(&t.val, rows, EVAL_BATCHES, context, b);
-            let xt = Tensor::from_u32(x, &[rows, context], &self.device)?;
-            let yt = Tensor::from_u32(y, &[rows * context], &self.device)?;
-            losses.push(no_grad(|| model.loss(&xt, &yt, None)?.reshape(&[1]))?);
+            let mut loss: Option<Tensor> = None;
+            for start in (0..rows).step_by(part_rows) {
+                let n = part_rows.min(rows - start);
+                let xs = x[start * context..(start + n) * context].to_vec();
+                let ys = y[start * context..(start + n) * context].to_vec();
+                let xt = Tensor::from_u32(xs, &[n, context], &self.device)?;
+                let yt = Tensor::from_u32(ys, &[n * context], &self.device)?;
+                let part = no_grad(|| model.loss(&xt, &yt, None)?.scale(n as f32 / rows as f32))?;
+                loss = Some(match loss {
+                    Some(sum) => no_grad(|| sum.add(&part))?,
+                    None => part,
+                });
+            }
+            let loss = loss.expect("at least one row");
+            losses.push(no_grad(|| loss.reshape(&[1]))?);
         }
         // One readback for all the batches.
         let losses = no_grad(|| Tensor::concat(&losses, 0))?.to_vec().await?;
