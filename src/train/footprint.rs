@@ -179,12 +179,12 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
             part(
                 "the token embedding (vocabulary × width)",
                 mul(&[c.vocab, w]),
-                format!("width, or train on a text with fewer {}", distinct(c.vocab)),
+                "width".to_string() + &or_the_text(c.vocab),
             ),
             part(
                 "the logits of a batch (batch × context × vocabulary)",
                 mul(&[batch, c.context, c.vocab]),
-                format!("batch or context, or train on a text with fewer {}", distinct(c.vocab)),
+                "batch or context".to_string() + &or_the_text(c.vocab),
             ),
             part(
                 "the MLP's activations (batch × context × 4·width)",
@@ -197,9 +197,16 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
     }
 }
 
-/// The vocabulary, as the text's distinct characters (the cause of a large one).
-fn distinct(vocab: usize) -> String {
-    format!("distinct characters than its {vocab}")
+/// A vocabulary above this is the text's doing (an alphabet's text has a few hundred
+/// characters at most; Chinese or Japanese text has thousands), and named as a cause.
+const LARGE_VOCABULARY: usize = 1000;
+
+/// The remedy a large vocabulary adds to the settings: the text.
+fn or_the_text(vocab: usize) -> String {
+    match vocab > LARGE_VOCABULARY {
+        true => format!(", or train on a text with fewer distinct characters than its {vocab}"),
+        false => String::new(),
+    }
 }
 
 /// Floats of the output layer's padded copy and its gradient, where the training loss pads a
