@@ -72,11 +72,17 @@ impl Error {
     /// The cause as a sentence of its own, as the page shows it: capitalised, with a full stop.
     pub fn sentence(&self) -> String {
         let reason = self.reason();
+        // A tensor's name keeps its case, as it is in the file ("layers.0.bias is missing").
+        let first_word = reason.split(' ').next().unwrap_or_default();
+        let named = first_word.trim_end_matches([':', ',']).contains(['.', '_']);
         let mut chars = reason.chars();
-        let mut s: String = chars
-            .next()
-            .map(|c| c.to_uppercase().collect())
-            .unwrap_or_default();
+        let mut s: String = match named {
+            true => String::new(),
+            false => chars
+                .next()
+                .map(|c| c.to_uppercase().collect())
+                .unwrap_or_default(),
+        };
         s.push_str(chars.as_str());
         if !s.ends_with(['.', '!', '?']) {
             s.push('.');
@@ -103,5 +109,10 @@ mod tests {
             e.sentence(),
             "Reading GPU data back failed: the device was lost."
         );
+        let e = Error::Invalid {
+            op: "checkpoint",
+            why: "layers.0.bias is missing".into(),
+        };
+        assert_eq!(e.sentence(), "layers.0.bias is missing.");
     }
 }
