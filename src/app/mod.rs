@@ -303,6 +303,9 @@ async fn draw_each_frame() {
         if with(|s| std::mem::take(&mut s.dirty)) {
             present::show_stats();
         }
+        if let Some(line) = present::busy_line() {
+            dom::set_text("stats", &line);
+        }
     }
 }
 

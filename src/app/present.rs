@@ -52,7 +52,16 @@ fn apply(envelope: Envelope) {
     if envelope.run != current && envelope.run != WORKER_RUN {
         return;
     }
+    // Figures or a failure end the long work the stats line was counting.
+    if matches!(
+        envelope.report,
+        Report::Progress(_) | Report::Evaluated(_) | Report::Failed(_) | Report::Busy(_)
+    ) {
+        with(|s| s.busy = None);
+        with(|s| s.dirty = true);
+    }
     match envelope.report {
+        Report::Busy(what) => with(|s| s.busy = what.map(|w| (w, js_sys::Date::now()))),
         Report::Device(adapter) => {
             dom::set_text("adapter", &adapter);
             with(|s| s.status.adapter = adapter);
@@ -121,13 +130,22 @@ fn apply(envelope: Envelope) {
         Report::Kept(step) => with(|s| s.status.kept_step = Some(step)),
         Report::Rewound(step) => with(|s| {
             s.history.retain(|p| p.step < step);
-            // The run stands at the last step it kept (a diverged run at its last good weights).
-            s.status.step = s.history.last().map_or(0, |p| p.step);
+            // The steps from `step` on are gone (a diverged run stands at its last good
+            // weights, the step before; a resumed run's evaluation of `step` follows).
+            s.status.step = s.status.step.min(step.saturating_sub(1));
             s.status.train_loss = s.history.iter().rev().find_map(|p| p.train);
             s.dirty = true;
         }),
         Report::Restart => super::reset(),
     }
+}
+
+/// Long work's line while it lasts past a second ("Building a 85.0 M-parameter model… 12 s"):
+/// the worker cannot report while it builds, so the page counts.
+pub fn busy_line() -> Option<String> {
+    let (what, since) = with(|s| s.busy.clone())?;
+    let seconds = ((js_sys::Date::now() - since) / 1000.0).floor();
+    (seconds >= 1.0).then(|| format!("{what}… {seconds:.0}\u{a0}s"))
 }
 
 /// Training stopped without the page asking (the run's end, an error, the worker gone).
@@ -203,6 +221,7 @@ fn show_progress(p: Progress) {
     with(|s| {
         s.status.step = p.step;
         s.status.steps_per_s = p.steps_per_s;
+        s.status.memory = p.memory;
         s.trained_ms = p.trained_ms;
         s.dirty = true;
         if p.evaluated {

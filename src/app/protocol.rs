@@ -153,6 +153,9 @@ pub enum Report {
     Failed(String),
     /// A sentence about the run (None clears it).
     Note(Option<String>),
+    /// Work that may take long has begun (building a model, its first evaluation), said as
+    /// what it does; the page counts the seconds until figures come. None: it is over.
+    Busy(Option<String>),
     /// The error sentence is no longer true.
     ClearError,
     /// The step of the checkpoint kept on the CPU side.
@@ -212,6 +215,16 @@ pub struct Progress {
     pub trained_ms: f64,
     /// Whether these steps ended in an evaluation (reported before this).
     pub evaluated: bool,
+    pub memory: Memory,
+}
+
+/// What the worker holds, to watch for growth over a long session.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq)]
+pub struct Memory {
+    /// Bytes of GPU buffers our pool owns (None on the CPU backend).
+    pub gpu_bytes: Option<u64>,
+    /// Bytes of the worker's WebAssembly memory.
+    pub heap_bytes: u64,
 }
 
 #[derive(Serialize, Deserialize, Debug)]

@@ -42,6 +42,8 @@ pub struct Status {
     pub pending: bool,
     /// Characters of the sample being written, and how many it will have.
     pub sampling: Option<(usize, usize)>,
+    /// What the worker held at the latest steps.
+    pub memory: super::protocol::Memory,
 }
 
 #[derive(Default)]
@@ -104,6 +106,8 @@ pub(super) struct Shared {
     pub(super) train_when_built: bool,
     /// The views of the run at the steps they were read, to replay.
     pub(super) frames: super::frames::Frames,
+    /// Long work under way in the worker, and when it began (ms): the stats line counts it.
+    pub(super) busy: Option<(String, f64)>,
 }
 
 thread_local! {

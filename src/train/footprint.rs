@@ -321,6 +321,16 @@ impl Footprint {
     }
 }
 
+impl Footprint {
+    /// The model's size as people say it ("a 1.2 M-parameter model"), frozen weights included.
+    pub fn model_in_words(&self) -> String {
+        format!(
+            "a {}-parameter model",
+            count(self.parameters.saturating_add(self.frozen))
+        )
+    }
+}
+
 /// A parameter count as people say it (1.2 M, 3.4 G).
 fn count(n: u64) -> String {
     match n {

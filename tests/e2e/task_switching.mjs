@@ -52,4 +52,16 @@ const waited = Date.now() - started;
 console.log(`task switching: 50 quick calls, then the first step ${waited} ms after the last`);
 if (waited > 3000) await fail(`50 quick calls: the first step came ${waited} ms after the last call`);
 await page.evaluate(() => window.webgrad.pause());
+
+// Switching task while training keeps training, the first time and the second, a second
+// apart or in one go: Train is not pressed again.
+const trainsOn = (task, label) => page.waitForFunction((task) => { const s = window.webgrad.state(); return s.task === task && s.running && s.step >= 5 && s.val_loss != null; }, task, { timeout: 60000, polling: 100 })
+  .catch(async () => fail(`${label}: ${task} did not go on training (${JSON.stringify(await state())})`));
+await page.evaluate(() => window.webgrad.train());
+for (const [label, calls] of [['first switch', ['xor']], ['second switch', ['moons']], ['two in one go', ['circles', 'gauss']]]) {
+  await page.evaluate((calls) => { for (const task of calls) window.webgrad.setTask(task); }, calls);
+  await trainsOn(calls[calls.length - 1], label);
+}
+console.log('task switching: three switches while training, each went on training');
+await page.evaluate(() => window.webgrad.pause());
 await t.done();

@@ -17,7 +17,8 @@ mod sampling;
 mod scope;
 mod sizing;
 
-use super::protocol::{Choices, Evaluated, Pace, Plan, Progress, Report, Request};
+use super::protocol::{Choices, Evaluated, Memory, Pace, Plan, Progress, Report, Request};
+use wasm_bindgen::JsCast;
 use super::schema;
 use crate::data::Text;
 use crate::train::{BestKeeper, Sampler, Session};
@@ -283,6 +284,21 @@ impl Trainer {
         result.map_err(|e| e.sentence())
     }
 
+    /// What the worker holds now: the GPU pool's buffers and its WebAssembly memory.
+    fn memory(&self) -> Memory {
+        let gpu_bytes = match self.session.as_ref().map(|s| s.device()) {
+            Some(Device::Gpu(g)) => Some(g.counters().bytes_allocated),
+            _ => None,
+        };
+        let heap_bytes = wasm_bindgen::memory()
+            .dyn_into::<js_sys::WebAssembly::Memory>()
+            .map_or(0, |m| m.buffer().unchecked_into::<js_sys::ArrayBuffer>().byte_length());
+        Memory {
+            gpu_bytes,
+            heap_bytes: heap_bytes as u64,
+        }
+    }
+
     /// True when a Reset was asked for after the one that made this session (a task switched
     /// while a step or an evaluation was under way): the session's figures must not be
     /// reported, and training waits for that Reset.
@@ -378,6 +394,7 @@ impl Trainer {
             steps_per_s: shown_rate,
             trained_ms: self.trained_ms,
             evaluated: due,
+            memory: self.memory(),
         }));
         if inspect_now {
             self.inspect().await?;

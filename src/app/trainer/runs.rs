@@ -4,7 +4,7 @@
 use super::{built, now_ms, Trainer, PAGE_EVAL_CHARS};
 use crate::app::protocol::{Plan, Report, SETTINGS_INVALID};
 use crate::app::schema;
-use crate::train::{routing, BestKeeper, Session, Task, TaskData};
+use crate::train::{routing, BestKeeper, Footprint, Session, Task, TaskData};
 use crate::Device;
 
 /// Steps between evaluations in the page: digits runs are the shortest (600 steps by default),
@@ -47,6 +47,7 @@ impl Trainer {
         let mut made = built(session, note);
         made.backend = routed;
         self.report(Report::Built(made));
+        self.report(Report::Busy(Some("Evaluating the new model".into())));
         self.evaluate(None, true).await
     }
 
@@ -102,6 +103,8 @@ impl Trainer {
         } else {
             data
         };
+        let model = Footprint::of(&config).model_in_words();
+        self.report(Report::Busy(Some(format!("Building {model}"))));
         let build = |d: &Device| Session::new(config.clone(), data.clone(), d);
         let backend = schema::backend(&form);
         let (session, route) = routing::route(backend, &self.device, build, now_ms)
