@@ -32,10 +32,11 @@ cargo build --release --locked --quiet
 rm -rf ".dev/$name" && cp -r dist ".dev/$name"
 cp target/release/webgrad ".dev/webgrad-$name"
 # The bench page, the playground page, the text task's two-minute run, the frame count while
-# training, the spiral on each backend and LoRA fine-tuning (tools/browser/): the built index.html with a driver script.
+# training, the spiral on each backend, LoRA fine-tuning and the soak run (tools/browser/): the built index.html with a driver script.
 cp tools/browser/inject_bench.js tools/browser/inject_play.js tools/browser/inject_text.js \
-  tools/browser/inject_frames.js tools/browser/inject_backends.js tools/browser/inject_lora.js ".dev/$name/"
-for page in bench play text frames backends lora; do
+  tools/browser/inject_frames.js tools/browser/inject_backends.js tools/browser/inject_lora.js \
+  tools/browser/inject_soak.js ".dev/$name/"
+for page in bench play text frames backends lora soak; do
   sed "s#</body>#<script src=\"inject_$page.js\"></script></body>#" dist/index.html > ".dev/$name/$page.html"
 done
 # TensorFlow.js 4.22, the anchor run beside the page (bench/tfjs.html).

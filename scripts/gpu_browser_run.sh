@@ -5,8 +5,8 @@
 # PyTorch's reference and the page's bench mode in Chromium (WebGPU on Vulkan). Everything
 # lands in $OUT (default /tmp/out).
 # Usage: [PARTS=...] [PROFILE=WORKLOADS] bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
-# PARTS, a comma list of bench, play, frames, backends, text, lora, tfjs and torch (default: all
-# but frames, backends, text and lora), picks what runs; lora the page's LoRA fine-tuning; text is the playground's text task for two minutes
+# PARTS, a comma list of bench, play, frames, backends, text, lora, soak, tfjs and torch (default:
+# all but frames, backends, text, lora and soak), picks what runs; lora the page's LoRA fine-tuning; text is the playground's text task for two minutes
 # as a user runs it (docs/TRAINING.md), frames the page's frames while it trains each task,
 # backends the spiral with the Backend control on auto, GPU and CPU.
 set -uo pipefail
@@ -74,6 +74,13 @@ fi
 if want lora; then
   echo "== LoRA fine-tuning, $last" >&2
   bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "lora.html" "$out/lora-$last.txt" 240 "${vulkan[@]}"
+fi
+# The soak run (tools/browser/inject_soak.js): SOAK_S seconds (default 450) of tasks, saves and
+# loads, LoRA and task switches, memory sampled, then the GPU device lost and recovered.
+if want soak; then
+  echo "== soak, $last" >&2
+  soak=${SOAK_S:-450}
+  bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "soak.html#soak=$soak" "$out/soak-$last.txt" $((soak + 120)) "${vulkan[@]}"
 fi
 if want tfjs && [ -f .dev/tfjs/tf.min.js ]; then
   echo "== tensorflow.js" >&2

@@ -186,6 +186,7 @@ fn show_built(built: Built, asked: u64) {
             running: s.status.running,
             lora_rank: built.lora,
             backend: built.backend.clone(),
+            memory: s.status.memory,
             ..Default::default()
         };
     });
