@@ -80,7 +80,8 @@ fi
 if want soak; then
   echo "== soak, $last" >&2
   soak=${SOAK_S:-450}
-  bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "soak.html#soak=$soak" "$out/soak-$last.txt" $((soak + 120)) "${vulkan[@]}"
+  bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "soak.html#soak=$soak" "$out/soak-$last.txt" $((soak + 120)) \
+    --enable-precise-memory-info "${vulkan[@]}"
 fi
 if want tfjs && [ -f .dev/tfjs/tf.min.js ]; then
   echo "== tensorflow.js" >&2

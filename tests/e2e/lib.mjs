@@ -5,7 +5,8 @@ import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
 
 const ARGS = ['--no-sandbox', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
+  '--enable-precise-memory-info'];
 
 // Opens a page in a new headless Chromium; with `noWebGpu`, neither the page nor its training
 // worker sees navigator.gpu, as in a browser without WebGPU. Console errors, page errors and

@@ -3,11 +3,10 @@
 // downloaded and loaded back; the digits; two task switches while training; the text task (it
 // writes samples as it trains); a LoRA fine-tuning on a short text, at whose end (the same run
 // in the same state each cycle, on the GPU) each cycle is sampled. Every 20 s it posts the
-// worker's GPU pool bytes and WebAssembly memory (state().memory) and the tab's memory (all
-// its pages and workers, where the page is cross-origin isolated, else the page's JS heap);
+// worker's GPU pool bytes and WebAssembly memory (state().memory) and the page's JavaScript heap;
 // any error shown ends the run. Then forces the GPU device's loss while the digits train and
 // posts whether training resumed. Before that, a summary: growth of each figure from the end of
-// the first cycle (the warm-up) to the end of the last. Duration: #soak=SECONDS in the URL (default 480).
+// the warm-up (two cycles) to the end of the last. Duration: #soak=SECONDS in the URL (default 480).
 (() => {
   const hash = new URLSearchParams(location.hash.slice(1));
   const TOTAL_S = Number(hash.get('soak') || 480);
@@ -36,15 +35,12 @@
 
   const samples = [];
   let cycle = 0;
-  const tabBytes = async () => {
-    if (self.crossOriginIsolated && performance.measureUserAgentSpecificMemory) {
-      try { return (await performance.measureUserAgentSpecificMemory()).bytes; } catch (e) { /* below */ }
-    }
-    return performance.memory ? performance.memory.usedJSHeapSize : null;
-  };
+  // The page's JavaScript heap (exact with Chrome's --enable-precise-memory-info, else in
+  // coarse steps); the worker's WebAssembly memory is `heap`.
+  const pageHeap = () => (performance.memory ? performance.memory.usedJSHeapSize : null);
   const sample = async (end = false) => {
     const s = state();
-    const row = { t: Math.round(seconds()), cycle, end, task: s.task, step: s.step, gpu: s.memory.gpu_bytes ?? null, heap: s.memory.heap_bytes, tab: await tabBytes() };
+    const row = { t: Math.round(seconds()), cycle, end, task: s.task, step: s.step, gpu: s.memory.gpu_bytes ?? null, heap: s.memory.heap_bytes, page_js: pageHeap() };
     samples.push(row);
     await post('sample ' + JSON.stringify(row));
   };
@@ -84,7 +80,8 @@
     }],
     ['text, sampling as it trains', async () => { await switchTo('text'); await trainFor(PHASE_S); }],
     ['LoRA on a short text', async () => {
-      document.getElementById('user-text').value = TEXT.repeat(20);
+      // Long enough for the largest context the page sizes a GPT to (256 on a large GPU).
+      document.getElementById('user-text').value = TEXT.repeat(100);
       document.getElementById('lora-rank').value = '4';
       document.getElementById('lora-start').click();
       await until('the fine-tuning built', (s) => s.lora_rank === 4 && s.val_loss != null && s.base_loss != null);
@@ -107,16 +104,18 @@
     await post(`device loss: ${lost.note} Then step ${after.step}, val loss ${after.val_loss.toFixed(3)}, adapter: ${after.adapter}`);
   };
 
-  // Growth of a figure from the warm-up's end to the run's: sampled at the end of each cycle
-  // (the same task in the same state), the last cycle's over the first's; and the largest of
-  // all samples over the largest of the first cycle's.
+  // Growth of a figure after the warm-up (the first WARM_UP cycles: WebAssembly memory grows to
+  // its allocator's high-water mark over the first two, and never shrinks): sampled at the end
+  // of each cycle (the same run in the same state), the last cycle's over the warm-up's last;
+  // and the largest sample after the warm-up over the largest during it.
+  const WARM_UP = 2;
   const growth = (key) => {
     const ends = samples.filter((r) => r.end && r[key] != null);
-    const firstCycle = samples.filter((r) => r.cycle <= 1 && r[key] != null).map((r) => r[key]);
-    if (ends.length < 2 || !firstCycle.length) return { key, growth: null };
-    const [warm, end] = [ends[0][key], ends[ends.length - 1][key]];
-    const peak = Math.max(...samples.filter((r) => r[key] != null).map((r) => r[key]));
-    return { key, cycles: ends.length, warm_up_end: warm, end, growth: +(end / warm - 1).toFixed(4), peak_growth: +(peak / Math.max(...firstCycle) - 1).toFixed(4) };
+    const during = samples.filter((r) => r.cycle <= WARM_UP && r[key] != null).map((r) => r[key]);
+    const after = samples.filter((r) => r.cycle > WARM_UP && r[key] != null).map((r) => r[key]);
+    if (ends.length <= WARM_UP || !after.length) return { key, growth: null };
+    const [warm, end] = [ends[WARM_UP - 1][key], ends[ends.length - 1][key]];
+    return { key, cycles: ends.length, warm_up_end: warm, end, growth: +(end / warm - 1).toFixed(4), peak_growth: +(Math.max(...after) / Math.max(...during) - 1).toFixed(4) };
   };
 
   (async () => {
@@ -135,7 +134,7 @@
         await sample(true);
       }
       clearInterval(sampler);
-      await post('summary ' + JSON.stringify(['gpu', 'heap', 'tab'].map(growth)));
+      await post('summary ' + JSON.stringify(['gpu', 'heap', 'page_js'].map(growth)));
       await loseDevice();
     } catch (e) {
       clearInterval(sampler);
