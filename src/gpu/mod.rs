@@ -3,6 +3,7 @@
 
 mod batch;
 mod bind_groups;
+mod limits;
 #[cfg(target_arch = "wasm32")]
 pub(crate) mod nudge;
 mod params;
@@ -20,6 +21,7 @@ pub use params::{
     KernelParams, NoParams, ParamField, WgslType, ELEMENTWISE_WORKGROUP, ROW_WORKGROUP,
 };
 pub use pipelines::{unchecked_shaders, Kernel};
+pub use limits::{LimitsAsked, LIMITS_VAR};
 pub use pool::BufferRef;
 pub(crate) use pool::{BufferKind, PooledBuffer};
 pub use profile::request_profile;
@@ -87,8 +89,18 @@ pub struct Gpu {
 
 impl Gpu {
     /// Finds an adapter (WebGPU in the browser, Vulkan/Metal/DX12 natively) and opens a device
-    /// with the adapter's real limits, so that big models can use what the hardware offers.
+    /// with the adapter's real limits, so that big models can use what the hardware offers
+    /// (natively, `WEBGRAD_LIMITS=webgpu` asks for WebGPU's guaranteed ones: `LimitsAsked`).
     pub async fn new() -> Result<Rc<Gpu>> {
+        let asked = match cfg!(target_arch = "wasm32") {
+            true => LimitsAsked::Adapter,
+            false => LimitsAsked::from_env().map_err(Error::DeviceRequest)?,
+        };
+        Gpu::open(asked).await
+    }
+
+    /// As `new`, with the limits `asked` for.
+    pub async fn open(asked: LimitsAsked) -> Result<Rc<Gpu>> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: wgpu::Backends::VULKAN
                 | wgpu::Backends::METAL
@@ -103,7 +115,7 @@ impl Gpu {
             })
             .await
             .map_err(|e| Error::NoAdapter(e.to_string()))?;
-        let limits = adapter.limits();
+        let limits = asked.limits(adapter.limits());
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("webgrad"),

@@ -14,6 +14,11 @@ use std::rc::Rc;
 
 /// Below this many 128×128 tiles a GPU would sit partly idle, so 64×64 tiles are used.
 pub(super) const BIG_TILES_FROM: usize = 128;
+/// Workgroup memory of the 128 × 128 kernel (shaders/matmul.wgsl: two 8 KiB tiles and 4 KiB of
+/// row sums), above the 16 KiB WebGPU guarantees: a device offering less gets 64 × 64 tiles
+/// (8 KiB). Natively the pipeline cache checks every kernel's declaration against the device
+/// (`check_workgroup_memory`), which keeps this figure honest.
+const BIG_TILE_WORKGROUP_BYTES: u32 = 20 << 10;
 /// Whether kernels go through the browser's WGSL compiler rather than naga: the two differ in
 /// what runs fast on the same GPU. The choices below were measured in Chrome (Tint) on an
 /// H100 (docs/BENCHMARKS.md); other browsers compile WGSL with their own.
@@ -249,8 +254,9 @@ impl Epilogue<'_> {
 
 /// Which kernel computes a product on `gpu`, and its workgroups: register blocking without
 /// barriers on emulated GPUs; on real ones 128 × 128 tiles once there are enough of them to
-/// fill a large GPU, more than 64 rows, and operands read as whole vec4s (`vec4_buffers`), else
-/// 64 × 64 with K split when there are few tiles (matmul_split.rs).
+/// fill a large GPU, more than 64 rows, operands read as whole vec4s (`vec4_buffers`) and the
+/// workgroup memory they need, else 64 × 64 with K split when there are few tiles
+/// (matmul_split.rs).
 fn plan(
     gpu: &Gpu,
     (d, views): (Dims, Views),
@@ -281,7 +287,10 @@ fn plan(
         false => whole,
     };
     let enough_tiles = m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM;
-    if m > BIG_TILES_OVER_ROWS
+    let big_tiles_fit =
+        gpu.limits().max_compute_workgroup_storage_size >= BIG_TILE_WORKGROUP_BYTES;
+    if big_tiles_fit
+        && m > BIG_TILES_OVER_ROWS
         && n > BIG_TILES_OVER_COLS
         && d.k > BIG_TILES_OVER_DEPTH
         && (enough_tiles || (BIG_TILES_WITH_K_SPLIT && big_split.parts > 1))

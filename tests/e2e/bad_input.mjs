@@ -133,6 +133,16 @@ export async function badInput(t, url, out) {
   await expect('the link\'s size', await page.inputValue('#gpt-size'), 'custom');
   await expect('heads=3 with width 32', await hint(page, 'heads'), 'The heads must divide the width.');
   await expect('context=1', await hint(page, 'context'), 'At least 2.');
+  // Those invalid GPT settings, hidden once the spiral is chosen, neither block it nor appear
+  // in its banner.
+  await page.evaluate(() => window.webgrad.setTask('spiral'));
+  await firstEvaluation(t);
+  await page.click('#train');
+  await page.waitForFunction(() => window.webgrad.state().step > 0, null, { timeout: 60000 })
+    .catch(() => fail('bad input: the spiral does not train after a text task with invalid hidden settings'));
+  await page.click('#train');
+  const banner = await page.textContent('#error');
+  if (/Heads|Context|not valid/.test(banner)) await fail(`bad input: the spiral's banner names the text task's settings: "${banner}"`);
   // A link with settings no run can be built from: the sentence names them, and Train brings
   // the first into view instead of seeming to start (nothing would train). Fixed, they build
   // the run, which then trains.
