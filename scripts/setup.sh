@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 say() { printf '[setup] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-# Debian packages: lavapipe (software Vulkan) for native tests, Chromium for browser tests;
+# Debian packages: lavapipe (software Vulkan) for native tests, Chromium and Firefox ESR for
+# browser tests;
 # Node's npm for the end-to-end tests' playwright-core, and curl for rustup, where missing.
-apt_packages=(mesa-vulkan-drivers chromium chromium-driver)
+apt_packages=(mesa-vulkan-drivers chromium chromium-driver firefox-esr)
 command -v npm >/dev/null || apt_packages+=(nodejs npm)
 command -v cargo >/dev/null || apt_packages+=(curl ca-certificates)
 missing=()
