@@ -86,7 +86,13 @@ fn a_refused_size_names_its_cause() {
     let args = ["train", "--task", "text", "--text", text, "--batch", "64"];
     assert_refused(&args, "fewer distinct characters than its 20000");
     // A batch beyond the data is refused as such, not as the memory it would take.
-    let huge = ["train", "--task", "spiral", "--batch", "18446744073709551615"];
+    let huge = [
+        "train",
+        "--task",
+        "spiral",
+        "--batch",
+        "18446744073709551615",
+    ];
     assert_refused(&huge, "is larger than the");
     std::fs::remove_dir_all(&dir).unwrap();
 }

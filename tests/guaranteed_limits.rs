@@ -43,7 +43,11 @@ fn every_family_trains_under_webgpus_guaranteed_limits_as_on_the_cpu() {
         let text = Text::new(&"to be or not to be, that is the question. ".repeat(60)).unwrap();
         let vocab = text.vocab.len();
         let runs = [
-            ("spiral MLP", Config::defaults(Task::Spiral, None, None, 0), spiral),
+            (
+                "spiral MLP",
+                Config::defaults(Task::Spiral, None, None, 0),
+                spiral,
+            ),
             (
                 "digits CNN",
                 Config::defaults(Task::Digits, Some(Family::Cnn), None, 0),
@@ -63,7 +67,10 @@ fn every_family_trains_under_webgpus_guaranteed_limits_as_on_the_cpu() {
         };
         let on_gpu = product(&device).unwrap().to_vec_f64().await.unwrap();
         let errors = gpu.take_errors();
-        assert!(errors.is_empty(), "a large product: the device reported {errors:?}");
+        assert!(
+            errors.is_empty(),
+            "a large product: the device reported {errors:?}"
+        );
         let on_cpu = product(&Device::Cpu).unwrap().to_vec_f64().await.unwrap();
         assert_close("a large product", &on_gpu, &on_cpu, 1e-4);
         for (name, config, data) in runs {

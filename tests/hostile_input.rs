@@ -297,13 +297,32 @@ fn a_broken_optimizer_state_still_samples_and_trains_with_a_fresh_optimizer() {
     assert!(!out.trim().is_empty());
 
     let xor = dir.join("xor.safetensors");
-    let trained = ["train", "--task", "xor", "--steps", "20", "--eval-every", "10"];
+    let trained = [
+        "train",
+        "--task",
+        "xor",
+        "--steps",
+        "20",
+        "--eval-every",
+        "10",
+    ];
     let (code, _, err) = cli(&[&trained[..], &["--save", s(&xor)]].concat());
     assert_eq!(code, 0, "{err}");
     let broken = rewritten(&std::fs::read(&xor).unwrap(), |_| {}, nan_state);
     std::fs::write(&xor, broken).unwrap();
-    let more = ["train", "--task", "xor", "--steps", "40", "--eval-every", "10"];
+    let more = [
+        "train",
+        "--task",
+        "xor",
+        "--steps",
+        "40",
+        "--eval-every",
+        "10",
+    ];
     let (code, _, err) = cli(&[&more[..], &["--load", s(&xor)]].concat());
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("optimizer.") && err.contains("the optimizer starts afresh"), "{err}");
+    assert!(
+        err.contains("optimizer.") && err.contains("the optimizer starts afresh"),
+        "{err}"
+    );
 }

@@ -357,6 +357,9 @@ fn a_text_evaluation_in_parts_of_the_batch_is_the_same_as_in_one() {
         };
         // 6 rows an evaluation batch: one pass, then parts of 4 and 2 rows.
         let (whole, parts) = (eval_of(6).await, eval_of(4).await);
-        assert!((whole - parts).abs() < 1e-5, "{whole} in one pass, {parts} in parts");
+        assert!(
+            (whole - parts).abs() < 1e-5,
+            "{whole} in one pass, {parts} in parts"
+        );
     });
 }

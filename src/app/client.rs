@@ -3,6 +3,7 @@
 
 use super::protocol::{Envelope, Request};
 use super::{dom, show_error};
+use crate::gpu::LimitsAsked;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -42,7 +43,12 @@ pub fn start(heard: fn(Heard)) -> Result<(), String> {
     };
     let options = WorkerOptions::new();
     options.set_type(WorkerType::Module);
-    let worker = Worker::new_with_options(SCRIPT, &options).map_err(dom::js_error)?;
+    // The worker opens the GPU device: it reads the limits the link asks for in its own URL.
+    let script = match LimitsAsked::from_query(&dom::search()).to_query() {
+        Some(query) => format!("{SCRIPT}?{query}"),
+        None => SCRIPT.to_string(),
+    };
+    let worker = Worker::new_with_options(&script, &options).map_err(dom::js_error)?;
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         heard(match serde_wasm_bindgen::from_value::<Envelope>(e.data()) {
             Ok(envelope) => Heard::Report(envelope),

@@ -271,3 +271,10 @@ pub fn diverging(v: f32) -> [u8; 3] {
 pub fn css_rgb([r, g, b]: [u8; 3]) -> String {
     format!("rgb({r},{g},{b})")
 }
+
+/// The page's query string (`?…`), empty when there is none.
+pub fn search() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default()
+}

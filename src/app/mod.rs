@@ -51,9 +51,7 @@ pub fn start() {
     if web_sys::window().is_none() || dom::by_id::<web_sys::HtmlElement>("task").is_none() {
         return;
     }
-    let search = web_sys::window()
-        .and_then(|w| w.location().search().ok())
-        .unwrap_or_default();
+    let search = dom::search();
     if let Some(options) = bench::options(&search) {
         api::install();
         wasm_bindgen_futures::spawn_local(async move {

@@ -5,6 +5,7 @@
 use super::dom::{self, note_beside, set_value, value};
 use super::form::Form;
 use super::schema::{defaults, preset_values, CONTROLS};
+use crate::gpu::{LimitsAsked, LIMITS_PARAM};
 use crate::nn::Preset;
 use crate::train::{Config, Task};
 use strum::VariantNames;
@@ -50,6 +51,10 @@ pub fn to_query() -> String {
     let params = web_sys::UrlSearchParams::new().expect("URLSearchParams");
     for id in CONTROLS {
         params.append(id, &value(id));
+    }
+    // The device's limits are the page's, not a run's: a link that asked for them keeps them.
+    if LimitsAsked::from_query(&dom::search()) == LimitsAsked::Guaranteed {
+        params.append(LIMITS_PARAM, "webgpu");
     }
     String::from(params.to_string())
 }
@@ -98,7 +103,8 @@ pub fn apply_query(search: &str) {
         .flatten()
         .filter_map(|k| k.ok()?.as_string())
     {
-        if !CONTROLS.contains(&name.as_str()) && !unknown.contains(&name) {
+        let known = CONTROLS.contains(&name.as_str()) || name == LIMITS_PARAM;
+        if !known && !unknown.contains(&name) {
             unknown.push(name);
         }
     }

@@ -6,6 +6,10 @@
 
 /// The environment variable that asks for WebGPU's guaranteed limits natively.
 pub const LIMITS_VAR: &str = "WEBGRAD_LIMITS";
+/// The page's link parameter that asks for them in the browser (`?limits=webgpu`).
+pub const LIMITS_PARAM: &str = "limits";
+/// The value that asks for them, in either.
+const GUARANTEED: &str = "webgpu";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum LimitsAsked {
@@ -22,11 +26,29 @@ impl LimitsAsked {
     pub fn from_env() -> Result<LimitsAsked, String> {
         match std::env::var(LIMITS_VAR).ok().as_deref() {
             None | Some("") | Some("adapter") => Ok(LimitsAsked::Adapter),
-            Some("webgpu") => Ok(LimitsAsked::Guaranteed),
+            Some(GUARANTEED) => Ok(LimitsAsked::Guaranteed),
             Some(other) => Err(format!(
                 "{LIMITS_VAR}={other:?} is not a choice: use \"webgpu\" (only the limits WebGPU guarantees) or \"adapter\""
             )),
         }
+    }
+
+    /// What a page's query string (`?…`) asks for: `limits=webgpu` the guaranteed limits.
+    pub fn from_query(search: &str) -> LimitsAsked {
+        let wanted = format!("{LIMITS_PARAM}={GUARANTEED}");
+        match search
+            .trim_start_matches('?')
+            .split('&')
+            .any(|p| p == wanted)
+        {
+            true => LimitsAsked::Guaranteed,
+            false => LimitsAsked::Adapter,
+        }
+    }
+
+    /// The query parameter that carries this choice on (none for the adapter's limits).
+    pub fn to_query(self) -> Option<String> {
+        (self == LimitsAsked::Guaranteed).then(|| format!("{LIMITS_PARAM}={GUARANTEED}"))
     }
 
     /// The limits to open the device with on an adapter offering `offered`.
@@ -35,5 +57,30 @@ impl LimitsAsked {
             LimitsAsked::Adapter => offered,
             LimitsAsked::Guaranteed => wgpu::Limits::defaults(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LimitsAsked::{Adapter, Guaranteed};
+    use super::*;
+
+    #[test]
+    fn only_limits_webgpu_asks_for_the_guaranteed_limits() {
+        assert_eq!(
+            LimitsAsked::from_query("?task=text&limits=webgpu"),
+            Guaranteed
+        );
+        assert_eq!(LimitsAsked::from_query("limits=webgpu"), Guaranteed);
+        assert_eq!(LimitsAsked::from_query("?limits=webgpux"), Adapter);
+        assert_eq!(LimitsAsked::from_query("?task=spiral"), Adapter);
+        assert_eq!(Guaranteed.to_query().as_deref(), Some("limits=webgpu"));
+        assert_eq!(Adapter.to_query(), None);
+        assert_eq!(
+            Guaranteed
+                .limits(wgpu::Limits::downlevel_defaults())
+                .max_compute_workgroup_storage_size,
+            16 << 10
+        );
     }
 }

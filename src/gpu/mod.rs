@@ -17,11 +17,11 @@ mod spin;
 
 pub use batch::Binding;
 pub(crate) use bind_groups::MAX_BINDINGS;
+pub use limits::{LimitsAsked, LIMITS_PARAM, LIMITS_VAR};
 pub use params::{
     KernelParams, NoParams, ParamField, WgslType, ELEMENTWISE_WORKGROUP, ROW_WORKGROUP,
 };
 pub use pipelines::{unchecked_shaders, Kernel};
-pub use limits::{LimitsAsked, LIMITS_VAR};
 pub use pool::BufferRef;
 pub(crate) use pool::{BufferKind, PooledBuffer};
 pub use profile::request_profile;

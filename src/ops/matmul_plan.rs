@@ -287,8 +287,7 @@ fn plan(
         false => whole,
     };
     let enough_tiles = m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM;
-    let big_tiles_fit =
-        gpu.limits().max_compute_workgroup_storage_size >= BIG_TILE_WORKGROUP_BYTES;
+    let big_tiles_fit = gpu.limits().max_compute_workgroup_storage_size >= BIG_TILE_WORKGROUP_BYTES;
     if big_tiles_fit
         && m > BIG_TILES_OVER_ROWS
         && n > BIG_TILES_OVER_COLS

@@ -18,13 +18,13 @@ mod scope;
 mod sizing;
 
 use super::protocol::{Choices, Evaluated, Memory, Pace, Plan, Progress, Report, Request};
-use wasm_bindgen::JsCast;
 use super::schema;
 use crate::data::Text;
 use crate::train::{BestKeeper, Sampler, Session};
 use crate::Device;
 use built::built;
 use scope::now_ms;
+use wasm_bindgen::JsCast;
 
 /// Milliseconds of recording in one chunk of steps, and the most steps in one: between chunks
 /// the worker reads the loss back and takes the page's requests.
@@ -292,7 +292,11 @@ impl Trainer {
         };
         let heap_bytes = wasm_bindgen::memory()
             .dyn_into::<js_sys::WebAssembly::Memory>()
-            .map_or(0, |m| m.buffer().unchecked_into::<js_sys::ArrayBuffer>().byte_length());
+            .map_or(0, |m| {
+                m.buffer()
+                    .unchecked_into::<js_sys::ArrayBuffer>()
+                    .byte_length()
+            });
         Memory {
             gpu_bytes,
             heap_bytes: heap_bytes as u64,

@@ -1,6 +1,7 @@
 //! What the worker has instead of a window: its clock, timers, fetch and the GPU.
 
 use crate::app::adapter;
+use crate::gpu::LimitsAsked;
 use crate::{Device, Gpu};
 use js_sys::Promise;
 use wasm_bindgen::JsCast;
@@ -45,13 +46,19 @@ pub async fn fetch(path: &str) -> Result<Vec<u8>, String> {
 
 /// The GPU when the browser offers one, else the CPU backend; with a sentence saying which.
 pub async fn open_device() -> (Device, String) {
-    match Gpu::new().await {
+    // The page puts the limits its link asks for in this worker's URL.
+    let asked = LimitsAsked::from_query(&scope().location().search());
+    match Gpu::open(asked).await {
         Ok(gpu) => {
             let name = match adapter::describe().await {
                 Some(described) => described,
                 None => gpu.adapter_name(),
             };
-            (Device::Gpu(gpu), format!("GPU adapter: {name}"))
+            let limits = match asked {
+                LimitsAsked::Guaranteed => ", with only the limits WebGPU guarantees",
+                LimitsAsked::Adapter => "",
+            };
+            (Device::Gpu(gpu), format!("GPU adapter: {name}{limits}"))
         }
         Err(_) => (
             Device::Cpu,
