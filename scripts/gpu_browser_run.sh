@@ -5,8 +5,9 @@
 # PyTorch's reference and the page's bench mode in Chromium (WebGPU on Vulkan). Everything
 # lands in $OUT (default /tmp/out).
 # Usage: [PARTS=...] [PROFILE=WORKLOADS] bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
-# PARTS, a comma list of bench, play, frames, backends, text, lora, soak, tfjs and torch (default:
-# all but frames, backends, text, lora and soak), picks what runs; lora the page's LoRA fine-tuning; text is the playground's text task for two minutes
+# PARTS, a comma list of bench, play, frames, backends, text, lora, soak, firefox, tfjs and torch
+# (default: all but frames, backends, text, lora, soak and firefox), picks what runs; firefox the
+# bench page in Firefox ESR beside Chromium (parts of tools/browser/pack_firefox.sh in /tmp); lora the page's LoRA fine-tuning; text is the playground's text task for two minutes
 # as a user runs it (docs/TRAINING.md), frames the page's frames while it trains each task,
 # backends the spiral with the Backend control on auto, GPU and CPU.
 set -uo pipefail
@@ -25,6 +26,10 @@ vulkan=(--enable-features=Vulkan --use-angle=vulkan --use-vulkan=native)
 # Chromium's headless shell from the parts in /tmp, once, unless CHROME names an installed one.
 if [ -z "${CHROME:-}" ] && [ ! -x /opt/chr/usr/lib/chromium/chromium-headless-shell ]; then
   mkdir -p /opt/chr && cat /tmp/chr.part.* | xz -d -T0 | tar -C /opt/chr -xf -
+fi
+# Firefox ESR from its parts in /tmp, once, for PARTS=firefox (tools/browser/pack_firefox.sh).
+if want firefox && [ ! -x /opt/ff/usr/lib/firefox-esr/firefox-esr ]; then
+  mkdir -p /opt/ff && cat /tmp/ff.part.* | xz -d -T0 | tar -C /opt/ff -xf -
 fi
 # The Vulkan loader, where the machine has none (.gl, from scripts/gpu_browser_pack.sh).
 if [ -d .gl ]; then
@@ -74,6 +79,13 @@ fi
 if want lora; then
   echo "== LoRA fine-tuning, $last" >&2
   bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "lora.html" "$out/lora-$last.txt" 240 "${vulkan[@]}"
+fi
+# The bench page in Firefox ESR and in Chromium, one after the other, in the last site given.
+if want firefox; then
+  echo "== bench page in Firefox, then Chromium, $last" >&2
+  page="bench.html?bench=1&only=matmul_1024,$workloads&quick=1"
+  bash .dev/browser-gpu/run_firefox.sh ".dev/$last" "$page" "$out/firefox-bench-$last.txt" 300
+  bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "$page" "$out/chromium-bench-$last.txt" 300 "${vulkan[@]}"
 fi
 # The soak run (tools/browser/inject_soak.js): SOAK_S seconds (default 450) of tasks, saves and
 # loads, LoRA and task switches, memory sampled, then the GPU device lost and recovered.
