@@ -49,9 +49,22 @@ fn flags_that_do_not_apply_and_unknown_names_are_refused() {
                 "--preset",
                 "nanochar",
                 "--batch",
-                "100000000",
+                "4000000",
             ],
             "lower the batch or context",
+        ),
+        // More than the text's 4.5 M characters: refused as such, not by the memory it takes.
+        (
+            &[
+                "train",
+                "--task",
+                "text",
+                "--preset",
+                "nanochar",
+                "--batch",
+                "100000000",
+            ],
+            "is larger than the",
         ),
     ];
     for (args, expect) in cases {
