@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares, under .dev/ and .gl/ (both ignored by git), everything a run on a Linux machine with
-# an NVIDIA GPU needs when that machine can install nothing: Chromium's headless shell in parts
-# (tools/browser/pack_chromium.sh), the Vulkan loader, the browser helpers (tools/browser/), the
+# an NVIDIA GPU needs when that machine can install nothing: Chromium's headless shell and
+# Firefox ESR in parts (tools/browser/pack_chromium.sh, pack_firefox.sh), the Vulkan loader, the browser helpers (tools/browser/), the
 # release site with its bench and playground pages, the native release binary, PyTorch's
 # references (bench/) and TensorFlow.js's page. Then prints what to copy there and the command
 # that runs it (docs/DEVELOPING.md, "In Chrome on a real GPU").
@@ -14,6 +14,10 @@ say() { printf '[pack] %s\n' "$*" >&2; }
 if ! ls .dev/chr1/chr.part.* >/dev/null 2>&1; then
   say "Chromium's headless shell, in parts of 55 MiB"
   tools/browser/pack_chromium.sh .dev
+fi
+if ! ls .dev/ff1/ff.part.* >/dev/null 2>&1; then
+  say "Firefox ESR and the libraries it needs beyond Chromium's, in parts of 55 MiB"
+  tools/browser/pack_firefox.sh .dev
 fi
 if ! ls .gl/libvulkan1*.deb >/dev/null 2>&1; then
   say "the Vulkan loader and GL libraries (amd64 packages)"
@@ -53,9 +57,11 @@ fi
 cp -f bench/tfjs.html .dev/tfjs/
 du -sh .dev/chr* .gl .dev/tfjs ".dev/$name" ".dev/webgrad-$name" | sed 's/^/[pack] /' >&2
 n_parts=$(ls -d .dev/chr[0-9]* | wc -l)
+n_ff=$(ls -d .dev/ff[0-9]* | wc -l)
 cat >&2 <<STEPS
 [pack] On the GPU machine, in a copy of this repository:
 $(for i in $(seq 1 "$n_parts"); do echo "  copy .dev/chr$i/* to its /tmp/"; done)
+$(for i in $(seq 1 "$n_ff"); do echo "  (for PARTS=firefox) copy .dev/ff$i/* to its /tmp/"; done)
   copy .gl, .dev/browser-gpu, .dev/$name, .dev/webgrad-$name, .dev/torch_*.py and .dev/tfjs into it, then run
     bash scripts/gpu_browser_run.sh $name
   (PARTS=text bash scripts/gpu_browser_run.sh $name: only the text task's two-minute page run)

@@ -129,10 +129,8 @@ fn apply(envelope: Envelope) {
         Report::ClearError => show_error(None),
         Report::Kept(step) => with(|s| s.status.kept_step = Some(step)),
         Report::Rewound(step) => with(|s| {
-            s.history.retain(|p| p.step < step);
-            // The steps from `step` on are gone (a diverged run stands at its last good
-            // weights, the step before; a resumed run's evaluation of `step` follows).
-            s.status.step = s.status.step.min(step.saturating_sub(1));
+            s.history.retain(|p| p.step <= step);
+            s.status.step = step;
             s.status.train_loss = s.history.iter().rev().find_map(|p| p.train);
             s.dirty = true;
         }),

@@ -160,7 +160,8 @@ pub enum Report {
     ClearError,
     /// The step of the checkpoint kept on the CPU side.
     Kept(u64),
-    /// The run went back to step `0`: the figures after it are gone.
+    /// The run went back to step `0` (a new device resumed from it, or a diverged run fell
+    /// back to its last good weights, of that step): the figures after it are gone.
     Rewound(u64),
     /// The run could not be resumed: the page starts it again.
     Restart,

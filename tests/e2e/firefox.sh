@@ -13,15 +13,7 @@ rm -rf "$out" && mkdir -p "$out/site" "$out/profile"
 cp -r dist/. "$out/site/"
 cp tools/browser/inject_smoke.js "$out/site/"
 sed 's#</body>#<script src="inject_smoke.js"></script></body>#' dist/index.html > "$out/site/smoke.html"
-# WebGPU is behind these prefs in Firefox ESR on Linux; the blocklist would refuse lavapipe.
-cat > "$out/profile/user.js" <<'PREFS'
-user_pref("dom.webgpu.enabled", true);
-user_pref("dom.webgpu.workers.enabled", true);
-user_pref("gfx.webgpu.ignore-blocklist", true);
-user_pref("browser.shell.checkDefaultBrowser", false);
-user_pref("datareporting.policy.dataSubmissionEnabled", false);
-user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
-PREFS
+cp tools/browser/firefox_user.js "$out/profile/user.js"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 python3 tools/browser/serve_collect.py "$out/site" "$port" "$out/smoke.txt" 1 900 > "$out/collector.log" 2>&1 &
 collector=$!

@@ -14,16 +14,7 @@ firefox=${FIREFOX:-$F/usr/lib/firefox-esr/firefox-esr}
 port=$((8200 + RANDOM % 500))
 profile=/tmp/ff-profile-$port
 mkdir -p "$profile"
-# WebGPU is behind these prefs in Firefox ESR on Linux, and the blocklist would refuse
-# adapters it does not know.
-cat > "$profile/user.js" <<'PREFS'
-user_pref("dom.webgpu.enabled", true);
-user_pref("dom.webgpu.workers.enabled", true);
-user_pref("gfx.webgpu.ignore-blocklist", true);
-user_pref("browser.shell.checkDefaultBrowser", false);
-user_pref("datareporting.policy.dataSubmissionEnabled", false);
-user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
-PREFS
+cp "$here/firefox_user.js" "$profile/user.js"
 python3 "$here/serve_collect.py" "$site" $port "$out" 1 "$timeout" &
 collector=$!
 sleep 1

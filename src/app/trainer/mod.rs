@@ -278,7 +278,7 @@ impl Trainer {
     fn unless_diverged<T>(&mut self, result: crate::Result<T>) -> Result<T, String> {
         if let Err(crate::Error::Diverged { .. }) = &result {
             if let Some(step) = self.session.as_ref().map(|s| s.step) {
-                self.forget_after(step + 1);
+                self.forget_after(step);
             }
         }
         result.map_err(|e| e.sentence())

@@ -115,10 +115,10 @@ impl Trainer {
         self.evaluate(None, true).await
     }
 
-    /// Drops the figures of steps after `step`: the curve, the last training loss and the best
-    /// validation loss are those of the run as it now stands.
+    /// Drops the figures of steps after `step`, where the run now stands: the curve, the last
+    /// training loss and the best validation loss are those of the run as it now is.
     pub(super) fn forget_after(&mut self, step: u64) {
-        // The evaluation that follows adds the point of `step` itself.
+        // A resumed run evaluates `step` next; its best is kept from the evaluations before.
         self.evals.retain(|&(s, _)| s < step);
         let mut best = BestKeeper::new(None);
         for &(s, val) in &self.evals {
