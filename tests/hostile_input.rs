@@ -43,13 +43,7 @@ fn flags_that_do_not_apply_and_unknown_names_are_refused() {
         ),
         (
             &[
-                "train",
-                "--task",
-                "text",
-                "--preset",
-                "nanochar",
-                "--batch",
-                "4000000",
+                "train", "--task", "text", "--preset", "nanochar", "--batch", "4000000",
             ],
             "lower the batch or context",
         ),

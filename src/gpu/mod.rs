@@ -300,11 +300,19 @@ impl Gpu {
             bindings,
             groups,
         );
+        pipeline.dispatched.set(pipeline.dispatched.get() + 1);
         let mut c = self.counters.get();
         c.submits += submits;
         c.dispatches += 1;
         self.counters.set(c);
         Ok(())
+    }
+
+    /// Dispatches so far of the kernels of one family (a shader's name: "matmul" for the
+    /// 128 × 128 product, "matmul_small" for the 64 × 64 one, …): tests assert with it which
+    /// variant a planner chose.
+    pub fn dispatches_of(&self, family: &str) -> u64 {
+        self.pipelines.borrow().dispatches_of(family)
     }
 
     /// When profiling (WEBGRAD_PROFILE=1, or `request_profile`), the GPU time per kernel so

@@ -330,6 +330,10 @@ pub(crate) struct Pipeline {
     pub id: u64,
     pub pipeline: wgpu::ComputePipeline,
     pub layout: wgpu::BindGroupLayout,
+    /// Its kernel's family (the shader), and how many times it was dispatched: which variant a
+    /// planner chose, for tests that claim to cover one.
+    family: &'static str,
+    pub dispatched: std::cell::Cell<u64>,
 }
 
 #[derive(Default)]
@@ -364,6 +368,16 @@ fn check_workgroup_memory(device: &wgpu::Device, text: &str) -> std::result::Res
 }
 
 impl PipelineCache {
+    /// Dispatches so far of the kernels of `family` (a shader's name, as `Kernel::new` gives
+    /// it), in all their variants.
+    pub fn dispatches_of(&self, family: &str) -> u64 {
+        self.pipelines
+            .values()
+            .filter(|p| p.family == family)
+            .map(|p| p.dispatched.get())
+            .sum()
+    }
+
     /// The pipeline for `kernel` with parameters `P` and the binding pattern of `bindings`,
     /// built on first use; an error naming the kernel when its text, parameters, bindings or
     /// constants do not fit what the shader declares.
@@ -422,6 +436,8 @@ impl PipelineCache {
             id: self.pipelines.len() as u64 + 1,
             pipeline,
             layout,
+            family: kernel.family,
+            dispatched: Default::default(),
         });
         self.pipelines.insert(key, p.clone());
         Ok(p)
