@@ -67,13 +67,14 @@ fn matmul_with_many_tiles_uses_the_large_tile_kernel_correctly() {
             |_, t| t[0].matmul(&t[1]),
         )
         .await;
-        // They took the large-tile kernel, where the device holds its workgroup memory.
+        // Each took the large-tile kernel (the split one too), where the device holds its
+        // workgroup memory.
         let Device::Gpu(gpu) = common::gpu().await else {
             unreachable!("common::gpu gives a GPU")
         };
         if gpu.limits().max_compute_workgroup_storage_size >= 20 << 10 {
             assert!(
-                gpu.dispatches_of("matmul") >= cases.len() as u64 + 1,
+                gpu.dispatches_of("matmul") > cases.len() as u64,
                 "{} dispatches of the large-tile kernel",
                 gpu.dispatches_of("matmul")
             );
