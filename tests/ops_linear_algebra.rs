@@ -3,7 +3,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{check_op, every_backend, input, leaf, run, value_and_grads};
+use common::{check_op, every_backend, input, leaf, run, uniform, value_and_grads};
 use webgrad::{Device, Tensor};
 
 /// The stored shape of an operand that is used transposed.
@@ -499,5 +499,51 @@ fn lora_linear_matches_cpu_unfused_and_pytorch() {
             grads.get(&w).is_none() && grads.get(&b).is_none(),
             "the base is frozen"
         );
+    });
+}
+
+/// The browser's kernel variants (`Tuning::browser()`: operands staged as blocks transposed in
+/// registers, no prefetch, branchless loads where A is transposed, few rows or columns on
+/// small tiles) run natively on the real-GPU kernels and match the CPU: in the browser's own
+/// tests they never run, its software GPU taking the emulated kernels.
+#[test]
+fn the_browsers_product_variants_match_cpu() {
+    use webgrad::gpu::Tuning;
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        context.set_tuning(Tuning::browser());
+        context.use_emulated_kernels(Some(false));
+        let large_before = context.dispatches_of("matmul");
+        // Depths over 64 (the browser keeps shallower products on small tiles), ragged at the
+        // slices of 16; the last, of 64 rows, stays on small tiles with K split.
+        for (m, k, n, ta, tb) in [
+            (1024, 72, 2048, false, false),
+            (1032, 84, 2044, true, false),
+            (1028, 100, 2052, false, true),
+            (1024, 68, 2048, true, true),
+            (64, 520, 136, false, false),
+        ] {
+            let product = |d: &Device| {
+                let a = Tensor::from_f64(uniform(m * k, -1.0, 1.0, 1), &stored(m, k, ta, &[]), d)?;
+                let b = Tensor::from_f64(uniform(k * n, -1.0, 1.0, 2), &stored(k, n, tb, &[]), d)?;
+                a.matmul_t(&b, ta, tb)
+            };
+            let got = product(&gpu).unwrap().to_vec_f64().await.unwrap();
+            let want = product(&Device::Cpu).unwrap().to_vec_f64().await.unwrap();
+            let name = format!("browser tuning, {m}x{k}x{n} ta={ta} tb={tb}");
+            common::assert_close(&name, &got, &want, 1e-4);
+        }
+        // A linear layer's gradients: its forward and input gradient on the large tiles.
+        common::linear::check_grads(&gpu, (8192, 136, 132)).await;
+        context.use_emulated_kernels(Some(false));
+        let large = context.dispatches_of("matmul") - large_before;
+        context.set_tuning(Tuning::of_this_build());
+        context.use_emulated_kernels(None);
+        if context.limits().max_compute_workgroup_storage_size >= 20 << 10 {
+            assert!(large >= 6, "{large} products on the large tiles");
+        }
     });
 }

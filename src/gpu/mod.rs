@@ -14,6 +14,7 @@ mod readback;
 mod reflect;
 #[cfg(not(target_arch = "wasm32"))]
 mod spin;
+mod tuning;
 
 pub use batch::Binding;
 pub(crate) use bind_groups::MAX_BINDINGS;
@@ -25,6 +26,7 @@ pub use pipelines::{unchecked_shaders, Kernel};
 pub use pool::BufferRef;
 pub(crate) use pool::{BufferKind, PooledBuffer};
 pub use profile::request_profile;
+pub use tuning::{Compiler, Tuning};
 
 use crate::error::{Error, Result};
 use batch::Batch;
@@ -81,6 +83,8 @@ pub struct Gpu {
     counters: Cell<Counters>,
     profile: Option<RefCell<profile::Profile>>,
     emulated_override: Cell<Option<bool>>,
+    /// The kernel variants this device gets (`Tuning`); tests may set another.
+    tuning: Cell<Tuning>,
     /// Errors the device reported on its own (validation, out of memory), oldest first.
     errors: Arc<Mutex<Vec<String>>>,
     /// Why the device was lost, once it is: every later use of it fails with this.
@@ -151,6 +155,7 @@ impl Gpu {
             batch: RefCell::new(batch),
             counters: Cell::new(Counters::default()),
             emulated_override: Cell::new(None),
+            tuning: Cell::new(Tuning::of_this_build()),
             profile: profile::Profile::enabled().then(|| RefCell::new(profile::Profile::default())),
             errors,
             lost,
@@ -202,6 +207,16 @@ impl Gpu {
     /// use it to cover both sets on one adapter.
     pub fn use_emulated_kernels(&self, choice: Option<bool>) {
         self.emulated_override.set(choice);
+    }
+
+    /// The kernel variants this device gets.
+    pub fn tuning(&self) -> Tuning {
+        self.tuning.get()
+    }
+
+    /// Gives the device another tuning: tests run the browser's kernel variants natively so.
+    pub fn set_tuning(&self, tuning: Tuning) {
+        self.tuning.set(tuning);
     }
 
     /// Takes the errors the device reported since the last call (a kernel that failed to

@@ -8,7 +8,7 @@ use super::matmul_regs;
 use super::matmul_split::Split;
 use super::unary::gelu_grad;
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Kernel};
+use crate::gpu::{Gpu, Kernel, Tuning};
 use crate::tensor::{DType, Tensor};
 use std::rc::Rc;
 
@@ -19,48 +19,65 @@ pub(super) const BIG_TILES_FROM: usize = 128;
 /// (8 KiB). Natively the pipeline cache checks every kernel's declaration against the device
 /// (`check_workgroup_memory`), which keeps this figure honest.
 const BIG_TILE_WORKGROUP_BYTES: u32 = 20 << 10;
-/// Whether kernels go through the browser's WGSL compiler rather than naga: the two differ in
-/// what runs fast on the same GPU. The choices below were measured in Chrome (Tint) on an
-/// H100 (docs/BENCHMARKS.md); other browsers compile WGSL with their own.
-const IN_BROWSER: bool = cfg!(target_arch = "wasm32");
-/// In the browser, products of at most this many rows stay on 64×64 tiles however many there
-/// are, a 128-row tile being half empty or more: a convolution's products, one per image of
-/// 32 or 64 channels' rows. In Chrome on an H200 that took the cnn's page step from 0.711 to
-/// 0.600 ms; natively the large tiles stayed faster (0.595 against 0.606), so there none do
-/// (docs/BENCHMARKS.md, "Few rows on small tiles in the browser").
-const BIG_TILES_OVER_ROWS: usize = if IN_BROWSER { 64 } else { 0 };
-/// The same for columns: attention's products over a head's 64 values (probabilities times
-/// values, and their gradients), whose 128-column tiles are half empty. In Chrome on an H200
-/// nanochar's ran 1.3-1.5× as long as natively on the large tiles (docs/BENCHMARKS.md).
-const BIG_TILES_OVER_COLS: usize = if IN_BROWSER { 64 } else { 0 };
-/// The same for depth: attention's scores and their gradient, products over a head's 64
-/// values, which ran 1.2× as long in Chrome as natively on the large tiles.
-const BIG_TILES_OVER_DEPTH: usize = if IN_BROWSER { 64 } else { 0 };
-/// Whether products with too few 128 × 128 tiles to fill the GPU take them anyway, with K
-/// split among more workgroups (`Split::of_big`). Natively yes. In Chrome on an H200 the small
-/// tiles, K split as `Split::of` splits it, ran gpt_small's products (4,096 rows of 128 to 512
-/// columns) in less time: its page step went from 2.37-2.39 to 2.22-2.26 ms pipelined, as
-/// fast as native's (docs/BENCHMARKS.md, "Few tiles stay small in the browser").
-const BIG_TILES_WITH_K_SPLIT: bool = !IN_BROWSER;
-/// Whether the large-tile kernel stages operands stored along K as blocks transposed in
-/// registers (shaders/matmul.wgsl, BLOCKS): faster through the browser's compiler, slower
-/// through naga, measured on an H100.
-const TRANSPOSE_IN_REGISTERS: bool = IN_BROWSER;
+/// The large-tile product's choices that depend on the compiler the kernels go through
+/// (`Tuning`): the two differ in what runs fast on the same GPU. The browser's were measured in
+/// Chrome (Tint) on an H100 and an H200, the native ones through naga (docs/BENCHMARKS.md);
+/// other browsers compile WGSL with their own.
+struct BigTilePolicy {
+    /// Products of at most this many rows stay on 64×64 tiles however many there are, a 128-row
+    /// tile being half empty or more: a convolution's products, one per image of 32 or 64
+    /// channels' rows. In Chrome on an H200 that took the cnn's page step from 0.711 to 0.600
+    /// ms; natively the large tiles stayed faster (0.595 against 0.606), so there none do
+    /// (docs/BENCHMARKS.md, "Few rows on small tiles in the browser").
+    over_rows: usize,
+    /// The same for columns: attention's products over a head's 64 values (probabilities times
+    /// values, and their gradients), whose 128-column tiles are half empty. In Chrome on an
+    /// H200 nanochar's ran 1.3-1.5× as long as natively on the large tiles.
+    over_cols: usize,
+    /// The same for depth: attention's scores and their gradient, products over a head's 64
+    /// values, which ran 1.2× as long in Chrome as natively on the large tiles.
+    over_depth: usize,
+    /// Whether products with too few 128 × 128 tiles to fill the GPU take them anyway, with K
+    /// split among more workgroups (`Split::of_big`). Natively yes. In Chrome on an H200 the
+    /// small tiles, K split as `Split::of` splits it, ran gpt_small's products (4,096 rows of
+    /// 128 to 512 columns) in less time: its page step went from 2.37-2.39 to 2.22-2.26 ms
+    /// pipelined, as fast as native's (docs/BENCHMARKS.md, "Few tiles stay small in the
+    /// browser").
+    with_k_split: bool,
+    /// Whether the kernel stages operands stored along K as blocks transposed in registers
+    /// (shaders/matmul.wgsl, BLOCKS): faster through the browser's compiler, slower through
+    /// naga, measured on an H100.
+    transpose_in_registers: bool,
+    /// Whether the kernel fetches the next slice into registers while it multiplies this one
+    /// (PREFETCH). Natively always: without, nanochar's step took 41.0 ms instead of 33.9 on an
+    /// H100. In Chrome never: with the parameters bound plainly (src/gpu/bind_groups.rs),
+    /// nanochar's products with neither operand transposed took 0.391 ms a call without it
+    /// against 0.498 with it on an H200, and those with one transposed were already faster
+    /// without (docs/BENCHMARKS.md, "Parameters bound plainly").
+    prefetch_next_slice: bool,
+    /// Whether the fetches of a product with A transposed (weight gradients) load without a
+    /// branch (BRANCHLESS). In Chrome on an H200 nanochar's weight gradients took 389 µs a call
+    /// that way against 463; the products with neither or B transposed gained nothing or lost
+    /// up to 9 %, and natively, with the prefetch, every product lost 12-46 %
+    /// (docs/BENCHMARKS.md, "Loads without a branch").
+    branchless_when_a_transposed: bool,
+}
 
-/// Whether the large-tile kernel fetches the next slice into registers while it multiplies
-/// this one (shaders/matmul.wgsl, PREFETCH). Natively always: without, nanochar's step took
-/// 41.0 ms instead of 33.9 on an H100. In Chrome never: with the parameters bound plainly
-/// (src/gpu/bind_groups.rs), nanochar's products with neither operand transposed took 0.391 ms
-/// a call without it against 0.498 with it on an H200, and those with one transposed were
-/// already faster without (docs/BENCHMARKS.md, "Parameters bound plainly").
-const PREFETCH_NEXT_SLICE: bool = !IN_BROWSER;
-
-/// Whether the large-tile kernel's fetches of a product with A transposed (weight gradients)
-/// load without a branch (shaders/matmul.wgsl, BRANCHLESS). In Chrome on an H200 nanochar's
-/// weight gradients took 389 µs a call that way against 463; the products with neither or B
-/// transposed gained nothing or lost up to 9 %, and natively, with the prefetch, every product
-/// lost 12-46 % (docs/BENCHMARKS.md, "Loads without a branch").
-const BRANCHLESS_WHEN_A_TRANSPOSED: bool = IN_BROWSER;
+impl BigTilePolicy {
+    fn of(tuning: Tuning) -> BigTilePolicy {
+        let browser = tuning.in_browser();
+        let small_side = if browser { 64 } else { 0 };
+        BigTilePolicy {
+            over_rows: small_side,
+            over_cols: small_side,
+            over_depth: small_side,
+            with_k_split: !browser,
+            transpose_in_registers: browser,
+            prefetch_next_slice: !browser,
+            branchless_when_a_transposed: browser,
+        }
+    }
+}
 
 /// Whether the buffers can be read as vec4s whole (shaders/matmul.wgsl binds them so): pool
 /// buffers are, unless one was sized exactly to the device's largest.
@@ -282,24 +299,26 @@ fn plan(
             whole_vec4s: false,
         });
     }
+    let tuning = gpu.tuning();
+    let policy = BigTilePolicy::of(tuning);
     let big_split = match splittable {
-        true => Split::of_big(d, BIG_TILES_FROM),
+        true => Split::of_big(d, BIG_TILES_FROM, tuning),
         false => whole,
     };
     let enough_tiles = m.div_ceil(128) * n.div_ceil(128) * d.batches >= BIG_TILES_FROM;
     let big_tiles_fit = gpu.limits().max_compute_workgroup_storage_size >= BIG_TILE_WORKGROUP_BYTES;
     if big_tiles_fit
-        && m > BIG_TILES_OVER_ROWS
-        && n > BIG_TILES_OVER_COLS
-        && d.k > BIG_TILES_OVER_DEPTH
-        && (enough_tiles || (BIG_TILES_WITH_K_SPLIT && big_split.parts > 1))
+        && m > policy.over_rows
+        && n > policy.over_cols
+        && d.k > policy.over_depth
+        && (enough_tiles || (policy.with_k_split && big_split.parts > 1))
         && vec4_buffers(&operands, "matmul")?
     {
         return Ok(large_tiles(
             (d, views),
             big_split,
-            epilogue.causal,
-            a_transposed,
+            (epilogue.causal, a_transposed),
+            &policy,
         ));
     }
     let split = if splittable { Split::of(d) } else { whole };
@@ -326,12 +345,12 @@ fn tiles(d: Dims, side: usize) -> [u32; 3] {
 
 /// The plan on the 128 × 128 kernel (shaders/matmul.wgsl), K split as `split` says, its
 /// operands fetched as vec4s where their stored rows allow, skipping what `causal` says, and
-/// loading without a branch where A is transposed (`BRANCHLESS_WHEN_A_TRANSPOSED`).
+/// with the variants `policy` picks for the device's compiler.
 fn large_tiles(
     (d, views): (Dims, Views),
     split: Split,
-    causal: Causal,
-    a_transposed: bool,
+    (causal, a_transposed): (Causal, bool),
+    policy: &BigTilePolicy,
 ) -> Plan {
     // An operand whose stored rows are a multiple of 4 long is fetched as vec4s, even when
     // the other is not (the output layer's gradients over a vocabulary of 50,257).
@@ -342,9 +361,12 @@ fn large_tiles(
         .constant("VEC4_B", b_rows_of_4)
         .constant("SPLIT", split.parts > 1)
         .constant("CAUSAL", causal as u32)
-        .constant("BLOCKS", TRANSPOSE_IN_REGISTERS)
-        .constant("PREFETCH", PREFETCH_NEXT_SLICE)
-        .constant("BRANCHLESS", BRANCHLESS_WHEN_A_TRANSPOSED && a_transposed)
+        .constant("BLOCKS", policy.transpose_in_registers)
+        .constant("PREFETCH", policy.prefetch_next_slice)
+        .constant(
+            "BRANCHLESS",
+            policy.branchless_when_a_transposed && a_transposed,
+        )
         .constant("WIDE", d.n > 64)
         .constant("ROW_SUMS", views.row_sums.is_some());
     let [x, y, z] = tiles(d, 128);

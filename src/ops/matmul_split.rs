@@ -10,7 +10,7 @@ use super::matmul::Dims;
 use super::matmul_plan::{vec4_buffers, Epilogue};
 use super::{gpu_of, launch1};
 use crate::error::Result;
-use crate::gpu::{Kernel, PooledBuffer};
+use crate::gpu::{Kernel, PooledBuffer, Tuning};
 use crate::tensor::{DType, Storage, Tensor};
 
 /// Workgroups a split product aims for: about two per SM of a large GPU.
@@ -21,11 +21,14 @@ const DEPTH: usize = 16;
 /// of an H100's or H200's 132 multiprocessors, so 192 tiles take two rounds, the second under
 /// half full. Chrome's build of the kernel runs two on each (docs/BENCHMARKS.md, "How many
 /// weight-gradient workgroups Chrome runs at once"): 384 tiles there fill a round and a half.
-const TILES_AT_ONCE: usize = if cfg!(target_arch = "wasm32") {
-    264
-} else {
-    132
-};
+/// Assumed, not known: the adapter does not say how many units it has, so on another GPU the
+/// balancing may split K where it need not (the sums stay right; only time is at stake).
+fn tiles_at_once(tuning: Tuning) -> usize {
+    match tuning.in_browser() {
+        true => 264,
+        false => 132,
+    }
+}
 
 /// How K is cut: chunks of `k_chunk` (a multiple of the slice depth), `parts` of them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -61,7 +64,7 @@ impl Split {
     /// (the 64 × 64 tiles fill the GPU better) or for K under 512. Below `enough`, chunks of
     /// at least 256 that bring the workgroups to about twice `enough`; from there, the parts
     /// that balance the rounds of workgroups (`balancing_parts`).
-    pub(super) fn of_big(d: Dims, enough: usize) -> Split {
+    pub(super) fn of_big(d: Dims, enough: usize, tuning: Tuning) -> Split {
         let tiles = d.m.div_ceil(128) * d.n.div_ceil(128) * d.batches;
         if tiles < enough / 4 || d.k < 512 {
             return Split::whole(d.k);
@@ -69,7 +72,7 @@ impl Split {
         let parts = if tiles < enough {
             (2 * enough / tiles).min(d.k / 256).max(1)
         } else {
-            balancing_parts(tiles, d.k, TILES_AT_ONCE)
+            balancing_parts(tiles, d.k, tiles_at_once(tuning))
         };
         if parts == 1 {
             return Split::whole(d.k);
@@ -214,7 +217,7 @@ mod tests {
     #[test]
     fn a_mid_sized_product_splits_its_large_tiles_into_chunks_of_256_or_more() {
         // 1024 × 1024 × 1024: 64 tiles of 128, four chunks of 256.
-        let s = Split::of_big(dims(1024, 1024, 1024), 128);
+        let s = Split::of_big(dims(1024, 1024, 1024), 128, Tuning::of_this_build());
         assert_eq!(
             s,
             Split {
@@ -224,7 +227,7 @@ mod tests {
         );
         // 40 tiles over K = 600: two chunks (304 and 296).
         assert_eq!(
-            Split::of_big(dims(640, 1024, 600), 128),
+            Split::of_big(dims(640, 1024, 600), 128, Tuning::of_this_build()),
             Split {
                 k_chunk: 304,
                 parts: 2
@@ -232,7 +235,11 @@ mod tests {
         );
         // Enough tiles, too few, or a short K: one chunk.
         for (m, n, k) in [(2048, 2048, 1024), (256, 256, 1024), (1024, 1024, 300)] {
-            assert_eq!(Split::of_big(dims(m, n, k), 128).parts, 1, "{m}x{n}x{k}");
+            assert_eq!(
+                Split::of_big(dims(m, n, k), 128, Tuning::of_this_build()).parts,
+                1,
+                "{m}x{n}x{k}"
+            );
         }
     }
 
@@ -240,17 +247,24 @@ mod tests {
     fn tiles_that_would_leave_a_round_mostly_idle_are_split_to_balance_it() {
         // 192 tiles (GPT-2's input gradients): 2 rounds of 132 unsplit, 3 of 2 parts.
         assert_eq!(
-            Split::of_big(dims(4096, 768, 3072), 128),
+            Split::of_big(dims(4096, 768, 3072), 128, Tuning::of_this_build()),
             Split {
                 k_chunk: 1536,
                 parts: 2
             }
         );
         // 144 tiles (its weight gradients): 5 rounds of 4 parts instead of 2 of 1.
-        assert_eq!(Split::of_big(dims(768, 3072, 4096), 128).parts, 4);
+        assert_eq!(
+            Split::of_big(dims(768, 3072, 4096), 128, Tuning::of_this_build()).parts,
+            4
+        );
         // 384 tiles fill 3 rounds and 1024 tiles 8, wasting little; K under 512 stays whole.
         for (m, n, k) in [(16384, 384, 1536), (4096, 4096, 4096), (4096, 768, 400)] {
-            assert_eq!(Split::of_big(dims(m, n, k), 128).parts, 1, "{m}x{n}x{k}");
+            assert_eq!(
+                Split::of_big(dims(m, n, k), 128, Tuning::of_this_build()).parts,
+                1,
+                "{m}x{n}x{k}"
+            );
         }
     }
 
