@@ -4,7 +4,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{assert_refused, cli};
+use common::{assert_refused, cli, train_xor};
 
 #[test]
 fn a_negative_number_is_refused_by_its_option() {
@@ -36,16 +36,7 @@ fn a_run_that_diverges_before_its_first_evaluation_leaves_the_save_file_alone() 
     std::fs::create_dir_all(&dir).unwrap();
     let good = dir.join("good.safetensors");
     let good = good.to_str().unwrap();
-    let trained = [
-        "train",
-        "--task",
-        "xor",
-        "--steps",
-        "20",
-        "--eval-every",
-        "10",
-    ];
-    let (code, _, err) = cli(&[&trained[..], &["--save", good]].concat());
+    let (code, _, err) = train_xor("20", &["--save", good]);
     assert_eq!(code, 0, "{err}");
     let before = std::fs::read(good).unwrap();
     let diverged = [

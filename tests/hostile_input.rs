@@ -3,7 +3,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{assert_refused, cli, run};
+use common::{assert_refused, cli, run, train_xor};
 use safetensors::{tensor::TensorView, Dtype, SafeTensors};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -304,29 +304,11 @@ fn a_broken_optimizer_state_still_samples_and_trains_with_a_fresh_optimizer() {
     assert!(!out.trim().is_empty());
 
     let xor = dir.join("xor.safetensors");
-    let trained = [
-        "train",
-        "--task",
-        "xor",
-        "--steps",
-        "20",
-        "--eval-every",
-        "10",
-    ];
-    let (code, _, err) = cli(&[&trained[..], &["--save", s(&xor)]].concat());
+    let (code, _, err) = train_xor("20", &["--save", s(&xor)]);
     assert_eq!(code, 0, "{err}");
     let broken = rewritten(&std::fs::read(&xor).unwrap(), |_| {}, nan_state);
     std::fs::write(&xor, broken).unwrap();
-    let more = [
-        "train",
-        "--task",
-        "xor",
-        "--steps",
-        "40",
-        "--eval-every",
-        "10",
-    ];
-    let (code, _, err) = cli(&[&more[..], &["--load", s(&xor)]].concat());
+    let (code, _, err) = train_xor("40", &["--load", s(&xor)]);
     assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("optimizer.") && err.contains("the optimizer starts afresh"),

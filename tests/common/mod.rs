@@ -63,6 +63,22 @@ pub fn cli(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `webgrad train` on the xor task for `steps` steps, evaluating every 10, with `more`
+/// arguments (a place to save to, a checkpoint to load); returns what `cli` returns.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn train_xor(steps: &str, more: &[&str]) -> (i32, String, String) {
+    let args = [
+        "train",
+        "--task",
+        "xor",
+        "--steps",
+        steps,
+        "--eval-every",
+        "10",
+    ];
+    cli(&[&args[..], more].concat())
+}
+
 /// A refusal: status 2, nothing on stdout (nothing trained), one line naming the cause.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn assert_refused(args: &[&str], expect: &str) {
