@@ -2,17 +2,23 @@
 //! commands arrive and otherwise when it polls, about every 2 ms, so a wait for a short piece of
 //! work takes about 2.5 ms however soon the work ends. While waiting, an empty submission every
 //! NUDGE_EVERY_MS makes it look again. Measured in Chrome on an H100 (docs/BENCHMARKS.md): 25
-//! small dispatches answered in 0.56 ms instead of 2.45. Only for the first NUDGE_FOR_MS:
-//! longer work gains nothing from it, and nudging keeps the CPU busy while it lasts.
+//! small dispatches answered in 0.56 ms instead of 2.45. Only for the first NUDGE_FOR_MS at that
+//! rate: longer work gains nothing from it there, and nudging keeps the CPU busy while it lasts.
+//! After that, one nudge every SLOW_NUDGE_MS, between sleeps, while the wait lasts: Firefox looks
+//! for finished work on its own only every 100 ms (its WebGPU parent's poll timer), so there a
+//! step's readback waited up to 100 ms (docs/BENCHMARKS.md, Firefox beside Chromium).
 
 use futures_channel::oneshot::{Canceled, Receiver};
 use js_sys::Promise;
-use wasm_bindgen::JsValue;
+use std::cell::Cell;
+use std::rc::Rc;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::MessageChannel;
 
 const NUDGE_EVERY_MS: f64 = 0.1;
 const NUDGE_FOR_MS: f64 = 3.0;
+const SLOW_NUDGE_MS: i32 = 2;
 
 fn now_ms() -> f64 {
     crate::clock::now().as_secs_f64() * 1e3
@@ -48,6 +54,10 @@ pub async fn answer<T>(queue: &wgpu::Queue, mut receiver: Receiver<T>) -> Result
         }
         let now = now_ms();
         if now - start >= NUDGE_FOR_MS {
+            // The answer wakes this wait as soon as it comes; the nudges go on beside it until
+            // then (or until the wait is dropped).
+            let answered = Answered(Rc::new(Cell::new(false)));
+            wasm_bindgen_futures::spawn_local(nudge_slowly(queue.clone(), answered.0.clone()));
             return receiver.await;
         }
         if now - nudged >= NUDGE_EVERY_MS {
@@ -56,4 +66,40 @@ pub async fn answer<T>(queue: &wgpu::Queue, mut receiver: Receiver<T>) -> Result
         }
         yield_now().await;
     }
+}
+
+/// Set when the wait it belongs to ends, however it ends.
+struct Answered(Rc<Cell<bool>>);
+
+impl Drop for Answered {
+    fn drop(&mut self) {
+        self.0.set(true);
+    }
+}
+
+/// An empty submission every SLOW_NUDGE_MS until `answered`.
+async fn nudge_slowly(queue: wgpu::Queue, answered: Rc<Cell<bool>>) {
+    while !answered.get() {
+        queue.submit(std::iter::empty());
+        sleep(SLOW_NUDGE_MS).await;
+    }
+}
+
+/// Sleeps `ms` on the global scope's timer (a page's or a worker's).
+async fn sleep(ms: i32) {
+    let promise = Promise::new(&mut |resolve, _| {
+        let global = js_sys::global();
+        let set_timeout = js_sys::Reflect::get(&global, &JsValue::from_str("setTimeout"))
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+        match set_timeout {
+            Some(f) => {
+                let _ = f.call2(&global, &resolve, &JsValue::from(ms));
+            }
+            None => {
+                let _ = resolve.call0(&JsValue::NULL);
+            }
+        }
+    });
+    let _ = JsFuture::from(promise).await;
 }
