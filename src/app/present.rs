@@ -55,13 +55,18 @@ fn apply(envelope: Envelope) {
     // Figures or a failure end the long work the stats line was counting.
     if matches!(
         envelope.report,
-        Report::Progress(_) | Report::Evaluated(_) | Report::Failed(_) | Report::Busy(_)
+        Report::Progress(_) | Report::Evaluated(_) | Report::Failed(_)
     ) {
-        with(|s| s.busy = None);
-        with(|s| s.dirty = true);
+        with(|s| {
+            s.busy = None;
+            s.dirty = true;
+        });
     }
     match envelope.report {
-        Report::Busy(what) => with(|s| s.busy = what.map(|w| (w, js_sys::Date::now()))),
+        Report::Busy(what) => with(|s| {
+            s.busy = what.map(|w| (w, js_sys::Date::now()));
+            s.dirty = true;
+        }),
         Report::Device(adapter) => {
             dom::set_text("adapter", &adapter);
             with(|s| s.status.adapter = adapter);

@@ -52,11 +52,12 @@ pub fn to_query() -> String {
     for id in CONTROLS {
         params.append(id, &value(id));
     }
+    let query = String::from(params.to_string());
     // The device's limits are the page's, not a run's: a link that asked for them keeps them.
-    if LimitsAsked::from_query(&dom::search()) == LimitsAsked::Guaranteed {
-        params.append(LIMITS_PARAM, "webgpu");
+    match LimitsAsked::from_query(&dom::search()).to_query() {
+        Some(limits) => format!("{query}&{limits}"),
+        None => query,
     }
-    String::from(params.to_string())
 }
 
 /// Fills the controls from the page's query string (after the task's defaults). A value a

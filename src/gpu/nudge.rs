@@ -86,7 +86,7 @@ async fn nudge_slowly(queue: wgpu::Queue, answered: Rc<Cell<bool>>) {
 }
 
 /// Sleeps `ms` on the global scope's timer (a page's or a worker's).
-async fn sleep(ms: i32) {
+pub async fn sleep(ms: i32) {
     let promise = Promise::new(&mut |resolve, _| {
         let global = js_sys::global();
         let set_timeout = js_sys::Reflect::get(&global, &JsValue::from_str("setTimeout"))

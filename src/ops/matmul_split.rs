@@ -185,6 +185,14 @@ pub(super) fn sum(
 mod tests {
     use super::*;
 
+    /// The large tiles' split natively (132 tiles at once), with enough at 128 tiles.
+    fn native_big(m: usize, n: usize, k: usize) -> Split {
+        let native = Tuning {
+            compiler: crate::gpu::Compiler::Native,
+        };
+        Split::of_big(dims(m, n, k), 128, native)
+    }
+
     fn dims(m: usize, n: usize, k: usize) -> Dims {
         Dims {
             m,
@@ -217,7 +225,7 @@ mod tests {
     #[test]
     fn a_mid_sized_product_splits_its_large_tiles_into_chunks_of_256_or_more() {
         // 1024 × 1024 × 1024: 64 tiles of 128, four chunks of 256.
-        let s = Split::of_big(dims(1024, 1024, 1024), 128, Tuning::of_this_build());
+        let s = native_big(1024, 1024, 1024);
         assert_eq!(
             s,
             Split {
@@ -227,7 +235,7 @@ mod tests {
         );
         // 40 tiles over K = 600: two chunks (304 and 296).
         assert_eq!(
-            Split::of_big(dims(640, 1024, 600), 128, Tuning::of_this_build()),
+            native_big(640, 1024, 600),
             Split {
                 k_chunk: 304,
                 parts: 2
@@ -235,11 +243,7 @@ mod tests {
         );
         // Enough tiles, too few, or a short K: one chunk.
         for (m, n, k) in [(2048, 2048, 1024), (256, 256, 1024), (1024, 1024, 300)] {
-            assert_eq!(
-                Split::of_big(dims(m, n, k), 128, Tuning::of_this_build()).parts,
-                1,
-                "{m}x{n}x{k}"
-            );
+            assert_eq!(native_big(m, n, k).parts, 1, "{m}x{n}x{k}");
         }
     }
 
@@ -247,24 +251,17 @@ mod tests {
     fn tiles_that_would_leave_a_round_mostly_idle_are_split_to_balance_it() {
         // 192 tiles (GPT-2's input gradients): 2 rounds of 132 unsplit, 3 of 2 parts.
         assert_eq!(
-            Split::of_big(dims(4096, 768, 3072), 128, Tuning::of_this_build()),
+            native_big(4096, 768, 3072),
             Split {
                 k_chunk: 1536,
                 parts: 2
             }
         );
         // 144 tiles (its weight gradients): 5 rounds of 4 parts instead of 2 of 1.
-        assert_eq!(
-            Split::of_big(dims(768, 3072, 4096), 128, Tuning::of_this_build()).parts,
-            4
-        );
+        assert_eq!(native_big(768, 3072, 4096).parts, 4);
         // 384 tiles fill 3 rounds and 1024 tiles 8, wasting little; K under 512 stays whole.
         for (m, n, k) in [(16384, 384, 1536), (4096, 4096, 4096), (4096, 768, 400)] {
-            assert_eq!(
-                Split::of_big(dims(m, n, k), 128, Tuning::of_this_build()).parts,
-                1,
-                "{m}x{n}x{k}"
-            );
+            assert_eq!(native_big(m, n, k).parts, 1, "{m}x{n}x{k}");
         }
     }
 

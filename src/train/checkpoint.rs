@@ -231,7 +231,11 @@ impl Session {
     /// weights become the frozen base and the fine-tuning starts at step 0. On any error
     /// nothing changes.
     pub fn load(&mut self, bytes: &[u8]) -> Result<()> {
-        let ck = Checkpoint::parse(bytes)?;
+        self.load_parsed(&Checkpoint::parse(bytes)?)
+    }
+
+    /// As `load`, from a checkpoint already parsed (whose `state_note` the caller may want).
+    pub fn load_parsed(&mut self, ck: &Checkpoint) -> Result<()> {
         if ck.config.task != self.config.task {
             return Err(bad(format!(
                 "it was trained on the {} task, not {}",
@@ -239,7 +243,7 @@ impl Session {
             )));
         }
         if adapts(&self.config.model, &ck.config.model) {
-            return self.load_base(&ck);
+            return self.load_base(ck);
         }
         if ck.config.model != self.config.model {
             return Err(bad(format!(
@@ -247,7 +251,7 @@ impl Session {
                 differences(&ck.config.model, &self.config.model)
             )));
         }
-        self.same_text(&ck)?;
+        self.same_text(ck)?;
         let state = self.optimizer_state();
         let weights = ck.values_for(&self.params)?;
         // Optimizer state is optional (a file exported from PyTorch has none) but must fit.

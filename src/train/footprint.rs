@@ -282,6 +282,14 @@ impl Footprint {
             .saturating_add(self.frozen)
     }
 
+    /// The model's size as people say it ("a 1.2 M-parameter model"), frozen weights included.
+    pub fn model_in_words(&self) -> String {
+        format!(
+            "a {}-parameter model",
+            count(self.parameters.saturating_add(self.frozen))
+        )
+    }
+
     /// Refuses a run that `device` could not hold, naming the setting to lower.
     pub fn check(&self, device: &Device) -> Result<()> {
         let (budget, max_tensor, who) = match device {
@@ -318,16 +326,6 @@ impl Footprint {
             )));
         }
         Ok(())
-    }
-}
-
-impl Footprint {
-    /// The model's size as people say it ("a 1.2 M-parameter model"), frozen weights included.
-    pub fn model_in_words(&self) -> String {
-        format!(
-            "a {}-parameter model",
-            count(self.parameters.saturating_add(self.frozen))
-        )
     }
 }
 

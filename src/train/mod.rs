@@ -424,16 +424,14 @@ impl Session {
         let mut losses = Vec::with_capacity(EVAL_BATCHES);
         // An evaluation batch goes through in parts of at most the training batch: its logits
         // (rows × context × vocabulary) then fit wherever training's do.
-        let part_rows = self.config.batch.clamp(1, rows);
+        let part = self.config.batch.clamp(1, rows) * context;
         for b in 0..EVAL_BATCHES {
             let (x, y) = spread_windows(&t.val, rows, EVAL_BATCHES, context, b);
             let mut loss: Option<Tensor> = None;
-            for start in (0..rows).step_by(part_rows) {
-                let n = part_rows.min(rows - start);
-                let xs = x[start * context..(start + n) * context].to_vec();
-                let ys = y[start * context..(start + n) * context].to_vec();
-                let xt = Tensor::from_u32(xs, &[n, context], &self.device)?;
-                let yt = Tensor::from_u32(ys, &[n * context], &self.device)?;
+            for (xs, ys) in x.chunks(part).zip(y.chunks(part)) {
+                let n = xs.len() / context;
+                let xt = Tensor::from_u32(xs.to_vec(), &[n, context], &self.device)?;
+                let yt = Tensor::from_u32(ys.to_vec(), &[n * context], &self.device)?;
                 let part = no_grad(|| model.loss(&xt, &yt, None)?.scale(n as f32 / rows as f32))?;
                 loss = Some(match loss {
                     Some(sum) => no_grad(|| sum.add(&part))?,

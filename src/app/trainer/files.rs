@@ -39,12 +39,15 @@ impl Trainer {
             .session
             .as_mut()
             .ok_or("Start a run first, then load a checkpoint into it.")?;
-        let mut why = session.load(bytes).err().map(|e| e.sentence());
+        let parsed = Checkpoint::parse(bytes);
+        let refused = match &parsed {
+            Ok(ck) => session.load_parsed(ck).err(),
+            Err(e) => Some(e.clone()),
+        };
+        let mut why = refused.map(|e| e.sentence());
+        let note = parsed.as_ref().ok().and_then(|ck| ck.state_note());
         if why.is_some() {
-            if let Some(ck) = Checkpoint::parse(bytes)
-                .ok()
-                .filter(|ck| self.other_model(ck))
-            {
+            if let Some(ck) = parsed.ok().filter(|ck| self.other_model(ck)) {
                 why = self.adopt(ck, bytes).await.err();
             }
         }
@@ -68,7 +71,7 @@ impl Trainer {
         self.keep(bytes.to_vec(), step);
         self.report(Report::ClearError);
         self.report(Report::Loaded(step));
-        if let Some(note) = Checkpoint::parse(bytes).ok().and_then(|c| c.state_note()) {
+        if let Some(note) = note {
             self.report(Report::Note(Some(format!("That file loaded, but {note}."))));
         }
         self.evaluate(None, true).await

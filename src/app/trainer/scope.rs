@@ -3,7 +3,6 @@
 use crate::app::adapter;
 use crate::gpu::LimitsAsked;
 use crate::{Device, Gpu};
-use js_sys::Promise;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::WorkerGlobalScope;
@@ -16,12 +15,7 @@ pub fn now_ms() -> f64 {
     scope().performance().map_or(0.0, |p| p.now())
 }
 
-pub async fn sleep(ms: i32) {
-    let promise = Promise::new(&mut |resolve, _| {
-        let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
-    });
-    let _ = JsFuture::from(promise).await;
-}
+pub use crate::gpu::nudge::sleep;
 
 /// Lets the events queued meanwhile (the page's requests) run, then goes on.
 pub use crate::gpu::nudge::yield_now as yield_to_events;

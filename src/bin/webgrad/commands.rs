@@ -307,11 +307,11 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
     let device = device()?;
     let mut session = Session::new(config, data, &device).map_err(|e| e.to_string())?;
     if let Some(path) = &a.load {
-        let bytes = read(path)?;
+        let ck = Checkpoint::parse(&read(path)?).map_err(|e| format!("{path}: {}", e.reason()))?;
         session
-            .load(&bytes)
+            .load_parsed(&ck)
             .map_err(|e| format!("{path}: {}", e.reason()))?;
-        if let Some(note) = Checkpoint::parse(&bytes).ok().and_then(|c| c.state_note()) {
+        if let Some(note) = ck.state_note() {
             eprintln!("note: {path}: {note}");
         }
     }
