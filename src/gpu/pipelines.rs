@@ -342,31 +342,6 @@ pub(crate) struct PipelineCache {
     modules: FxHashMap<ModuleKey, (wgpu::ShaderModule, Declared)>,
 }
 
-/// Natively, refuses a kernel that declares more workgroup memory than the device allows:
-/// wgpu does not check it natively (a browser refuses such a pipeline), so without this a
-/// kernel too large for the least capable devices would pass every native test.
-#[cfg(not(target_arch = "wasm32"))]
-fn check_workgroup_memory(device: &wgpu::Device, text: &str) -> std::result::Result<(), String> {
-    let module = naga::front::wgsl::parse_str(text).map_err(|e| e.emit_to_string(text))?;
-    let mut layouter = naga::proc::Layouter::default();
-    layouter
-        .update(module.to_ctx())
-        .map_err(|e| e.to_string())?;
-    let bytes: u64 = module
-        .global_variables
-        .iter()
-        .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
-        .map(|(_, v)| layouter[v.ty].size as u64)
-        .sum();
-    let max = device.limits().max_compute_workgroup_storage_size as u64;
-    match bytes > max {
-        true => Err(format!(
-            "it declares {bytes} bytes of workgroup memory, more than the device's maxComputeWorkgroupStorageSize of {max}"
-        )),
-        false => Ok(()),
-    }
-}
-
 impl PipelineCache {
     /// Dispatches so far of the kernels of `family` (a shader's name, as `Kernel::new` gives
     /// it), in all their variants.
@@ -400,7 +375,7 @@ impl PipelineCache {
             let text = kernel.wgsl()?;
             let declared = Declared::parse(&text).map_err(error)?;
             #[cfg(not(target_arch = "wasm32"))]
-            check_workgroup_memory(device, &text).map_err(error)?;
+            super::reflect::check_workgroup_memory(device, &text).map_err(error)?;
             let module = module(device, kernel.family, text);
             self.modules.insert(module_key.clone(), (module, declared));
         }

@@ -1,9 +1,38 @@
 //! What a shader declares, read from its expanded text: the fields of `struct Params`, its
-//! storage bindings and its `override` constants. The pipeline cache checks every launch
-//! against it once, when it builds the pipeline, so a Rust struct or binding list that drifted
-//! from its WGSL is an error naming the kernel instead of garbage or a device error later.
+//! storage bindings, its `override` constants and (natively) its workgroup memory. The pipeline
+//! cache checks every launch against it once, when it builds the pipeline, so a Rust struct or
+//! binding list that drifted from its WGSL, or a kernel too large for the device, is an error
+//! naming the kernel instead of garbage or a device error later.
 
 use super::{Binding, ParamField};
+
+/// Natively, refuses a kernel that declares more workgroup memory than the device allows:
+/// wgpu does not check it natively (a browser refuses such a pipeline), so without this a
+/// kernel too large for the least capable devices would pass every native test.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn check_workgroup_memory(
+    device: &wgpu::Device,
+    text: &str,
+) -> std::result::Result<(), String> {
+    let module = naga::front::wgsl::parse_str(text).map_err(|e| e.emit_to_string(text))?;
+    let mut layouter = naga::proc::Layouter::default();
+    layouter
+        .update(module.to_ctx())
+        .map_err(|e| e.to_string())?;
+    let bytes: u64 = module
+        .global_variables
+        .iter()
+        .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
+        .map(|(_, v)| layouter[v.ty].size as u64)
+        .sum();
+    let max = device.limits().max_compute_workgroup_storage_size as u64;
+    match bytes > max {
+        true => Err(format!(
+            "it declares {bytes} bytes of workgroup memory, more than the device's maxComputeWorkgroupStorageSize of {max}"
+        )),
+        false => Ok(()),
+    }
+}
 
 /// A field of `struct Params`: name, WGSL type (spaces removed), byte offset.
 type Field = (String, String, usize);
