@@ -13,6 +13,7 @@ pub mod optim;
 mod setting;
 pub mod tensor;
 pub mod train;
+pub mod tune;
 
 pub use autograd::{no_grad, Gradients};
 pub use error::{Error, Result};

@@ -11,6 +11,7 @@ use common::{assert_close, run, uniform};
 use webgrad::data::{digits_from_gzip, points, PointSet, Text};
 use webgrad::gpu::{Gpu, LimitsAsked};
 use webgrad::nn::Preset;
+use webgrad::ops::ProductPath;
 use webgrad::train::{Config, Family, Session, Task, TaskData};
 use webgrad::{Device, Tensor};
 
@@ -79,7 +80,10 @@ fn every_family_trains_under_webgpus_guaranteed_limits_as_on_the_cpu() {
                 "a large product: the device reported {errors:?}"
             );
             assert_close("a large product", &on_gpu, &on_cpu, 1e-4);
-            let kernels = (g.dispatches_of("matmul"), g.dispatches_of("matmul_small"));
+            let kernels = (
+                g.dispatches_of(ProductPath::LargeTiles.family()),
+                g.dispatches_of(ProductPath::SmallTiles.family()),
+            );
             let want = if large { (1, 0) } else { (0, 1) };
             assert_eq!(
                 kernels, want,

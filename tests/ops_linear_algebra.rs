@@ -4,6 +4,8 @@
 
 mod common;
 use common::{check_op, every_backend, input, leaf, run, uniform, value_and_grads};
+use webgrad::gpu::Tuning;
+use webgrad::ops::ProductPath;
 use webgrad::{Device, Tensor};
 
 /// The stored shape of an operand that is used transposed.
@@ -58,8 +60,18 @@ fn matmul_with_many_tiles_uses_the_large_tile_kernel_correctly() {
             )
             .await;
         }
-        // 8 batches of 2 × 2 tiles over K = 520: few large tiles, so K is split in two chunks
-        // (272 and 248) whose partial products are summed after.
+        // 8 batches of 2 × 2 tiles over K = 520 on a GPU measured to run 132 large tiles at
+        // once: too few to fill it, so K is split in two chunks (272 and 248) whose partial
+        // products are summed after.
+        let Device::Gpu(gpu) = common::gpu().await else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        let opened = gpu.tuning();
+        gpu.set_tuning(Tuning {
+            tiles_at_once: Some(132),
+            ..opened
+        });
+        let sums_before = gpu.dispatches_of("matmul_split_sum");
         check_op(
             "large matmul, K split",
             &[input(&[8, 132, 520], 3), input(&[8, 520, 136], 4)],
@@ -67,16 +79,18 @@ fn matmul_with_many_tiles_uses_the_large_tile_kernel_correctly() {
             |_, t| t[0].matmul(&t[1]),
         )
         .await;
+        gpu.set_tuning(opened);
         // Each took the large-tile kernel (the split one too), where the device holds its
         // workgroup memory.
-        let Device::Gpu(gpu) = common::gpu().await else {
-            unreachable!("common::gpu gives a GPU")
-        };
+        let large = gpu.dispatches_of(ProductPath::LargeTiles.family());
         if gpu.limits().max_compute_workgroup_storage_size >= 20 << 10 {
             assert!(
-                gpu.dispatches_of("matmul") > cases.len() as u64,
-                "{} dispatches of the large-tile kernel",
-                gpu.dispatches_of("matmul")
+                large > cases.len() as u64,
+                "{large} dispatches of the large-tile kernel"
+            );
+            assert!(
+                gpu.dispatches_of("matmul_split_sum") > sums_before,
+                "K was not split"
             );
         }
     });
@@ -502,21 +516,21 @@ fn lora_linear_matches_cpu_unfused_and_pytorch() {
     });
 }
 
-/// The browser's kernel variants (`Tuning::browser()`: operands staged as blocks transposed in
+/// The browser's kernel variants (`Tuning::in_browsers_compiler`: operands staged as blocks transposed in
 /// registers, no prefetch, branchless loads where A is transposed, few rows or columns on
 /// small tiles) run natively on the real-GPU kernels and match the CPU: in the browser's own
 /// tests they never run, its software GPU taking the emulated kernels.
 #[test]
 fn the_browsers_product_variants_match_cpu() {
-    use webgrad::gpu::Tuning;
     run(async {
         let gpu = common::gpu().await;
         let Device::Gpu(context) = &gpu else {
             unreachable!("common::gpu gives a GPU")
         };
-        context.set_tuning(Tuning::browser());
+        let opened = context.tuning();
+        context.set_tuning(opened.in_browsers_compiler());
         context.use_emulated_kernels(Some(false));
-        let large_before = context.dispatches_of("matmul");
+        let large_before = context.dispatches_of(ProductPath::LargeTiles.family());
         // Depths over 64 (the browser keeps shallower products on small tiles), ragged at the
         // slices of 16; the last, of 64 rows, stays on small tiles with K split.
         for (m, k, n, ta, tb) in [
@@ -539,9 +553,8 @@ fn the_browsers_product_variants_match_cpu() {
         // A linear layer's gradients: its forward and input gradient on the large tiles.
         common::linear::check_grads(&gpu, (8192, 136, 132)).await;
         context.use_emulated_kernels(Some(false));
-        let large = context.dispatches_of("matmul") - large_before;
-        context.set_tuning(Tuning::of_this_build());
-        context.use_emulated_kernels(None);
+        let large = context.dispatches_of(ProductPath::LargeTiles.family()) - large_before;
+        context.set_tuning(opened);
         if context.limits().max_compute_workgroup_storage_size >= 20 << 10 {
             assert!(large >= 6, "{large} products on the large tiles");
         }

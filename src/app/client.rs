@@ -2,6 +2,7 @@
 //! posts the page's requests to it and hands what it says to the handler the page gave.
 
 use super::protocol::{Envelope, Request};
+use super::tuning_store;
 use super::{dom, show_error};
 use crate::gpu::LimitsAsked;
 use std::cell::RefCell;
@@ -43,10 +44,20 @@ pub fn start(heard: fn(Heard)) -> Result<(), String> {
     };
     let options = WorkerOptions::new();
     options.set_type(WorkerType::Module);
-    // The worker opens the GPU device: it reads the limits the link asks for in its own URL.
-    let script = match LimitsAsked::from_query(&dom::search()).to_query() {
-        Some(query) => format!("{SCRIPT}?{query}"),
-        None => SCRIPT.to_string(),
+    // The worker opens the GPU device: it reads the limits the link asks for and what was
+    // measured on this GPU before in its own URL.
+    let mut query: Vec<String> = LimitsAsked::from_query(&dom::search())
+        .to_query()
+        .into_iter()
+        .collect();
+    let tuned = tuning_store::stored();
+    if !tuned.is_empty() {
+        let value = js_sys::encode_uri_component(&tuned);
+        query.push(format!("{}={}", tuning_store::PARAM, String::from(value)));
+    }
+    let script = match query.is_empty() {
+        true => SCRIPT.to_string(),
+        false => format!("{SCRIPT}?{}", query.join("&")),
     };
     let worker = Worker::new_with_options(&script, &options).map_err(dom::js_error)?;
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {

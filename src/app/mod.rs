@@ -32,6 +32,7 @@ mod shared;
 mod summary;
 mod text_views;
 mod trainer;
+mod tuning_store;
 mod views;
 
 use crate::train::{Config, SampleSettings, Task};

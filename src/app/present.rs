@@ -71,6 +71,7 @@ fn apply(envelope: Envelope) {
             dom::set_text("adapter", &adapter);
             with(|s| s.status.adapter = adapter);
         }
+        Report::Tuned(text) => super::tuning_store::store(&text),
         Report::Marks(marks) => settings::show_marks(&marks),
         Report::Preset(preset) => settings::show_preset(preset),
         Report::Built(built) => show_built(built, envelope.run),

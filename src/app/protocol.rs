@@ -165,6 +165,9 @@ pub enum Report {
     Rewound(u64),
     /// The run could not be resumed: the page starts it again.
     Restart,
+    /// What the worker measured on this GPU, every adapter's (`tune::Cache`'s text): the page
+    /// keeps it for the next visit.
+    Tuned(String),
 }
 
 /// A new session, as the page shows it.

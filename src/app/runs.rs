@@ -70,7 +70,8 @@ fn shown(id: &str) -> bool {
     by_id::<web_sys::Element>(id).is_some_and(|e| e.closest("[hidden]").ok().flatten().is_none())
 }
 
-fn storage() -> Option<web_sys::Storage> {
+/// The browser's storage of this site, where it allows it.
+pub(super) fn storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok()?
 }
 

@@ -7,7 +7,7 @@ use super::bind_groups::{Arena, BindGroupCache};
 use super::params::PARAM_BYTES;
 use super::pipelines::Pipeline;
 use super::profile::KernelTimer;
-use super::{BufferRef, Gpu};
+use super::{BufferRef, Gpu, Tuning};
 
 /// Parameter slots in the arena, one per cached bind group (4 MiB of 256-byte windows): when
 /// they run out the batch is submitted and the cache starts again.
@@ -51,8 +51,8 @@ const EMULATED_BROWSER_EARLY_SUBMIT: EarlySubmit = EarlySubmit {
     first: 16,
 };
 
-fn early_submit(cpu_emulated: bool) -> EarlySubmit {
-    match (cfg!(target_arch = "wasm32"), cpu_emulated) {
+fn early_submit(tuning: Tuning) -> EarlySubmit {
+    match (tuning.in_browser(), tuning.emulated) {
         (false, _) => NATIVE_EARLY_SUBMIT,
         (true, false) => BROWSER_EARLY_SUBMIT,
         (true, true) => EMULATED_BROWSER_EARLY_SUBMIT,
@@ -261,10 +261,10 @@ impl Batch {
     }
 
     /// The GPU finished everything submitted so far (a wait ended): after a long enough
-    /// stretch, the next work is sent early (`early_submit`, for a GPU emulated on the CPU or
-    /// not).
-    pub fn caught_up(&mut self, cpu_emulated: bool) {
-        let early = early_submit(cpu_emulated);
+    /// stretch, the next work is sent early (`early_submit`, for the browser or natively, a GPU
+    /// emulated on the CPU or not).
+    pub fn caught_up(&mut self, tuning: Tuning) {
+        let early = early_submit(tuning);
         if self.since_wait > early.after {
             self.submit_at = early.first;
         }

@@ -82,9 +82,10 @@ pub struct Gpu {
     batch: RefCell<Batch>,
     counters: Cell<Counters>,
     profile: Option<RefCell<profile::Profile>>,
-    emulated_override: Cell<Option<bool>>,
     /// The kernel variants this device gets (`Tuning`); tests may set another.
     tuning: Cell<Tuning>,
+    /// Whether the adapter emulates a GPU on the CPU, as it said when the device opened.
+    adapter_emulated: bool,
     /// Errors the device reported on its own (validation, out of memory), oldest first.
     errors: Arc<Mutex<Vec<String>>>,
     /// Why the device was lost, once it is: every later use of it fails with this.
@@ -145,6 +146,7 @@ impl Gpu {
             }
         });
         let batch = Batch::new(&device, &limits, profile::KernelTimer::new(&device, &queue));
+        let tuning = Tuning::of(&info, &limits);
         Ok(Rc::new(Gpu {
             device,
             queue,
@@ -154,8 +156,8 @@ impl Gpu {
             pipelines: RefCell::new(PipelineCache::default()),
             batch: RefCell::new(batch),
             counters: Cell::new(Counters::default()),
-            emulated_override: Cell::new(None),
-            tuning: Cell::new(Tuning::of_this_build()),
+            tuning: Cell::new(tuning),
+            adapter_emulated: tuning.emulated,
             profile: profile::Profile::enabled().then(|| RefCell::new(profile::Profile::default())),
             errors,
             lost,
@@ -194,19 +196,19 @@ impl Gpu {
     }
 
     /// True when kernels should be the variants for adapters that emulate a GPU on the CPU
-    /// (lavapipe, SwiftShader): no workgroup memory and no barriers. Follows the adapter
-    /// unless `use_emulated_kernels` overrode it.
+    /// (lavapipe, SwiftShader): no workgroup memory and no barriers (`Tuning::emulated`).
     pub fn is_cpu_emulated(&self) -> bool {
-        self.emulated_override.get().unwrap_or_else(|| {
-            self.info.device_type == wgpu::DeviceType::Cpu
-                || self.info.name.to_lowercase().contains("swiftshader")
-        })
+        self.tuning.get().emulated
     }
 
     /// Forces one set of kernel variants (Some) or goes back to the adapter's (None); tests
     /// use it to cover both sets on one adapter.
     pub fn use_emulated_kernels(&self, choice: Option<bool>) {
-        self.emulated_override.set(choice);
+        let emulated = choice.unwrap_or(self.adapter_emulated);
+        self.tuning.set(Tuning {
+            emulated,
+            ..self.tuning.get()
+        });
     }
 
     /// The kernel variants this device gets.
@@ -398,7 +400,7 @@ impl Gpu {
         let answer = self.answer_natively(receiver).await?;
         #[cfg(target_arch = "wasm32")]
         let answer = nudge::answer(&self.queue, receiver).await;
-        self.batch.borrow_mut().caught_up(self.is_cpu_emulated());
+        self.batch.borrow_mut().caught_up(self.tuning());
         answer.map_err(|_| self.readback_failed("the GPU dropped the request"))
     }
 

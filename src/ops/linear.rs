@@ -3,7 +3,7 @@
 
 use super::dropout::DropoutMask;
 use super::matmul::product_of;
-use super::matmul_plan::Epilogue;
+use super::matmul::Epilogue;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 

@@ -14,11 +14,6 @@ mod layernorm;
 mod linear;
 mod lora;
 mod matmul;
-mod matmul_bias_grad;
-mod matmul_layout;
-mod matmul_plan;
-mod matmul_regs;
-mod matmul_split;
 mod movement;
 mod pad;
 mod pool;
@@ -30,9 +25,12 @@ mod unary;
 
 pub(crate) use attention::scores_bytes;
 pub use binary::Binary;
-pub(crate) use matmul::{matmul_into, matmul_raw, matmul_row_bias, Dims as ProductDims};
-pub(crate) use matmul_layout::{Layout, Views};
-pub(crate) use matmul_plan::Causal;
+/// The kernel a product takes, which tests assert through `Gpu::dispatches_of`.
+pub use matmul::Path as ProductPath;
+pub(crate) use matmul::{
+    matmul_into, matmul_raw, matmul_row_bias, Causal, Dims as ProductDims, LargeTileTimer, Layout,
+    Views, BIG_TILE_WORKGROUP_BYTES,
+};
 pub use shape::broadcast_shapes;
 pub use unary::Unary;
 
@@ -62,6 +60,17 @@ pub(crate) fn generated_source(
             .entry((family, variant))
             .or_insert_with(|| Box::leak(make().into_boxed_str()))
     })
+}
+
+/// Whether the buffers can be read as vec4s whole (shaders/matmul.wgsl binds them so): pool
+/// buffers are, unless one was sized exactly to the device's largest.
+pub(crate) fn vec4_buffers(xs: &[&Tensor], op: &'static str) -> Result<bool> {
+    for x in xs {
+        if x.buffer(op)?.binding_size() % 16 != 0 {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Runs `kernel` reading `inputs` and writing fresh buffers of the given lengths (in 4-byte

@@ -1,7 +1,7 @@
 //! Elementwise unary ops, one row of data each: WGSL forward and gradient expressions, and the
 //! same two functions on the CPU. Adding an op is adding a row.
 
-use super::matmul_plan::vec4_buffers;
+use super::vec4_buffers;
 use super::{gpu_of, launch1};
 use crate::autograd::{Backward, Inputs};
 use crate::error::Result;

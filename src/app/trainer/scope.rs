@@ -1,11 +1,32 @@
 //! What the worker has instead of a window: its clock, timers, fetch and the GPU.
 
-use crate::app::adapter;
+use super::inbox;
+use crate::app::protocol::Report;
+use crate::app::{adapter, tuning_store};
 use crate::gpu::LimitsAsked;
+use crate::tune::{self, Cache, How, Tuned};
 use crate::{Device, Gpu};
+use std::cell::RefCell;
+use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::WorkerGlobalScope;
+
+/// `gpu` tuned from what was measured before, else measured now; the page is sent what is new.
+async fn tuned(gpu: &Rc<Gpu>) -> Tuned {
+    let mut cache = TUNED.with(|t| t.borrow_mut().take()).unwrap_or_else(|| {
+        let search = scope().location().search();
+        let url_query = web_sys::UrlSearchParams::new_with_str(&search).ok();
+        let kept = url_query.and_then(|q| q.get(tuning_store::PARAM));
+        Cache::parse(&kept.unwrap_or_default())
+    });
+    let tuned = tune::tune(gpu, &mut cache).await;
+    if let How::Measured(_) = tuned.how {
+        inbox::post(0, Report::Tuned(cache.to_text()));
+    }
+    TUNED.with(|t| *t.borrow_mut() = Some(cache));
+    tuned
+}
 
 fn scope() -> WorkerGlobalScope {
     js_sys::global().unchecked_into()
@@ -38,7 +59,15 @@ pub async fn fetch(path: &str) -> Result<Vec<u8>, String> {
     Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }
 
-/// The GPU when the browser offers one, else the CPU backend; with a sentence saying which.
+thread_local! {
+    /// What was measured on GPUs (src/tune/): first what the page kept from earlier visits
+    /// (this worker's URL), then what this worker measured, so that a device opened again
+    /// after a loss measures nothing.
+    static TUNED: RefCell<Option<Cache>> = const { RefCell::new(None) };
+}
+
+/// The GPU when the browser offers one, else the CPU backend; with a sentence saying which,
+/// and what was tuned for it.
 pub async fn open_device() -> (Device, String) {
     // The page puts the limits its link asks for in this worker's URL.
     let asked = LimitsAsked::from_query(&scope().location().search());
@@ -52,7 +81,14 @@ pub async fn open_device() -> (Device, String) {
                 LimitsAsked::Guaranteed => ", with only the limits WebGPU guarantees",
                 LimitsAsked::Adapter => "",
             };
-            (Device::Gpu(gpu), format!("GPU adapter: {name}{limits}"))
+            let tuned = match tuned(&gpu).await.sentence() {
+                Some(sentence) => format!("; {sentence}"),
+                None => String::new(),
+            };
+            (
+                Device::Gpu(gpu),
+                format!("GPU adapter: {name}{limits}{tuned}"),
+            )
         }
         Err(_) => (
             Device::Cpu,

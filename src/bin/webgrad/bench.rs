@@ -43,10 +43,12 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
     };
     pollster::block_on(async {
         let gpu = Gpu::new().await?;
+        let tuned = webgrad::tune::tune_natively(&gpu);
         println!(
-            "device: {} ({:?})",
+            "device: {} ({:?}); {}",
             gpu.adapter_name(),
-            gpu.adapter_info().backend
+            gpu.adapter_info().backend,
+            tuned.sentence().unwrap_or_else(|| "nothing to tune".into())
         );
         webgrad::bench::run(&gpu, &options, |line| println!("{line}")).await?;
         Ok::<(), webgrad::Error>(())

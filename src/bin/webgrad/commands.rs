@@ -12,6 +12,7 @@ use webgrad::train::{
     assign_all, sample as generate, BestKeeper, Checkpoint, Config, Eval, Family, Footprint,
     ModelConfig, SampleSettings, Session, Task, TaskData, Verdict,
 };
+use webgrad::tune::How;
 use webgrad::{Device, Gpu};
 
 use super::destination::Destination;
@@ -142,8 +143,13 @@ pub struct SampleArgs {
 const DIGITS: &[u8] = include_bytes!("../../../web/data/digits.bin.gz");
 const SHAKESPEARE: &[u8] = include_bytes!("../../../web/data/shakespeare.txt.gz");
 
+/// The GPU, tuned (src/tune/): what is measured the first time on an adapter is said once.
 fn device() -> Result<Device, String> {
     let gpu = pollster::block_on(Gpu::new()).map_err(|e| e.to_string())?;
+    let tuned = webgrad::tune::tune_natively(&gpu);
+    if let (How::Measured(_) | How::Failed(_), Some(sentence)) = (&tuned.how, tuned.sentence()) {
+        eprintln!("note: {sentence}");
+    }
     Ok(Device::Gpu(gpu))
 }
 

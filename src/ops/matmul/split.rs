@@ -1,40 +1,41 @@
-//! Split-K for products with a small output and a long shared dimension (a linear layer over a
-//! batch of 128 rows: 2 to 16 tiles of 64 × 64 for 132 SMs; matmul_1024: 64 tiles of 128): K is
-//! cut into chunks that separate workgroups multiply at once (shaders/matmul_small.wgsl and
-//! matmul.wgsl, one chunk each), and a
-//! second pass sums the chunks' partial products with the bias and the residual
-//! (shaders/matmul_split_sum.wgsl). Unsplit, a few workgroups walk all of K in turn while the
-//! rest of the GPU idles.
+//! How a product's shared dimension K is cut so that more workgroups share it, every rule in one
+//! place. A product with a small output and a long K (a linear layer over a batch of 128 rows:
+//! 2 to 16 tiles of 64 × 64) leaves most of a GPU idle while a few workgroups walk all of K:
+//! cut into chunks, separate workgroups multiply them at once (shaders/matmul_small.wgsl and
+//! matmul.wgsl, one chunk each) and a second pass sums their partial products with the
+//! epilogue (split_sum.rs). Weight gradients, whose K is the batch's rows, are cut as a batch
+//! of products instead (`long_k_chunks`, `weight_grad_chunks`). Every rule here is pure: it
+//! reads the sizes and the device's `Tuning`, and the planner's table test checks it.
 
-use super::matmul::Dims;
-use super::matmul_plan::{vec4_buffers, Epilogue};
-use super::{gpu_of, launch1};
-use crate::error::Result;
-use crate::gpu::{Kernel, PooledBuffer, Tuning};
-use crate::tensor::{DType, Storage, Tensor};
+use super::layout::Dims;
+use super::plan::BIG_TILES_FROM;
 
-/// Workgroups a split product aims for: about two per SM of a large GPU.
-const TARGET_GROUPS: usize = 256;
-/// Depth of matmul_small.wgsl's slices: chunks are whole slices.
+/// Workgroups of 64 × 64 tiles a split product aims for. A split costs a pass over its
+/// partial products, at most this many tiles (4 MiB), which a GPU smaller than this fills
+/// anyway; on one larger, 256 groups keep two on each of up to 128 units busy.
+pub(super) const TARGET_GROUPS: usize = 256;
+/// Depth of the tiled kernels' slices: chunks are whole slices.
 const DEPTH: usize = 16;
-/// The large tiles a GPU runs at once, that their rounds are balanced for: natively one on each
-/// of an H100's or H200's 132 multiprocessors, so 192 tiles take two rounds, the second under
-/// half full. Chrome's build of the kernel runs two on each (docs/BENCHMARKS.md, "How many
-/// weight-gradient workgroups Chrome runs at once"): 384 tiles there fill a round and a half.
-/// Assumed, not known: the adapter does not say how many units it has, so on another GPU the
-/// balancing may split K where it need not (the sums stay right; only time is at stake).
-fn tiles_at_once(tuning: Tuning) -> usize {
-    match tuning.in_browser() {
-        true => 264,
-        false => 132,
-    }
-}
+/// The shortest K the large tiles split, and the shortest chunk they split it into.
+const BIG_CHUNK: usize = 256;
+/// The most parts a large-tile product's K is cut into to balance its rounds.
+const MOST_BALANCING_PARTS: usize = 4;
+/// The fewest slices a 64 × 64 tiles' K must have to be split.
+const FEWEST_SLICES_TO_SPLIT: usize = 8;
+/// A weight gradient's chunks have at least this many rows when cut as a batch
+/// (`long_k_chunks`).
+const LONG_CHUNK_ROWS: usize = 512;
+/// A K of at most this many rows is not cut for a weight-and-bias gradient: the 64 × 64 tiles
+/// walk it in eight slices or fewer, where cut it took a pass of its own to sum the chunks
+/// (the mlp's three weight gradients over its batch of 128: three dispatches a step, each
+/// costing the page CPU).
+const UNCUT_ROWS_AT_MOST: usize = 128;
 
 /// How K is cut: chunks of `k_chunk` (a multiple of the slice depth), `parts` of them.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct Split {
-    pub(super) k_chunk: usize,
-    pub(super) parts: usize,
+pub(crate) struct Split {
+    pub(crate) k_chunk: usize,
+    pub(crate) parts: usize,
 }
 
 impl Split {
@@ -53,26 +54,30 @@ impl Split {
     pub(super) fn of(d: Dims) -> Split {
         let tiles = d.m.div_ceil(64) * d.n.div_ceil(64) * d.batches;
         let slices = d.k.div_ceil(DEPTH);
-        if tiles == 0 || tiles >= TARGET_GROUPS / 4 || slices < 8 {
+        if tiles == 0 || tiles >= TARGET_GROUPS / 4 || slices < FEWEST_SLICES_TO_SPLIT {
             return Split::whole(d.k);
         }
         let wanted = (TARGET_GROUPS / tiles).min(slices);
         Split::chunks_of(d.k, slices.div_ceil(wanted) * DEPTH)
     }
 
-    /// The split for 128 × 128 tiles (matmul.wgsl): none below a quarter of `enough` tiles
-    /// (the 64 × 64 tiles fill the GPU better) or for K under 512. Below `enough`, chunks of
-    /// at least 256 that bring the workgroups to about twice `enough`; from there, the parts
-    /// that balance the rounds of workgroups (`balancing_parts`).
-    pub(super) fn of_big(d: Dims, enough: usize, tuning: Tuning) -> Split {
+    /// The split for 128 × 128 tiles (matmul.wgsl) on a GPU that runs `at_once` of them at
+    /// once: none on a GPU whose size was not measured (None), below a quarter of
+    /// BIG_TILES_FROM tiles (the 64 × 64 tiles fill the GPU better) or for K under twice
+    /// BIG_CHUNK. Below a round, chunks of at least BIG_CHUNK that bring the workgroups to about
+    /// two rounds; from there, the parts that balance the rounds (`balancing_parts`).
+    pub(super) fn of_big(d: Dims, at_once: Option<usize>) -> Split {
         let tiles = d.m.div_ceil(128) * d.n.div_ceil(128) * d.batches;
-        if tiles < enough / 4 || d.k < 512 {
+        let Some(at_once) = at_once.filter(|&n| n > 0) else {
+            return Split::whole(d.k);
+        };
+        if tiles < BIG_TILES_FROM / 4 || d.k < 2 * BIG_CHUNK {
             return Split::whole(d.k);
         }
-        let parts = if tiles < enough {
-            (2 * enough / tiles).min(d.k / 256).max(1)
+        let parts = if tiles < at_once {
+            (2 * at_once / tiles).min(d.k / BIG_CHUNK).max(1)
         } else {
-            balancing_parts(tiles, d.k, tiles_at_once(tuning))
+            balancing_parts(tiles, d.k, at_once)
         };
         if parts == 1 {
             return Split::whole(d.k);
@@ -89,7 +94,7 @@ impl Split {
     }
 }
 
-/// Parts (1 to 4, chunks of 256 or more) to cut K into so that `tiles` large tiles fill their
+/// Parts (1 to MOST_BALANCING_PARTS, chunks of BIG_CHUNK or more) to cut K into so that `tiles` large tiles fill their
 /// rounds of `at_once` best: the fewest with the fewest rounds a part, if that saves a tenth or
 /// more. Natively GPT-2's input gradients (192 tiles) take two parts, its weight gradients (144
 /// tiles) four; in Chrome nanochar's products of 384 tiles over a K of 1,152 or 1,536 two (its
@@ -100,8 +105,8 @@ fn balancing_parts(tiles: usize, k: usize, at_once: usize) -> usize {
         return 1;
     }
     let rounds = |parts: usize| (tiles * parts).div_ceil(at_once) as f64 / parts as f64;
-    let best = (1..=4)
-        .filter(|&parts| k / parts >= 256)
+    let best = (1..=MOST_BALANCING_PARTS)
+        .filter(|&parts| k / parts >= BIG_CHUNK)
         .min_by(|a, b| rounds(*a).total_cmp(&rounds(*b)))
         .unwrap_or(1);
     if rounds(best) <= 0.9 * rounds(1) {
@@ -112,85 +117,52 @@ fn balancing_parts(tiles: usize, k: usize, at_once: usize) -> usize {
 }
 
 /// How many chunks a long K (a weight gradient's rows) is cut into to be multiplied as one
-/// batch: 32, 16, 8 or 4, the most that keep 512 rows or more each; None for a shorter K.
-/// Both `matmul_split_k` and the weight-and-bias gradients (matmul_bias_grad.rs) cut so.
+/// batch: 32, 16, 8 or 4, the most that keep LONG_CHUNK_ROWS or more each; None for a shorter
+/// K. Both `matmul_split_k` and the weight-and-bias gradients (bias_grad.rs) cut so.
 pub(super) fn long_k_chunks(k: usize) -> Option<usize> {
     [32, 16, 8, 4]
         .into_iter()
-        .find(|&s| k.is_multiple_of(s) && k / s >= 512)
+        .find(|&s| k.is_multiple_of(s) && k / s >= LONG_CHUNK_ROWS)
 }
 
-crate::kernel_params! {
-    /// shaders/matmul_split_sum.wgsl: C's rows and columns, the chunks per batch, C's length,
-    /// columns and length counted in the kernel's elements (values, or vec4s).
-    struct SplitSumParams { m: u32, n: u32, parts: u32, len: u32 }
-}
-
-/// C from the partial products `parts` of `d` split as `split`, with the epilogue's bias and
-/// residual, through ReLU, or kept where a ReLU's output is positive (`relu_grad`). The plan
-/// splits no product with another epilogue.
-pub(super) fn sum(
-    parts: PooledBuffer,
-    like: &Tensor,
-    d: Dims,
-    split: Split,
-    epilogue: &Epilogue,
-) -> Result<Storage> {
-    let Epilogue { bias, relu, .. } = *epilogue;
-    // ReLU's output for its derivative is read where a residual would be.
-    let residual = epilogue.residual.or(epilogue.relu_grad);
-    let gpu = gpu_of(like.device()).expect("split only on a GPU");
-    let len = d.batches * d.m * d.n;
-    let parts = Tensor::from_storage(
-        vec![split.parts * len],
-        DType::F32,
-        like.device(),
-        Storage::Gpu(parts),
-    );
-    // What is not there is bound as the partials again, never read.
-    let inputs = [&parts, bias.unwrap_or(&parts), residual.unwrap_or(&parts)];
-    // A vec4 at a time where C's rows run in fours and every buffer binds whole vec4s.
-    let (width, elem) = if d.n.is_multiple_of(4) && vec4_buffers(&inputs, "matmul")? {
-        (4, "vec4<f32>")
-    } else {
-        (1, "f32")
-    };
-    let kernel = Kernel::new(
-        "matmul_split_sum",
-        include_str!("../../shaders/matmul_split_sum.wgsl"),
-        "main",
-    )
-    .slot("ELEM", elem)
-    .constant("HAS_BIAS", bias.is_some())
-    .constant("HAS_RESIDUAL", epilogue.residual.is_some())
-    .constant("RELU", relu)
-    .constant("RELU_GRAD", epilogue.relu_grad.is_some());
-    let params = SplitSumParams {
-        m: d.m as u32,
-        n: (d.n / width) as u32,
-        parts: split.parts as u32,
-        len: (len / width) as u32,
-    };
-    launch1(
-        gpu,
-        &kernel,
-        &params,
-        &inputs,
-        len,
-        gpu.groups_elementwise(len / width),
-    )
+/// How many chunks K is cut into for an m × n weight-and-bias gradient (bias_grad.rs), or None
+/// for outputs of enough 128 × 128 tiles to fill the GPU alone (they balance their rounds by
+/// splitting K inside the kernel instead). A long K is cut as `long_k_chunks` cuts it where
+/// its 128 × 128 tiles then fill the GPU (nanochar); a short K (`UNCUT_ROWS_AT_MOST`) not at
+/// all; else into the fewest chunks of a slice or more that fill it with 128 × 128 tiles, or
+/// failing that with 64 × 64 tiles, or failing that the most. Fewer, longer chunks on 64 × 64
+/// tiles made gpt_small's step 19 % slower on an H100.
+pub(super) fn weight_grad_chunks(k: usize, (m, n): (usize, usize)) -> Option<usize> {
+    let big_tiles = m.div_ceil(128) * n.div_ceil(128);
+    if big_tiles >= BIG_TILES_FROM {
+        return None;
+    }
+    if k <= UNCUT_ROWS_AT_MOST {
+        return Some(1);
+    }
+    let cut = |s: usize, rows: usize| k.is_multiple_of(s) && k / s >= rows;
+    if let Some(s) = long_k_chunks(k).filter(|&s| big_tiles * s >= BIG_TILES_FROM) {
+        return Some(s);
+    }
+    let cuts: Vec<usize> = [1, 2, 4, 8, 16, 32]
+        .into_iter()
+        .filter(|&s| cut(s, DEPTH))
+        .collect();
+    let small_tiles = m.div_ceil(64) * n.div_ceil(64);
+    let filling = |tiles: usize, enough: usize| cuts.iter().copied().find(|s| tiles * s >= enough);
+    let chunks = filling(big_tiles, BIG_TILES_FROM)
+        .or_else(|| filling(small_tiles, TARGET_GROUPS))
+        .or(cuts.last().copied());
+    Some(chunks.unwrap_or(1))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The large tiles' split natively (132 tiles at once), with enough at 128 tiles.
+    /// The large tiles' split on a GPU that runs 132 at once.
     fn native_big(m: usize, n: usize, k: usize) -> Split {
-        let native = Tuning {
-            compiler: crate::gpu::Compiler::Native,
-        };
-        Split::of_big(dims(m, n, k), 128, native)
+        Split::of_big(dims(m, n, k), Some(132))
     }
 
     fn dims(m: usize, n: usize, k: usize) -> Dims {

@@ -4,23 +4,15 @@
 //! as column blocks of the [B, T, width] tensors that hold them: no copies to gather the heads
 //! and put them back (48 dispatches a step in nanochar, 1.1 ms on an H100).
 
-use super::dropout::DropoutMask;
-use super::matmul::Dims;
-use super::matmul_split::Split;
 use crate::error::{Error, Result};
 
-crate::kernel_params! {
-    /// shaders/matmul_out.wgsl's parameters, shared by every matmul kernel: the sizes, how K
-    /// is split (matmul_split.rs; one part of all of K where it is not) and the layouts.
-    pub(super) struct MatmulParams {
-        m: u32, n: u32, k: u32, a_batch_stride: u32, b_batch_stride: u32, k_chunk: u32, parts: u32,
-        heads: u32,
-        a_offset: u32, a_head_stride: u32, a_row_stride: u32,
-        b_offset: u32, b_head_stride: u32, b_row_stride: u32,
-        c_offset: u32, c_batch_stride: u32, c_head_stride: u32, c_row_stride: u32,
-        sums_offset: u32,
-        drop_seed: u32, drop_p: f32, drop_scale: f32,
-    }
+/// The sizes of one batched product: `batches` products of [m, k] · [k, n].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Dims {
+    pub(crate) m: usize,
+    pub(crate) n: usize,
+    pub(crate) k: usize,
+    pub(crate) batches: usize,
 }
 
 /// Where the matrices of one operand lie: matrix z, head z % heads of group z / heads, starts
@@ -141,40 +133,6 @@ impl Views {
             }
         }
         Ok(())
-    }
-
-    /// The kernels' parameters for `d` with K split by `split`, and C's dropout if any.
-    pub(super) fn params(
-        &self,
-        d: Dims,
-        split: Split,
-        dropout: Option<DropoutMask>,
-    ) -> MatmulParams {
-        let u = |x: usize| x as u32;
-        MatmulParams {
-            m: u(d.m),
-            n: u(d.n),
-            k: u(d.k),
-            a_batch_stride: u(self.a.batch),
-            b_batch_stride: u(self.b.batch),
-            k_chunk: u(split.k_chunk),
-            parts: u(split.parts),
-            heads: u(self.heads),
-            a_offset: u(self.a.offset),
-            a_head_stride: u(self.a.head),
-            a_row_stride: u(self.a.row),
-            b_offset: u(self.b.offset),
-            b_head_stride: u(self.b.head),
-            b_row_stride: u(self.b.row),
-            c_offset: u(self.c.offset),
-            c_batch_stride: u(self.c.batch),
-            c_head_stride: u(self.c.head),
-            c_row_stride: u(self.c.row),
-            sums_offset: u(self.row_sums.unwrap_or(0)),
-            drop_seed: dropout.map_or(0, |m| m.seed),
-            drop_p: dropout.map_or(0.0, |m| m.p),
-            drop_scale: dropout.map_or(1.0, |m| m.scale()),
-        }
     }
 }
 

@@ -1,18 +1,37 @@
 //! Batched matrix multiplication with operands optionally transposed in place: the products
-//! of tensors and their backward, and products into a buffer at given layouts. How each runs
-//! is matmul_plan.rs's; linear layers over them are linear.rs's.
+//! of tensors and their backward (here), and products into a buffer at given layouts
+//! (run.rs). How each runs on a GPU is plan.rs's, from the device's `Tuning`; how K is split,
+//! split.rs's; linear layers over products are linear.rs's.
+//!
+//! The files import one way: layout, epilogue, regs and split know no other file of the
+//! product; plan uses them; run uses plan and split_sum; bias_grad uses run; this file uses
+//! them all.
+
+mod bias_grad;
+mod calibrate;
+mod epilogue;
+mod layout;
+mod plan;
+mod regs;
+mod run;
+mod split;
+mod split_sum;
+
+pub(crate) use calibrate::LargeTileTimer;
+pub(crate) use epilogue::{Causal, Epilogue};
+pub(crate) use layout::{Dims, Layout, Views};
+pub use plan::Path;
+pub(crate) use plan::BIG_TILE_WORKGROUP_BYTES;
+pub(crate) use run::matmul_into;
 
 use super::dropout::DropoutMask;
-use super::matmul_bias_grad::weight_and_bias_grads;
-use super::matmul_layout::{cpu_matmul, Views};
-use super::matmul_plan::{planned, Causal, Epilogue, BIG_TILES_FROM};
-use super::matmul_split;
-use super::{gpu_of, launch, launch1, launch_into};
+use super::gpu_of;
 use crate::autograd::{self, Backward, Inputs};
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
-use std::rc::Rc;
+use bias_grad::weight_and_bias_grads;
+use layout::cpu_matmul;
+use plan::BIG_TILES_FROM;
 
 /// (rows, cols) of op(x) for the last two dimensions.
 fn op_dims(x: &Tensor, t: bool) -> (usize, usize) {
@@ -48,15 +67,6 @@ pub(crate) fn matmul_row_bias(
         ..Epilogue::default()
     };
     product(a, b, (false, false), epilogue)
-}
-
-/// The sizes of one batched product: `batches` products of [m, k] · [k, n].
-#[derive(Clone, Copy)]
-pub(crate) struct Dims {
-    pub(crate) m: usize,
-    pub(crate) n: usize,
-    pub(crate) k: usize,
-    pub(crate) batches: usize,
 }
 
 /// (m, k, n) of op(a) · op(b), checked: both at least matrices, inner sizes equal.
@@ -130,7 +140,7 @@ pub(super) fn product_of(
             epilogue.add_cpu(&mut c, n)?;
             Storage::Host(Host::F(c))
         }
-        Some(gpu) => gpu_product(gpu, &operands, d, (ta, tb), epilogue)?,
+        Some(gpu) => run::gpu_product(gpu, &operands, d, (ta, tb), epilogue)?,
     };
     let op = MatMulOp {
         a: a.clone(),
@@ -146,80 +156,6 @@ pub(super) fn product_of(
     Ok(Tensor::from_op(shape, DType::F32, a.device(), storage, op))
 }
 
-/// The product on the GPU: the planned kernel over the operands (with their batch strides),
-/// the epilogue's bias and residual bound after them.
-fn gpu_product(
-    gpu: &Rc<Gpu>,
-    [(a, sa), (b, sb)]: &[(Tensor, usize); 2],
-    d: Dims,
-    (ta, tb): (bool, bool),
-    epilogue: Epilogue,
-) -> Result<Storage> {
-    let views = Views::dense(d, (ta, tb), (*sa, *sb));
-    let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], &epilogue)?;
-    if plan.split.parts > 1 {
-        // The chunks' partial products side by side, then their sum with the epilogue.
-        let kernel = Epilogue::default().slots(kernel, plan.whole_vec4s);
-        let len = plan.split.parts * d.batches * d.m * d.n;
-        let [parts] = launch(gpu, &kernel, &params, &[a, b], [len], plan.groups)?;
-        return matmul_split::sum(parts, a, d, plan.split, &epilogue);
-    }
-    let kernel = epilogue.slots(kernel, plan.whole_vec4s);
-    let mut inputs = vec![a, b];
-    inputs.extend(epilogue.bias);
-    inputs.extend(epilogue.row_bias);
-    inputs.extend(epilogue.residual);
-    inputs.extend(epilogue.gelu_grad);
-    inputs.extend(epilogue.relu_grad);
-    let len = d.batches * d.m * d.n;
-    launch1(gpu, &kernel, &params, &inputs, len, plan.groups)
-}
-
-/// op(a) · op(b) batched, each matrix where `views` says, written into `target` (which other
-/// products may fill in other parts), skipping what `causal` says gives nothing: outside the
-/// graph. Attention's products through the scores, on the heads in place.
-pub(crate) fn matmul_into(
-    target: &mut Storage,
-    [a, b]: [&Tensor; 2],
-    (d, views): (Dims, Views),
-    (ta, tb): (bool, bool),
-    causal: Causal,
-) -> Result<()> {
-    let target_len = match &*target {
-        Storage::Host(Host::F(c)) => c.len(),
-        Storage::Gpu(c) => (c.handle().binding_size() / 4) as usize,
-        _ => 0,
-    };
-    views.check(d, (ta, tb), [a.numel(), b.numel(), target_len])?;
-    match (gpu_of(a.device()), target) {
-        (None, Storage::Host(Host::F(c))) => {
-            let (av, bv) = (a.host_f64("matmul")?, b.host_f64("matmul")?);
-            cpu_matmul([&av, &bv], c, d, (ta, tb), views);
-            Ok(())
-        }
-        (Some(gpu), Storage::Gpu(c)) => {
-            if views.row_sums.is_some() && (!ta || gpu.is_cpu_emulated()) {
-                return Err(Error::Invalid {
-                    op: "matmul",
-                    why: "row sums come with A transposed on the tiled kernels only".into(),
-                });
-            }
-            let epilogue = Epilogue {
-                causal,
-                ..Epilogue::default()
-            };
-            let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], &epilogue)?;
-            let kernel = epilogue.slots(kernel, plan.whole_vec4s);
-            let [] = launch_into(gpu, &kernel, &params, &[a, b], &[c], [], plan.groups)?;
-            Ok(())
-        }
-        _ => Err(Error::Invalid {
-            op: "matmul",
-            why: "the target is not on the operands' device".into(),
-        }),
-    }
-}
-
 /// op(a)ᵀ · b when the shared dimension K is long and the output small (weight gradients,
 /// where K is the batch's rows): K is cut into chunks multiplied as one batch and then summed,
 /// so that many workgroups share the work instead of a few looping over all of K. Both stored
@@ -228,7 +164,7 @@ fn matmul_split_k(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if a.rank() == 2 && b.rank() == 2 && a.shape()[0] == b.shape()[0] {
         let (k, m, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
         if k >= 4096 && m.div_ceil(128) * n.div_ceil(128) < BIG_TILES_FROM {
-            if let Some(s) = matmul_split::long_k_chunks(k) {
+            if let Some(s) = split::long_k_chunks(k) {
                 let parts = matmul_raw(
                     &a.reshape(&[s, k / s, m])?,
                     &b.reshape(&[s, k / s, n])?,

@@ -1,8 +1,11 @@
 //! The matmul for CPU-emulated adapters (shaders/matmul_regs.wgsl): each lane keeps ROWS × COLS
 //! outputs in named vec4 registers, in a body unrolled here.
 
-use super::generated_source;
 use crate::gpu::Kernel;
+use crate::ops::generated_source;
+
+/// The kernel's family, its dispatches counted under it.
+pub(super) const FAMILY: &str = "matmul_regs";
 
 /// Rows per lane: a workgroup's 8 lanes cover 8 × ROWS rows, up to 128 (on lavapipe, 16 × 16
 /// tiles ran 2-3× faster than 8 × 4 on the tiny GPT's shapes; 32 × 16 compiled for seconds).
@@ -25,8 +28,8 @@ pub(crate) fn cols_per_lane(n: usize) -> usize {
 
 /// The kernel for `rows` × `cols` outputs per lane.
 pub(crate) fn kernel(rows: usize, cols: usize) -> Kernel {
-    let source = generated_source("matmul_regs", [rows, cols], || source(rows, cols));
-    Kernel::new("matmul_regs", source, "main")
+    let source = generated_source(FAMILY, [rows, cols], || source(rows, cols));
+    Kernel::new(FAMILY, source, "main")
         .slot("ROWS", rows)
         .slot("COLS", cols)
 }
@@ -55,7 +58,7 @@ fn source(rows: usize, cols: usize) -> String {
             );
         }
     }
-    include_str!("../../shaders/matmul_regs.wgsl")
+    include_str!("../../../shaders/matmul_regs.wgsl")
         .replace("{{DECLARE}}", &declare)
         .replace("{{STEP}}", &step)
         .replace("{{STORE}}", &store)

@@ -1,0 +1,95 @@
+//! Timing the large-tile product (shaders/matmul.wgsl) at a given number of workgroups, for the
+//! measurement of how many the GPU runs at once (src/tune/). Every workgroup multiplies the same
+//! two 128 × DEPTH operands (batch strides of 0) into its own tile of C, so that the work grows
+//! with the tiles and the memory does not.
+
+use super::epilogue::Epilogue;
+use super::layout::{Dims, Layout, Views};
+use super::plan::{large_tiles_on, Needs};
+use super::run::params;
+use super::split::Split;
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, PooledBuffer};
+use crate::ops::launch_into;
+use crate::tensor::{gpu_output, Device, Tensor};
+use std::rc::Rc;
+
+/// K of the timed products: long enough that a round of tiles takes far longer than a wait for
+/// the GPU (about 0.25 ms a round on each unit of an H100, seconds on none).
+const DEPTH: usize = 2048;
+/// Products timed back to back for one figure, so that the wait at the end weighs little.
+const CALLS: usize = 8;
+/// A tile's side and its values.
+const SIDE: usize = 128;
+
+/// The large-tile kernel timed on `gpu`, for up to `most` tiles at once.
+pub(crate) struct LargeTileTimer {
+    gpu: Rc<Gpu>,
+    a: Tensor,
+    b: Tensor,
+    c: PooledBuffer,
+    most: usize,
+}
+
+impl LargeTileTimer {
+    /// Operands of zeros and a C of `most` tiles on `gpu`.
+    pub(crate) fn new(gpu: &Rc<Gpu>, most: usize) -> Result<LargeTileTimer> {
+        let device = Device::Gpu(gpu.clone());
+        Ok(LargeTileTimer {
+            gpu: gpu.clone(),
+            a: Tensor::zeros(&[SIDE, DEPTH], &device)?,
+            b: Tensor::zeros(&[DEPTH, SIDE], &device)?,
+            c: gpu_output(gpu, most * SIDE * SIDE)?,
+            most,
+        })
+    }
+
+    /// Seconds a product of `tiles` large tiles takes, from the wall time of CALLS of them
+    /// back to back and the wait for their end.
+    pub(crate) async fn seconds(&self, tiles: usize) -> Result<f64> {
+        if tiles == 0 || tiles > self.most {
+            return Err(Error::Invalid {
+                op: "calibration",
+                why: format!("{tiles} tiles, where 1 to {} were made room for", self.most),
+            });
+        }
+        let d = Dims {
+            m: SIDE,
+            n: SIDE,
+            k: DEPTH,
+            batches: tiles,
+        };
+        let views = Views {
+            heads: 1,
+            a: Layout::dense(DEPTH, 0, 1),
+            b: Layout::dense(SIDE, 0, 1),
+            c: Layout::dense(SIDE, SIDE * SIDE, 1),
+            row_sums: None,
+        };
+        let needs = Needs {
+            vec4_buffers: true,
+            ..Needs::default()
+        };
+        let plan = large_tiles_on((d, views), Split::whole(DEPTH), needs, &self.gpu.tuning());
+        let kernel = plan.kernel.constant("TA", false).constant("TB", false);
+        let kernel = Epilogue::default().slots(kernel, plan.whole_vec4s);
+        let params = params(&views, d, plan.split, None);
+        self.gpu.finished().await?;
+        let start = clock::now();
+        for _ in 0..CALLS {
+            let inputs = [&self.a, &self.b];
+            let [] = launch_into(
+                &self.gpu,
+                &kernel,
+                &params,
+                &inputs,
+                &[&self.c],
+                [],
+                plan.groups,
+            )?;
+        }
+        self.gpu.finished().await?;
+        Ok((clock::now() - start).as_secs_f64() / CALLS as f64)
+    }
+}

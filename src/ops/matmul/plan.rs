@@ -1,0 +1,349 @@
+//! How a product runs on a GPU: which kernel computes it, with how many workgroups and how its
+//! K is split (`plan`), decided from the product's sizes and layouts and the device's `Tuning`
+//! alone, so that a table test checks the choice for any GPU without one.
+
+use super::epilogue::Causal;
+use super::layout::{Dims, Views};
+use super::regs;
+use super::split::Split;
+use crate::gpu::{Kernel, Tuning};
+
+/// Below this many 128 × 128 tiles a GPU of 128 units or more would sit partly idle, so 64 × 64
+/// tiles are used (unless K is split to fill it: `Split::of_big`, where the GPU's size is
+/// known).
+pub(crate) const BIG_TILES_FROM: usize = 128;
+/// Workgroup memory of the 128 × 128 kernel (shaders/matmul.wgsl: two 8 KiB tiles and 4 KiB of
+/// row sums), above the 16 KiB WebGPU guarantees: a device offering less gets 64 × 64 tiles
+/// (8 KiB). Natively the pipeline cache checks every kernel's declaration against the device
+/// (`check_workgroup_memory`), which keeps this figure honest.
+pub(crate) const BIG_TILE_WORKGROUP_BYTES: u32 = 20 << 10;
+/// Lanes of the emulated GPUs' kernel down C's rows: a workgroup's lanes take this many times
+/// a lane's rows (shaders/matmul_regs.wgsl).
+const REGS_LANES: usize = 8;
+/// The side of the small and the large tiles (shaders/matmul_small.wgsl, matmul.wgsl).
+const SMALL_SIDE: usize = 64;
+const LARGE_SIDE: usize = 128;
+/// The large-tile product's choices that depend on the compiler the kernels go through
+/// (`Tuning`): the two differ in what runs fast on the same GPU. The browser's were measured in
+/// Chrome (Tint) on an H100 and an H200, the native ones through naga (docs/BENCHMARKS.md);
+/// other browsers compile WGSL with their own.
+struct BigTilePolicy {
+    /// Products of at most this many rows stay on 64×64 tiles however many there are, a 128-row
+    /// tile being half empty or more: a convolution's products, one per image of 32 or 64
+    /// channels' rows. In Chrome on an H200 that took the cnn's page step from 0.711 to 0.600
+    /// ms; natively the large tiles stayed faster (0.595 against 0.606), so there none do
+    /// (docs/BENCHMARKS.md, "Few rows on small tiles in the browser").
+    over_rows: usize,
+    /// The same for columns: attention's products over a head's 64 values (probabilities times
+    /// values, and their gradients), whose 128-column tiles are half empty. In Chrome on an
+    /// H200 nanochar's ran 1.3-1.5× as long as natively on the large tiles.
+    over_cols: usize,
+    /// The same for depth: attention's scores and their gradient, products over a head's 64
+    /// values, which ran 1.2× as long in Chrome as natively on the large tiles.
+    over_depth: usize,
+    /// Whether products with too few 128 × 128 tiles to fill the GPU take them anyway, with K
+    /// split among more workgroups (`Split::of_big`). Natively yes. In Chrome on an H200 the
+    /// small tiles, K split as `Split::of` splits it, ran gpt_small's products (4,096 rows of
+    /// 128 to 512 columns) in less time: its page step went from 2.37-2.39 to 2.22-2.26 ms
+    /// pipelined, as fast as native's (docs/BENCHMARKS.md, "Few tiles stay small in the
+    /// browser").
+    with_k_split: bool,
+    /// Whether the kernel stages operands stored along K as blocks transposed in registers
+    /// (shaders/matmul.wgsl, BLOCKS): faster through the browser's compiler, slower through
+    /// naga, measured on an H100.
+    transpose_in_registers: bool,
+    /// Whether the kernel fetches the next slice into registers while it multiplies this one
+    /// (PREFETCH). Natively always: without, nanochar's step took 41.0 ms instead of 33.9 on an
+    /// H100. In Chrome never: with the parameters bound plainly (src/gpu/bind_groups.rs),
+    /// nanochar's products with neither operand transposed took 0.391 ms a call without it
+    /// against 0.498 with it on an H200, and those with one transposed were already faster
+    /// without (docs/BENCHMARKS.md, "Parameters bound plainly").
+    prefetch_next_slice: bool,
+    /// Whether the fetches of a product with A transposed (weight gradients) load without a
+    /// branch (BRANCHLESS). In Chrome on an H200 nanochar's weight gradients took 389 µs a call
+    /// that way against 463; the products with neither or B transposed gained nothing or lost
+    /// up to 9 %, and natively, with the prefetch, every product lost 12-46 %
+    /// (docs/BENCHMARKS.md, "Loads without a branch").
+    branchless_when_a_transposed: bool,
+}
+
+impl BigTilePolicy {
+    fn of(tuning: Tuning) -> BigTilePolicy {
+        let browser = tuning.in_browser();
+        let small_side = if browser { SMALL_SIDE } else { 0 };
+        BigTilePolicy {
+            over_rows: small_side,
+            over_cols: small_side,
+            over_depth: small_side,
+            with_k_split: !browser,
+            transpose_in_registers: browser,
+            prefetch_next_slice: !browser,
+            branchless_when_a_transposed: browser,
+        }
+    }
+}
+
+/// The kernel a plan takes, which its dispatches are counted under (`Gpu::dispatches_of`, the
+/// profile's labels): tests assert the path they cover with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// shaders/matmul_regs.wgsl, for emulated GPUs: outputs in registers, no barriers.
+    Registers,
+    /// shaders/matmul_small.wgsl: 64 × 64 tiles.
+    SmallTiles,
+    /// shaders/matmul.wgsl: 128 × 128 tiles.
+    LargeTiles,
+}
+
+impl Path {
+    /// The kernel family the path's dispatches count under.
+    pub fn family(self) -> &'static str {
+        match self {
+            Path::Registers => regs::FAMILY,
+            Path::SmallTiles => "matmul_small",
+            Path::LargeTiles => "matmul",
+        }
+    }
+}
+
+/// What the planner needs to know of a product besides its sizes and layouts.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Needs {
+    pub(crate) a_transposed: bool,
+    pub(crate) causal: Causal,
+    /// Whether the split's sum pass can add the epilogue (it knows no GELU, no dropout and no
+    /// bias by row).
+    pub(crate) epilogue_splittable: bool,
+    /// Whether the operands' buffers bind whole vec4s (`crate::ops::vec4_buffers`).
+    pub(crate) vec4_buffers: bool,
+}
+
+/// How a product runs: its kernel (of its path's family), its workgroups, how K is split, and whether the
+/// kernel's threads hand C's columns over in whole vec4s (the tiled kernels over rows a
+/// multiple of 4 long), so that C can be stored a vec4 at a time.
+pub(crate) struct Plan {
+    pub(crate) kernel: Kernel,
+    pub(crate) groups: [u32; 3],
+    pub(crate) split: Split,
+    pub(crate) whole_vec4s: bool,
+}
+
+/// Which kernel computes a product under `tuning`, and its workgroups: register blocking
+/// without barriers on emulated GPUs; on real ones 128 × 128 tiles once there are enough of
+/// them to fill a large GPU (or K split fills it, where the GPU's size is known), more rows,
+/// columns and depth than the policy's least, operands read as whole vec4s and the workgroup
+/// memory they need; else 64 × 64, with K split when there are few tiles (split.rs).
+pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> Plan {
+    let whole = Split::whole(d.k);
+    let splittable = views.splittable(d) && needs.epilogue_splittable;
+    if tuning.emulated {
+        return registers(d);
+    }
+    let policy = BigTilePolicy::of(*tuning);
+    let big_split = match splittable {
+        true => Split::of_big(d, tuning.tiles_at_once),
+        false => whole,
+    };
+    let big_tiles = d.m.div_ceil(LARGE_SIDE) * d.n.div_ceil(LARGE_SIDE) * d.batches;
+    let enough_tiles = big_tiles >= BIG_TILES_FROM;
+    if tuning.workgroup_bytes >= BIG_TILE_WORKGROUP_BYTES
+        && d.m > policy.over_rows
+        && d.n > policy.over_cols
+        && d.k > policy.over_depth
+        && (enough_tiles || (policy.with_k_split && big_split.parts > 1))
+        && needs.vec4_buffers
+    {
+        return large_tiles((d, views), big_split, needs, &policy);
+    }
+    let split = if splittable { Split::of(d) } else { whole };
+    let [x, y, z] = tiles(d, SMALL_SIDE);
+    let source = include_str!("../../../shaders/matmul_small.wgsl");
+    Plan {
+        kernel: Kernel::new(Path::SmallTiles.family(), source, "main")
+            .constant("ROW_SUMS", views.row_sums.is_some())
+            .constant("CAUSAL", needs.causal as u32),
+        groups: [x, y, z * split.parts as u32],
+        split,
+        whole_vec4s: d.n % 4 == 0 && views.c.in_fours(),
+    }
+}
+
+/// The plan of the emulated GPUs' kernel, its registers sized to the product.
+fn registers(d: Dims) -> Plan {
+    let (rows, cols) = (regs::rows_per_lane(d.m), regs::cols_per_lane(d.n));
+    Plan {
+        kernel: regs::kernel(rows, cols),
+        groups: [
+            d.m.div_ceil(REGS_LANES * rows) as u32,
+            d.n.div_ceil(cols) as u32,
+            d.batches as u32,
+        ],
+        split: Split::whole(d.k),
+        whole_vec4s: false,
+    }
+}
+
+/// Workgroups of `side` × `side` tiles over C: [columns, rows, batches].
+fn tiles(d: Dims, side: usize) -> [u32; 3] {
+    [
+        d.n.div_ceil(side) as u32,
+        d.m.div_ceil(side) as u32,
+        d.batches as u32,
+    ]
+}
+
+/// The plan on the 128 × 128 kernel with the variants `tuning` picks, whatever its size: the
+/// calibration times it so (calibrate.rs).
+pub(super) fn large_tiles_on(
+    (d, views): (Dims, Views),
+    split: Split,
+    needs: Needs,
+    tuning: &Tuning,
+) -> Plan {
+    large_tiles((d, views), split, needs, &BigTilePolicy::of(*tuning))
+}
+
+/// The plan on the 128 × 128 kernel (shaders/matmul.wgsl), K split as `split` says, its
+/// operands fetched as vec4s where their stored rows allow, skipping what `causal` says, and
+/// with the variants `policy` picks for the device's compiler.
+fn large_tiles(
+    (d, views): (Dims, Views),
+    split: Split,
+    needs: Needs,
+    policy: &BigTilePolicy,
+) -> Plan {
+    // An operand whose stored rows are a multiple of 4 long is fetched as vec4s, even when
+    // the other is not (the output layer's gradients over a vocabulary of 50,257).
+    let (a_rows_of_4, b_rows_of_4) = (views.a.in_fours(), views.b.in_fours());
+    let source = include_str!("../../../shaders/matmul.wgsl");
+    let kernel = Kernel::new(Path::LargeTiles.family(), source, "main")
+        .constant("VEC4_A", a_rows_of_4)
+        .constant("VEC4_B", b_rows_of_4)
+        .constant("SPLIT", split.parts > 1)
+        .constant("CAUSAL", needs.causal as u32)
+        .constant("BLOCKS", policy.transpose_in_registers)
+        .constant("PREFETCH", policy.prefetch_next_slice)
+        .constant(
+            "BRANCHLESS",
+            policy.branchless_when_a_transposed && needs.a_transposed,
+        )
+        .constant("WIDE", d.n > LARGE_SIDE / 2)
+        .constant("ROW_SUMS", views.row_sums.is_some());
+    let [x, y, z] = tiles(d, LARGE_SIDE);
+    Plan {
+        kernel,
+        groups: [x, y, z * split.parts as u32],
+        split,
+        whole_vec4s: d.n % 4 == 0 && views.c.in_fours(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::Compiler;
+
+    /// A GPU running 132 large tiles at once (one per unit of an H100) through naga.
+    const LARGE: Tuning = Tuning {
+        compiler: Compiler::Native,
+        emulated: false,
+        workgroup_bytes: 48 << 10,
+        tiles_at_once: Some(132),
+    };
+    /// A laptop's GPU of 24 units.
+    const SMALL: Tuning = Tuning {
+        tiles_at_once: Some(24),
+        ..LARGE
+    };
+    /// A GPU whose size was not measured.
+    const UNKNOWN: Tuning = Tuning {
+        tiles_at_once: None,
+        ..LARGE
+    };
+    /// The least capable device WebGPU allows: 16 KiB of workgroup memory.
+    const GUARANTEED: Tuning = Tuning {
+        workgroup_bytes: 16 << 10,
+        ..LARGE
+    };
+    /// lavapipe or SwiftShader.
+    const EMULATED: Tuning = Tuning {
+        emulated: true,
+        ..LARGE
+    };
+
+    /// The path and the K split of a dense m × k · k × n product (A transposed or not).
+    fn planned(tuning: Tuning, (m, k, n): (usize, usize, usize)) -> (Path, usize) {
+        let d = Dims {
+            m,
+            n,
+            k,
+            batches: 1,
+        };
+        let needs = Needs {
+            epilogue_splittable: true,
+            vec4_buffers: true,
+            ..Needs::default()
+        };
+        let plan = plan((d, Views::dense(d, (false, false), (0, 0))), needs, &tuning);
+        let path = [Path::Registers, Path::SmallTiles, Path::LargeTiles]
+            .into_iter()
+            .find(|p| p.family() == plan.kernel.family)
+            .expect("a known family");
+        (path, plan.split.parts)
+    }
+
+    #[test]
+    fn the_plan_follows_the_devices_tuning() {
+        use Path::*;
+        let browser = LARGE.in_browsers_compiler();
+        // (tuning, m × k × n, path, parts of K)
+        let table = [
+            // An mlp layer's 128 rows over 784 inputs: 2 small tiles, K split in 49 slices.
+            (LARGE, (128, 784, 64), SmallTiles, 49),
+            (UNKNOWN, (128, 784, 64), SmallTiles, 49),
+            (EMULATED, (128, 784, 64), Registers, 1),
+            // 4096³: enough large tiles everywhere they fit; small ones in 16 KiB.
+            (LARGE, (4096, 4096, 4096), LargeTiles, 1),
+            (SMALL, (4096, 4096, 4096), LargeTiles, 1),
+            (GUARANTEED, (4096, 4096, 4096), SmallTiles, 1),
+            (EMULATED, (4096, 4096, 4096), Registers, 1),
+            // GPT-2's input gradients, 192 tiles: two rounds of 132, the second under half
+            // full, balanced in two parts; four rounds of 24 or more, or an unmeasured GPU,
+            // none.
+            (LARGE, (4096, 3072, 768), LargeTiles, 2),
+            (SMALL, (4096, 3072, 768), LargeTiles, 1),
+            (UNKNOWN, (4096, 3072, 768), LargeTiles, 1),
+            // 1024³, 64 large tiles: K split to fill two rounds of 132; of 24, three parts
+            // balance the rounds; on an unmeasured GPU no split, on 64 × 64 tiles (256 of
+            // them) instead.
+            (LARGE, (1024, 1024, 1024), LargeTiles, 4),
+            (SMALL, (1024, 1024, 1024), LargeTiles, 3),
+            (UNKNOWN, (1024, 1024, 1024), SmallTiles, 1),
+            // The browser's compiler keeps products of 64 rows or fewer on small tiles (a
+            // convolution's) and splits no large tiles to fill the GPU.
+            (browser, (64, 288, 4096), SmallTiles, 1),
+            (LARGE, (64, 288, 4096), SmallTiles, 1),
+            (browser, (1024, 1024, 1024), SmallTiles, 1),
+            (browser, (4096, 4096, 4096), LargeTiles, 1),
+        ];
+        for (tuning, mkn, path, parts) in table {
+            assert_eq!(planned(tuning, mkn), (path, parts), "{mkn:?} on {tuning:?}");
+        }
+    }
+
+    #[test]
+    fn operands_that_do_not_bind_whole_vec4s_stay_on_small_tiles() {
+        let d = Dims {
+            m: 4096,
+            n: 4096,
+            k: 4096,
+            batches: 1,
+        };
+        let needs = Needs {
+            vec4_buffers: false,
+            ..Needs::default()
+        };
+        let plan = plan((d, Views::dense(d, (false, false), (0, 0))), needs, &LARGE);
+        assert_eq!(plan.kernel.family, Path::SmallTiles.family());
+    }
+}

@@ -1,0 +1,167 @@
+//! A product on the GPU: its plan (plan.rs) made for the device's tuning and its operands, the
+//! kernel's parameters, and the dispatches, into fresh buffers or into given ones.
+
+use super::epilogue::{Causal, Epilogue};
+use super::layout::{cpu_matmul, Dims, Views};
+use super::plan::{plan, Needs, Plan};
+use super::split::Split;
+use super::split_sum;
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, Kernel};
+use crate::ops::dropout::DropoutMask;
+use crate::ops::{gpu_of, launch, launch1, launch_into, vec4_buffers};
+use crate::tensor::{Host, Storage, Tensor};
+use std::rc::Rc;
+
+crate::kernel_params! {
+    /// shaders/matmul_out.wgsl's parameters, shared by every matmul kernel: the sizes, how K
+    /// is split (split.rs; one part of all of K where it is not) and the layouts.
+    pub(super) struct MatmulParams {
+        m: u32, n: u32, k: u32, a_batch_stride: u32, b_batch_stride: u32, k_chunk: u32, parts: u32,
+        heads: u32,
+        a_offset: u32, a_head_stride: u32, a_row_stride: u32,
+        b_offset: u32, b_head_stride: u32, b_row_stride: u32,
+        c_offset: u32, c_batch_stride: u32, c_head_stride: u32, c_row_stride: u32,
+        sums_offset: u32,
+        drop_seed: u32, drop_p: f32, drop_scale: f32,
+    }
+}
+
+/// The kernels' parameters for `d` at `views` with K split by `split`, and C's dropout if any.
+pub(super) fn params(
+    views: &Views,
+    d: Dims,
+    split: Split,
+    dropout: Option<DropoutMask>,
+) -> MatmulParams {
+    let u = |x: usize| x as u32;
+    MatmulParams {
+        m: u(d.m),
+        n: u(d.n),
+        k: u(d.k),
+        a_batch_stride: u(views.a.batch),
+        b_batch_stride: u(views.b.batch),
+        k_chunk: u(split.k_chunk),
+        parts: u(split.parts),
+        heads: u(views.heads),
+        a_offset: u(views.a.offset),
+        a_head_stride: u(views.a.head),
+        a_row_stride: u(views.a.row),
+        b_offset: u(views.b.offset),
+        b_head_stride: u(views.b.head),
+        b_row_stride: u(views.b.row),
+        c_offset: u(views.c.offset),
+        c_batch_stride: u(views.c.batch),
+        c_head_stride: u(views.c.head),
+        c_row_stride: u(views.c.row),
+        sums_offset: u(views.row_sums.unwrap_or(0)),
+        drop_seed: dropout.map_or(0, |m| m.seed),
+        drop_p: dropout.map_or(0.0, |m| m.p),
+        drop_scale: dropout.map_or(1.0, |m| m.scale()),
+    }
+}
+
+/// The plan of a product on `gpu`, its kernel with the transposes set, and its parameters;
+/// the plan is counted by its path (`Gpu::dispatches_of` counts its kernel's dispatches).
+fn planned(
+    gpu: &Rc<Gpu>,
+    (d, views): (Dims, Views),
+    (ta, tb): (bool, bool),
+    operands: [&Tensor; 2],
+    epilogue: &Epilogue,
+) -> Result<(Kernel, MatmulParams, Plan)> {
+    let needs = Needs {
+        a_transposed: ta,
+        causal: epilogue.causal,
+        epilogue_splittable: epilogue.gelu_grad.is_none()
+            && epilogue.dropout.is_none()
+            && epilogue.row_bias.is_none(),
+        vec4_buffers: vec4_buffers(&operands, "matmul")?,
+    };
+    let plan = plan((d, views), needs, &gpu.tuning());
+    let max = gpu.limits().max_compute_workgroups_per_dimension;
+    if let Some(&too_many) = plan.groups.iter().find(|&&g| g > max) {
+        return Err(Error::TooLarge {
+            limit: "maxComputeWorkgroupsPerDimension",
+            requested: too_many as u64,
+            max: max as u64,
+        });
+    }
+    let kernel = plan.kernel.clone().constant("TA", ta).constant("TB", tb);
+    let params = params(&views, d, plan.split, epilogue.dropout);
+    Ok((kernel, params, plan))
+}
+
+/// The product on the GPU: the planned kernel over the operands (with their batch strides),
+/// the epilogue's bias and residual bound after them.
+pub(super) fn gpu_product(
+    gpu: &Rc<Gpu>,
+    [(a, sa), (b, sb)]: &[(Tensor, usize); 2],
+    d: Dims,
+    (ta, tb): (bool, bool),
+    epilogue: Epilogue,
+) -> Result<Storage> {
+    let views = Views::dense(d, (ta, tb), (*sa, *sb));
+    let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], &epilogue)?;
+    if plan.split.parts > 1 {
+        // The chunks' partial products side by side, then their sum with the epilogue.
+        let kernel = Epilogue::default().slots(kernel, plan.whole_vec4s);
+        let len = plan.split.parts * d.batches * d.m * d.n;
+        let [parts] = launch(gpu, &kernel, &params, &[a, b], [len], plan.groups)?;
+        return split_sum::sum(parts, a, d, plan.split, &epilogue);
+    }
+    let kernel = epilogue.slots(kernel, plan.whole_vec4s);
+    let mut inputs = vec![a, b];
+    inputs.extend(epilogue.bias);
+    inputs.extend(epilogue.row_bias);
+    inputs.extend(epilogue.residual);
+    inputs.extend(epilogue.gelu_grad);
+    inputs.extend(epilogue.relu_grad);
+    let len = d.batches * d.m * d.n;
+    launch1(gpu, &kernel, &params, &inputs, len, plan.groups)
+}
+
+/// op(a) · op(b) batched, each matrix where `views` says, written into `target` (which other
+/// products may fill in other parts), skipping what `causal` says gives nothing: outside the
+/// graph. Attention's products through the scores, on the heads in place.
+pub(crate) fn matmul_into(
+    target: &mut Storage,
+    [a, b]: [&Tensor; 2],
+    (d, views): (Dims, Views),
+    (ta, tb): (bool, bool),
+    causal: Causal,
+) -> Result<()> {
+    let target_len = match &*target {
+        Storage::Host(Host::F(c)) => c.len(),
+        Storage::Gpu(c) => (c.handle().binding_size() / 4) as usize,
+        _ => 0,
+    };
+    views.check(d, (ta, tb), [a.numel(), b.numel(), target_len])?;
+    match (gpu_of(a.device()), target) {
+        (None, Storage::Host(Host::F(c))) => {
+            let (av, bv) = (a.host_f64("matmul")?, b.host_f64("matmul")?);
+            cpu_matmul([&av, &bv], c, d, (ta, tb), views);
+            Ok(())
+        }
+        (Some(gpu), Storage::Gpu(c)) => {
+            if views.row_sums.is_some() && (!ta || gpu.is_cpu_emulated()) {
+                return Err(Error::Invalid {
+                    op: "matmul",
+                    why: "row sums come with A transposed on the tiled kernels only".into(),
+                });
+            }
+            let epilogue = Epilogue {
+                causal,
+                ..Epilogue::default()
+            };
+            let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], &epilogue)?;
+            let kernel = epilogue.slots(kernel, plan.whole_vec4s);
+            let [] = launch_into(gpu, &kernel, &params, &[a, b], &[c], [], plan.groups)?;
+            Ok(())
+        }
+        _ => Err(Error::Invalid {
+            op: "matmul",
+            why: "the target is not on the operands' device".into(),
+        }),
+    }
+}
