@@ -15,6 +15,10 @@ export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 echo "== native tests (wgpu on Vulkan)"
 cargo test --release --locked
 
+echo "== the op suites and training under only the limits WebGPU guarantees"
+WEBGRAD_LIMITS=webgpu cargo test --release --locked --test ops_linear_algebra --test ops_nn \
+  --test ops_elementwise --test ops_conv_pool --test ops_reduce_move --test training
+
 echo "== browser tests (WebGPU in headless Chromium)"
 export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
 # The runner gives the whole browser run 20 s by default; on SwiftShader with 2 cores the tests

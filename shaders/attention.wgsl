@@ -2,6 +2,7 @@
 // columns h*D..(h+1)*D. One workgroup per (batch, head, query row i): scores against keys
 // j <= i go to workgroup memory, then a stable softmax and the weighted sum of values.
 // Saves lse = max + log(sum) per row for the backward pass.
+//#slots T
 
 struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
 @group(0) @binding(0) var<uniform> p: Params;

@@ -1,5 +1,6 @@
 // Attention backward, per key row j: over the queries i >= j that see it,
 // dv_j = Σ_i p_ij dO_i and dk_j = scale Σ_i ds_ij q_i (see attention_dq.wgsl).
+//#slots T
 
 struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
 @group(0) @binding(0) var<uniform> p: Params;

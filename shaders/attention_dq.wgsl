@@ -1,6 +1,7 @@
 // Attention backward, per query row i: with p_ij = exp(s_ij - lse_i), dp_ij = dO_i·v_j and
 // delta_i = dO_i·O_i, ds_ij = p_ij (dp_ij - delta_i) and dq_i = scale Σ_j ds_ij k_j.
 // Also writes delta for the key-side kernel.
+//#slots T
 
 struct Params { batch: u32, t: u32, c: u32, heads: u32, d: u32, scale: f32 }
 @group(0) @binding(0) var<uniform> p: Params;

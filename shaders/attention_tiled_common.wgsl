@@ -1,6 +1,7 @@
 // What the tiled attention kernels share: their parameters and tile sizes. D4 is the
 // head's width in vec4s; a kernel's lines for each of them are `//#repeat {{D4}}` blocks
 // (`#` the vec4's index), since arrays indexed in loops would live in memory.
+//#slots BLOCK D4
 
 // The inputs q, k and v may be columns of one packed [B, T, 3C] tensor: their rows are
 // `stride4` vec4s apart and start `*_off4` vec4s in. The output and dO are [B, T, C]; the

@@ -1,6 +1,7 @@
 // Elementwise binary ops with NumPy broadcasting: out[i] = op(a[ia], b[ib]), where ia and ib
 // come from the output index through strides that are 0 on broadcast dimensions.
 // {{EXPR}} is the op's expression in a and b.
+//#slots EXPR
 
 struct Params {
     n: u32,

@@ -1,6 +1,7 @@
 // Strided copies: dst[dst_off + idx·ds] = src[src_off + idx·ss] for every index idx of `shape`.
 // Permute, slice, expand, concat and their backward passes are all this one kernel. ELEM is f32,
 // or vec4<f32> where src/ops/copy.rs has put the copy in units of four.
+//#slots ELEM
 
 struct Params {
     n: u32,

@@ -6,6 +6,7 @@
 // [2, chunks, cols], which layernorm_params_finish.wgsl adds up into dw and db. Columns per
 // thread (COLS_PER_LANE) size the sums kept in workgroup memory. With ADDS, x's gradient from
 // its other uses (a residual connection's) is added into dx as it is stored.
+//#slots COLS_PER_LANE
 
 struct Params { rows: u32, cols: u32, chunk: u32 }
 @group(0) @binding(0) var<uniform> p: Params;

@@ -5,6 +5,7 @@
 // matmul_io.wgsl (as f32s) or by the kernel itself; the bias, if any, is binding 3, the
 // residual or GELU's input follows (RES, declared by the RESIDUAL slot's include, which also
 // gives `finish4`) and C follows the inputs (OUT).
+//#slots BIAS RESIDUAL STORE RES OUT
 
 struct Params {
     m: u32,

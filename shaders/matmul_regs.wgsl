@@ -4,10 +4,12 @@
 // its own (a gather), so the loads, not the multiply-adds, are the cost: each lane keeps a tile
 // of ROWS × COLS outputs in registers, so that every value it loads feeds ROWS or COLS
 // multiply-adds (on lavapipe, 16 × 16 ran 2-3× as fast as 8 × 4). The lanes' rows are
-// interleaved (lane, lane + 8, ...), each lane's columns contiguous. src/ops/matmul_regs.rs
-// unrolls the body into DECLARE, STEP and STORE, since arrays indexed in loops would live in
-// memory. Rows and columns past the edge are clamped on load and masked on store, so the inner
-// loop has no branches. Same parameters and bindings as matmul.wgsl.
+// interleaved (lane, lane + 8, ...), each lane's columns contiguous. The body is unrolled
+// (`//#repeat`, lane row i and vec4 of columns j), each register a named variable, since arrays
+// indexed in loops would live in memory. Rows and columns past the edge are clamped on load and
+// masked on store, so the inner loop has no branches. Same parameters and bindings as
+// matmul.wgsl; COLS is 4 × VECS.
+//#slots ROWS COLS VECS
 
 //#include matmul_io
 
@@ -38,9 +40,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let b_base = b_start(wid.z);
     let c_base = c_start(wid.z);
     let last_row = p.m - 1u;
-{{DECLARE}}
+    //#repeat {{ROWS}} i
+    let r#i = min(row0 + 8u * #iu, last_row);
+    //#repeat {{VECS}} j
+    var acc#i_#j = vec4<f32>(0.0);
+    //#end
+    //#end
     for (var kk = 0u; kk < p.k; kk++) {
-{{STEP}}
+        //#repeat {{ROWS}} i
+        let av#i = vec4<f32>(a_at(a_base, r#i, kk));
+        //#end
+        //#repeat {{VECS}} j
+        let bv#j = b4(b_base, kk, col0 + 4u * #ju);
+        //#end
+        //#repeat {{ROWS}} i
+        //#repeat {{VECS}} j
+        acc#i_#j = fma(av#i, bv#j, acc#i_#j);
+        //#end
+        //#end
     }
-{{STORE}}
+    //#repeat {{ROWS}} i
+    //#repeat {{VECS}} j
+    store(c_base, row0 + 8u * #iu, col0 + 4u * #ju, acc#i_#j);
+    //#end
+    //#end
 }

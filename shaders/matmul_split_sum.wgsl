@@ -5,6 +5,7 @@
 // [batches × parts, m, n], each batch's parts side by side; a thread per element of C. Without
 // a bias or a residual their bindings hold any buffer and are not read. ELEM is f32, or
 // vec4<f32> where C's rows are a multiple of 4 long; n and len count ELEMs.
+//#slots ELEM
 
 struct Params { m: u32, n: u32, parts: u32, len: u32 }
 @group(0) @binding(0) var<uniform> p: Params;

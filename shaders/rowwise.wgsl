@@ -4,6 +4,7 @@
 // through workgroup memory. Every thread of a workgroup must call row_sum, row_sum2, row_max,
 // row_max_sum and row_barrier (they hold barriers). rowwise_serial.wgsl has the same functions
 // for emulated GPUs, where barriers are costly: one thread per row.
+//#slots ROWWISE ROW_GROUP SCORES
 
 const LANES: u32 = ROW_WORKGROUP;
 const ROWS_PER_GROUP: u32 = {{ROW_GROUP}}u;

@@ -1,6 +1,7 @@
 // Row kernels, serial mode (emulated GPUs such as lavapipe and SwiftShader): each of a
 // workgroup's 64 threads owns a whole row, so nothing is shared and nothing waits. The same
 // functions as rowwise.wgsl.
+//#slots ROWWISE ROW_GROUP SCORES
 
 const WG: u32 = ROW_WORKGROUP;
 const LANES: u32 = 1u;

@@ -1,4 +1,5 @@
 // Softmax and log-softmax over the last axis, numerically stable (the row max is subtracted).
+//#slots OUT
 
 struct Params { rows: u32, cols: u32 }
 @group(0) @binding(0) var<uniform> p: Params;

@@ -1,6 +1,7 @@
 // Elementwise unary ops: y = f(x). {{EXPR}} is the op's expression in x and the scalar c.
 // ELEM is f32, or vec4<f32> on real GPUs where the tensor is whole vec4s (APPLY f4): a thread
 // then moves 16 bytes each way, which kept an H100's memory busier (docs/BENCHMARKS.md).
+//#slots APPLY ELEM EXPR
 
 struct Params { n: u32, c: f32 }
 @group(0) @binding(0) var<uniform> p: Params;

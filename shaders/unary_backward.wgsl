@@ -1,5 +1,6 @@
 // Backward of elementwise unary ops: dx = df(x, y, g). {{GRAD}} is an expression in x, the
 // output y, the incoming gradient g and the scalar c.
+//#slots GRAD
 
 struct Params { n: u32, c: f32 }
 @group(0) @binding(0) var<uniform> p: Params;

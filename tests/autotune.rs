@@ -35,7 +35,11 @@ fn a_gpu_is_measured_once_and_then_remembered() {
         let again = tune::tune_up_to(&gpu, &mut Cache::parse(&cache.to_text()), 4).await;
         assert_eq!(again.how, How::Remembered);
         assert_eq!(again.tiles_at_once, first.tiles_at_once);
-        assert_eq!(gpu.counters().dispatches, dispatched, "remembered, yet measured");
+        assert_eq!(
+            gpu.counters().dispatches,
+            dispatched,
+            "remembered, yet measured"
+        );
 
         // The emulated kernels take no large tiles: nothing to measure.
         gpu.use_emulated_kernels(Some(true));

@@ -240,3 +240,37 @@ fn the_cli_fine_tunes_a_checkpoint_on_a_text_with_lora() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `webgrad wgsl` prints a shader as the GPU gets it (the emulated GPUs' product with its
+/// registers unrolled, here 2 rows × 1 vec4 a lane) and refuses a slot the shader does not take.
+#[test]
+fn wgsl_prints_a_kernel_as_compiled_and_refuses_an_unknown_slot() {
+    let shader = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/matmul_regs.wgsl");
+    let epilogue = [
+        "BIAS=matmul_no_bias",
+        "RESIDUAL=matmul_no_residual",
+        "STORE=matmul_store_f32",
+        "RES=3",
+        "OUT=3",
+    ];
+    let args = [
+        &["wgsl", shader, "ROWS=2", "COLS=4", "VECS=1"][..],
+        &epilogue,
+    ]
+    .concat();
+    let (code, out, err) = cli(&args);
+    assert_eq!(code, 0, "{err}");
+    for line in [
+        "var acc1_0 = vec4<f32>(0.0);",
+        "acc0_0 = fma(av0, bv0, acc0_0);",
+    ] {
+        assert!(out.contains(line), "no `{line}` in:\n{out}");
+    }
+    assert!(!out.contains("acc2_0") && !out.contains("{{"), "{out}");
+    let args = [
+        &["wgsl", shader, "ROWS=2", "COLS=4", "VECS=1", "WIDTH=3"][..],
+        &epilogue,
+    ]
+    .concat();
+    assert_refused(&args, "the slot WIDTH is not one the shader takes");
+}

@@ -5,18 +5,18 @@
 //! the benchmark's batches a step records a few more (weight gradients split along their long
 //! dimension and column sums in chunks then add a dispatch each): `webgrad bench` reports those.
 //! At batch 1 the other way round: every product has few output tiles, so most split K and add
-//! the sum of their chunks (src/ops/matmul_split.rs; +4 to +50 here, while at the benchmark's
+//! the sum of their chunks (src/ops/matmul/split.rs; +4 to +50 here, while at the benchmark's
 //! batches on an H100 mlp went 24 → 29, cnn 50 → 53, gpt_small 174 → 179, nanochar 250 → 250).
 //! The budgets are today's counts: a change that adds dispatches must say so here. nanochar
 //! went 261 → 357 when its attention (256 positions) moved to the T×T scores
 //! (src/ops/attention/scores.rs): 16 more per layer (the heads gathered and put back, six
 //! batched products and two softmax passes instead of four fused kernels; at batch 1 four of
 //! the products also split K), for 9 % less time per step on an H100 (docs/BENCHMARKS.md).
-//! 357 → 285 when those products read and wrote the heads in place (src/ops/matmul_layout.rs):
+//! 357 → 285 when those products read and wrote the heads in place (src/ops/matmul/layout.rs):
 //! 8 copies a layer fewer, and the four products that write heads no longer split K at batch 1
 //! (at the benchmark's batch 64, 329 → 281 on an H100). gpt_small 205 → 173 and nanochar
 //! 285 → 255 when a linear layer's bias gradient came out of its weight gradient's product
-//! (src/ops/matmul_bias_grad.rs) instead of two column-sum passes (at the benchmark's batches
+//! (src/ops/matmul/bias_grad.rs) instead of two column-sum passes (at the benchmark's batches
 //! on an H100: gpt_small 195 → 151, nanochar 281 → 227, mlp 29 → 23, cnn 53 → 49). gpt_small
 //! 173 → 165 and nanochar 255 → 243 when LayerNorm's backward added the residual connection's
 //! gradient into dx as it stored it (`Backward::backward_adding`) instead of a sum of its own.
@@ -142,7 +142,7 @@ fn mlp_step_dispatches() {
 }
 
 /// At the bench's batch of 128 rows the weight gradients walk their short K whole, with no
-/// pass summing chunks of it (src/ops/matmul_bias_grad.rs), and the forward's products split
+/// pass summing chunks of it (src/ops/matmul/bias_grad.rs), and the forward's products split
 /// their long K (784 and 512) with a pass summing it that adds the bias and ReLU.
 #[test]
 fn mlp_step_dispatches_at_the_bench_batch() {

@@ -133,23 +133,36 @@ fn bindings_or_constants_unlike_the_shaders_are_refused() {
     });
 }
 
-/// A misspelt slot or include is refused with the kernel's name before the GPU compiles it.
+/// A misspelt slot or include, or a slot the shader does not declare, is refused with the
+/// kernel's name before the GPU compiles it.
 #[test]
 fn template_text_left_in_a_kernel_is_an_error_naming_it() {
     run(async {
         let gpu = gpu().await;
+        let main = "@compute @workgroup_size(1) fn main() {}";
         let cases = [
-            "const N: u32 = {{N}}u;\n@compute @workgroup_size(1) fn main() {}",
-            "//#include nothing_by_this_name\n@compute @workgroup_size(1) fn main() {}",
+            (
+                format!("//#slots M N\nconst N: u32 = {{{{N}}}}u;\n{main}"),
+                "left unexpanded",
+            ),
+            (
+                format!("//#slots M\n//#include nothing_by_this_name\n{main}"),
+                "left unexpanded",
+            ),
+            (
+                format!("//#slots N\n{main}"),
+                "the slot M is not one the shader takes",
+            ),
         ];
         let before = gpu.counters().dispatches;
-        for source in cases {
+        for (source, why) in cases {
+            let source: &'static str = Box::leak(source.into_boxed_str());
             let kernel = Kernel::new("bad_kernel", source, "main").slot("M", 4usize);
             let err = gpu
                 .dispatch(&kernel, &NoParams {}, &[], [1, 1, 1])
                 .unwrap_err();
             assert!(matches!(&err, Error::Kernel { kernel, .. } if kernel == "bad_kernel:main"));
-            assert!(err.to_string().contains("left unexpanded"), "{err}");
+            assert!(err.to_string().contains(why), "{err}");
         }
         assert!(gpu.take_errors().is_empty(), "nothing reached the GPU");
         assert_eq!(gpu.counters().dispatches, before);

@@ -4,8 +4,9 @@
 //! time per kernel. By default it runs the workloads that an emulated adapter finishes in
 //! seconds: matmul_1024 and mlp_mnist_b128.
 
-use super::dom;
+use super::{dom, tuning_store};
 use crate::bench::BenchOptions;
+use crate::tune;
 use crate::Gpu;
 use serde::Serialize;
 use std::cell::RefCell;
@@ -64,8 +65,15 @@ pub async fn run(gpu: Result<Rc<Gpu>, String>, options: BenchOptions) {
             crate::bench::names().join(", ")
         )),
         Ok(gpu) => {
+            // Tuned as the playground's worker tunes, from and into the same storage.
+            let mut cache = tune::Cache::parse(&tuning_store::stored());
+            let tuned = tune::tune(&gpu, &mut cache).await;
+            if let tune::How::Measured(_) = tuned.how {
+                tuning_store::store(&cache.to_text());
+            }
+            let tuned = tuned.sentence().unwrap_or_else(|| "nothing to tune".into());
             dom::set_text("adapter", &format!("GPU adapter: {}", gpu.adapter_name()));
-            show(format!("device: {}", gpu.adapter_name()));
+            show(format!("device: {}; {tuned}", gpu.adapter_name()));
             crate::bench::run(&gpu, &options, show)
                 .await
                 .map_err(|e| e.to_string())

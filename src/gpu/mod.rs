@@ -14,6 +14,7 @@ mod readback;
 mod reflect;
 #[cfg(not(target_arch = "wasm32"))]
 mod spin;
+mod template;
 mod tuning;
 
 pub use batch::Binding;
@@ -26,6 +27,7 @@ pub use pipelines::{unchecked_shaders, Kernel};
 pub use pool::BufferRef;
 pub(crate) use pool::{BufferKind, PooledBuffer};
 pub use profile::request_profile;
+pub use template::expand as expand_wgsl;
 pub use tuning::{Compiler, Tuning};
 
 use crate::error::{Error, Result};

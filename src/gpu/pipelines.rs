@@ -3,7 +3,7 @@
 //! checked against the shader's declarations when it is built (see reflect.rs).
 
 use super::reflect::Declared;
-use super::{params, Binding, KernelParams};
+use super::{params, template, Binding, KernelParams};
 use crate::error::{Error, Result};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -11,74 +11,6 @@ use std::any::TypeId;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
-
-/// Shared pieces of shaders, pasted where a shader says `//#include NAME`. `rowwise` is
-/// special: its version follows the kernel's ROWWISE slot.
-/// Listed in the order they are pasted: an include may include those after it. They are pasted
-/// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 17] = [
-    ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
-    ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
-    (
-        "matmul_bias",
-        include_str!("../../shaders/matmul_bias.wgsl"),
-    ),
-    (
-        "matmul_no_bias",
-        include_str!("../../shaders/matmul_no_bias.wgsl"),
-    ),
-    (
-        "matmul_row_bias",
-        include_str!("../../shaders/matmul_row_bias.wgsl"),
-    ),
-    (
-        "matmul_residual",
-        include_str!("../../shaders/matmul_residual.wgsl"),
-    ),
-    (
-        "matmul_no_residual",
-        include_str!("../../shaders/matmul_no_residual.wgsl"),
-    ),
-    (
-        "matmul_gelu_grad",
-        include_str!("../../shaders/matmul_gelu_grad.wgsl"),
-    ),
-    (
-        "matmul_relu",
-        include_str!("../../shaders/matmul_relu.wgsl"),
-    ),
-    (
-        "matmul_mask_relu",
-        include_str!("../../shaders/matmul_mask_relu.wgsl"),
-    ),
-    (
-        "matmul_store_f32",
-        include_str!("../../shaders/matmul_store_f32.wgsl"),
-    ),
-    (
-        "matmul_store_vec4",
-        include_str!("../../shaders/matmul_store_vec4.wgsl"),
-    ),
-    (
-        "attention_tiled_common",
-        include_str!("../../shaders/attention_tiled_common.wgsl"),
-    ),
-    (
-        "attention_tiled_keys",
-        include_str!("../../shaders/attention_tiled_keys.wgsl"),
-    ),
-    ("math", include_str!("../../shaders/math.wgsl")),
-    (
-        "layernorm_x4",
-        include_str!("../../shaders/layernorm_x4.wgsl"),
-    ),
-    (
-        "dropout_mask",
-        include_str!("../../shaders/dropout_mask.wgsl"),
-    ),
-];
-const ROWWISE: &str = include_str!("../../shaders/rowwise.wgsl");
-const ROWWISE_SERIAL: &str = include_str!("../../shaders/rowwise_serial.wgsl");
 
 /// A kernel to run: a WGSL source, its entry point, the values of its template slots and of
 /// its `override` constants. Slots are written `{{NAME}}` in the shader and change its text
@@ -202,69 +134,44 @@ impl Kernel {
         }
     }
 
-    /// The shader text with its includes and slots filled in; an error naming the kernel if
-    /// any template text is left (a misspelt slot or include), before the GPU sees it.
+    /// The shader text as the GPU gets it (template.rs); an error naming the kernel if a slot
+    /// given is not declared or any template text is left, before the GPU sees it.
     fn wgsl(&self) -> Result<String> {
-        let text = self.expanded();
-        let leftover = text.lines().find(|l| {
-            let l = l.trim_start();
-            l.contains("{{") || l.starts_with("//#include") || l.starts_with("//#repeat")
-        });
-        match leftover {
-            Some(line) => Err(Error::Kernel {
-                kernel: self.name(),
-                why: format!("template text left unexpanded: `{}`", line.trim()),
-            }),
-            None => Ok(text),
-        }
-    }
-
-    fn expanded(&self) -> String {
-        let serial = self
+        let slots: Vec<(&str, String)> = self
             .slots
             .iter()
-            .any(|(k, v)| *k == "ROWWISE" && *v == SlotValue::Text("serial"));
-        let rowwise = if serial { ROWWISE_SERIAL } else { ROWWISE };
-        let mut text = params::prelude() + &self.source.replace("//#include rowwise", rowwise);
-        // Twice: a slot may name an include (`//#include {{BIAS}}`), and includes hold slots.
-        for _ in 0..2 {
-            for (name, body) in INCLUDES {
-                text = text.replace(&format!("//#include {name}"), body);
-            }
-            for (name, value) in &self.slots {
-                text = text.replace(&format!("{{{{{name}}}}}"), &value.to_string());
-            }
-        }
-        repeat_blocks(&text)
-    }
-}
-
-/// `source` with each block between a line `//#repeat N` and a line `//#end` written N times,
-/// `#` in the block replaced by 0, 1, .. N - 1: a loop unrolled so that its index is a
-/// constant in each copy (and no loop is left for the compiler to count). A line `//#repeat`
-/// without a count is left as it is, for the check of leftover template text to name.
-fn repeat_blocks(source: &str) -> String {
-    let mut out = String::with_capacity(source.len() * 4);
-    let mut lines = source.lines();
-    while let Some(line) = lines.next() {
-        let count = line.trim().strip_prefix("//#repeat ");
-        let Some(count) = count.and_then(|c| c.trim().parse::<usize>().ok()) else {
-            out += line;
-            out.push('\n');
-            continue;
-        };
-        let block: Vec<&str> = lines
-            .by_ref()
-            .take_while(|l| l.trim() != "//#end")
+            .map(|(n, v)| (*n, v.to_string()))
             .collect();
-        for i in 0..count {
-            for l in &block {
-                out += &l.replace('#', &i.to_string());
-                out.push('\n');
-            }
+        template::expand(self.source, &slots).map_err(|why| Error::Kernel {
+            kernel: self.name(),
+            why,
+        })
+    }
+
+    /// Natively, without a device: the kernel's text expanded and validated by naga, and its
+    /// declarations checked against the parameter type `P`, storage bindings written as
+    /// `writable` says, and its constants, as the pipeline cache checks them when it builds the
+    /// pipeline. Tests build every variant a planner can emit so.
+    #[cfg(all(test, not(target_arch = "wasm32")))]
+    pub(crate) fn check_without_device<P: KernelParams>(&self, writable: &[bool]) -> Result<()> {
+        let error = |why: String| Error::Kernel {
+            kernel: self.label(),
+            why,
+        };
+        let text = self.wgsl()?;
+        let module =
+            naga::front::wgsl::parse_str(&text).map_err(|e| error(e.emit_to_string(&text)))?;
+        let flags = naga::valid::ValidationFlags::all();
+        naga::valid::Validator::new(flags, naga::valid::Capabilities::all())
+            .validate(&module)
+            .map_err(|e| error(e.emit_to_string(&text)))?;
+        let declared = Declared::parse(&text).map_err(error)?;
+        let size = std::mem::size_of::<P>();
+        match declared.mismatch((&P::fields(), size), writable, &self.constants) {
+            Some(why) => Err(error(why)),
+            None => Ok(()),
         }
     }
-    out
 }
 
 /// Text of the program (a name, a slot's text) in a cache key, compared and hashed by where it
@@ -387,7 +294,8 @@ impl PipelineCache {
                 "{size} bytes of parameters, more than {most}"
             )));
         }
-        if let Some(why) = declared.mismatch((&P::fields(), size), bindings, &kernel.constants) {
+        let writable: SmallVec<[bool; 8]> = bindings.iter().map(|b| b.writable).collect();
+        if let Some(why) = declared.mismatch((&P::fields(), size), &writable, &kernel.constants) {
             return Err(error(why));
         }
         let layout = bind_group_layout(device, bindings);
@@ -471,27 +379,4 @@ fn bind_group_layout(device: &wgpu::Device, bindings: &[Binding]) -> wgpu::BindG
 /// for the benchmark's comparison only. The browser always checks.
 pub fn unchecked_shaders() -> bool {
     !cfg!(target_arch = "wasm32") && std::env::var("WEBGRAD_UNCHECKED").is_ok_and(|v| v == "1")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{repeat_blocks, INCLUDES};
-
-    #[test]
-    fn repeated_blocks_take_their_index_and_a_block_without_a_count_stays() {
-        let text = "a\n  //#repeat 3\nx[#u] += 1.0;\n  //#end\nb\n//#repeat\ny\n//#end\n";
-        assert_eq!(
-            repeat_blocks(text),
-            "a\nx[0u] += 1.0;\nx[1u] += 1.0;\nx[2u] += 1.0;\nb\n//#repeat\ny\n//#end\n"
-        );
-    }
-
-    #[test]
-    fn includes_are_named_apart() {
-        for (a, _) in INCLUDES {
-            for (b, _) in INCLUDES {
-                assert!(a == b || !b.starts_with(a), "{b} begins with {a}");
-            }
-        }
-    }
 }

@@ -4,7 +4,7 @@
 //! binding list that drifted from its WGSL, or a kernel too large for the device, is an error
 //! naming the kernel instead of garbage or a device error later.
 
-use super::{Binding, ParamField};
+use super::ParamField;
 
 /// Natively, refuses a kernel that declares more workgroup memory than the device allows:
 /// wgpu does not check it natively (a browser refuses such a pipeline), so without this a
@@ -73,16 +73,16 @@ impl Declared {
         })
     }
 
-    /// Why `fields` (a Rust parameter struct of `size` bytes), `bindings` and `constants` do
-    /// not fit what the shader declares, if they do not.
+    /// Why `fields` (a Rust parameter struct of `size` bytes), the storage bindings (whether
+    /// each is written) and `constants` do not fit what the shader declares, if they do not.
     pub fn mismatch(
         &self,
         (fields, size): (&[ParamField], usize),
-        bindings: &[Binding],
+        writable: &[bool],
         constants: &[(&str, f64)],
     ) -> Option<String> {
         self.params_mismatch(fields, size)
-            .or_else(|| self.bindings_mismatch(bindings))
+            .or_else(|| self.bindings_mismatch(writable))
             .or_else(|| self.constants_mismatch(constants))
     }
 
@@ -106,7 +106,7 @@ impl Declared {
         })
     }
 
-    fn bindings_mismatch(&self, bindings: &[Binding]) -> Option<String> {
+    fn bindings_mismatch(&self, bindings: &[bool]) -> Option<String> {
         if self.storage.len() != bindings.len() {
             return Some(format!(
                 "the shader declares {} storage bindings ({}) but the launch binds {} buffers",
@@ -129,14 +129,14 @@ impl Declared {
                         "storage bindings must be numbered 1, 2, ..; `{}` is binding {}",
                         decl.name, decl.index
                     ))
-                } else if decl.writable != b.writable {
+                } else if decl.writable != *b {
                     let access = |w| if w { "read_write" } else { "read" };
                     Some(format!(
                         "binding {} (`{}`) is {} in the shader but bound {}",
                         decl.index,
                         decl.name,
                         access(decl.writable),
-                        access(b.writable)
+                        access(*b)
                     ))
                 } else {
                     None

@@ -1,4 +1,4 @@
-//! The command-line trainer: `webgrad train`, `webgrad sample`, `webgrad bench`, parsed by
+//! The command-line trainer: `webgrad train`, `webgrad sample`, `webgrad bench`, `webgrad wgsl`, parsed by
 //! clap. Every mistake prints one line and exits with status 2; `--help` works on each command.
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -9,6 +9,8 @@ mod commands;
 mod destination;
 #[cfg(not(target_arch = "wasm32"))]
 mod saves;
+#[cfg(not(target_arch = "wasm32"))]
+mod wgsl;
 
 #[cfg(not(target_arch = "wasm32"))]
 use clap::{error::ErrorKind, Parser, Subcommand};
@@ -31,6 +33,8 @@ enum Command {
     Sample(commands::SampleArgs),
     /// Time the benchmark workloads (docs/BENCHMARKS.md), a JSON line each.
     Bench(bench::BenchArgs),
+    /// Print a shader as the GPU gets it: its includes, slots and repeats expanded.
+    Wgsl(wgsl::WgslArgs),
 }
 
 /// Exit status for every mistake in the input, from the arguments to the files they name.
@@ -57,6 +61,7 @@ fn main() {
         Command::Train(args) => commands::train(args),
         Command::Sample(args) => commands::sample(args),
         Command::Bench(args) => bench::bench(args),
+        Command::Wgsl(args) => wgsl::wgsl(args),
     };
     if let Err(message) = result {
         fail(&message);

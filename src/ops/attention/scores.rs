@@ -1,6 +1,6 @@
 //! Causal attention through the T×T score matrix, for long sequences on real GPUs: the scores
 //! and the products with them as batched matmuls (the fastest kernel we have) that read and
-//! write the heads in place (src/ops/matmul_layout.rs), a causal softmax in between. It keeps the probabilities for
+//! write the heads in place (src/ops/matmul/layout.rs), a causal softmax in between. It keeps the probabilities for
 //! backward, B·H·T² floats per call; past a few hundred positions the matmuls beat the tiled
 //! kernels' thread-per-row products, which grow with T² too (docs/BENCHMARKS.md).
 

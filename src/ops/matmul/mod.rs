@@ -16,6 +16,8 @@ mod regs;
 mod run;
 mod split;
 mod split_sum;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod variants;
 
 pub(crate) use calibrate::LargeTileTimer;
 pub(crate) use epilogue::{Causal, Epilogue};

@@ -1,8 +1,7 @@
 //! The matmul for CPU-emulated adapters (shaders/matmul_regs.wgsl): each lane keeps ROWS × COLS
-//! outputs in named vec4 registers, in a body unrolled here.
+//! outputs in named vec4 registers, in a body the template unrolls.
 
 use crate::gpu::Kernel;
-use crate::ops::generated_source;
 
 /// The kernel's family, its dispatches counted under it.
 pub(super) const FAMILY: &str = "matmul_regs";
@@ -26,40 +25,12 @@ pub(crate) fn cols_per_lane(n: usize) -> usize {
     }
 }
 
-/// The kernel for `rows` × `cols` outputs per lane.
+/// The kernel for `rows` × `cols` outputs per lane, its body unrolled by the template's
+/// `//#repeat` blocks.
 pub(crate) fn kernel(rows: usize, cols: usize) -> Kernel {
-    let source = generated_source(FAMILY, [rows, cols], || source(rows, cols));
+    let source = include_str!("../../../shaders/matmul_regs.wgsl");
     Kernel::new(FAMILY, source, "main")
         .slot("ROWS", rows)
         .slot("COLS", cols)
-}
-
-/// The shader with its body unrolled: arrays indexed in loops would live in memory.
-fn source(rows: usize, cols: usize) -> String {
-    let vecs = cols / 4;
-    let mut declare = String::new();
-    let mut step = String::new();
-    let mut store = String::new();
-    for i in 0..rows {
-        declare += &format!("    let r{i} = min(row0 + {}u, last_row);\n", 8 * i);
-        step += &format!("        let av{i} = vec4<f32>(a_at(a_base, r{i}, kk));\n");
-    }
-    for j in 0..vecs {
-        step += &format!("        let bv{j} = b4(b_base, kk, col0 + {}u);\n", 4 * j);
-    }
-    for i in 0..rows {
-        for j in 0..vecs {
-            declare += &format!("    var acc{i}_{j} = vec4<f32>(0.0);\n");
-            step += &format!("        acc{i}_{j} = fma(av{i}, bv{j}, acc{i}_{j});\n");
-            store += &format!(
-                "    store(c_base, row0 + {}u, col0 + {}u, acc{i}_{j});\n",
-                8 * i,
-                4 * j
-            );
-        }
-    }
-    include_str!("../../../shaders/matmul_regs.wgsl")
-        .replace("{{DECLARE}}", &declare)
-        .replace("{{STEP}}", &step)
-        .replace("{{STORE}}", &store)
+        .slot("VECS", cols / 4)
 }
