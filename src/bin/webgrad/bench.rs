@@ -3,6 +3,7 @@
 //! bounds checks and marks the names "_unchecked"; WEBGRAD_PROFILE=1 adds the GPU time per kernel
 //! under each workload's line.
 
+use std::io::Write;
 use webgrad::bench::BenchOptions;
 use webgrad::Gpu;
 
@@ -44,13 +45,17 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
     pollster::block_on(async {
         let gpu = Gpu::new().await?;
         let tuned = webgrad::tune::tune_natively(&gpu);
-        println!(
+        // A closed stdout (`| head`) ends nothing early and panics nothing: lines go nowhere.
+        let show = |line: String| {
+            let _ = writeln!(std::io::stdout(), "{line}");
+        };
+        show(format!(
             "device: {} ({:?}); {}",
             gpu.adapter_name(),
             gpu.adapter_info().backend,
             tuned.sentence().unwrap_or_else(|| "nothing to tune".into())
-        );
-        webgrad::bench::run(&gpu, &options, |line| println!("{line}")).await?;
+        ));
+        webgrad::bench::run(&gpu, &options, show).await?;
         Ok::<(), webgrad::Error>(())
     })
     .map_err(|e| e.to_string())

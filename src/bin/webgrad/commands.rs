@@ -422,13 +422,14 @@ pub fn sample(a: SampleArgs) -> Result<(), String> {
         top_k: a.top_k,
         seed: a.seed,
     };
-    print!("{}", settings.prompt);
+    // Written as it comes; a closed stdout (`| head`) only means nobody reads the rest.
     let mut stdout = std::io::stdout();
+    let _ = write!(stdout, "{}", settings.prompt);
     pollster::block_on(generate(&gpt, vocab, &settings, |t| {
         let _ = write!(stdout, "{t}");
         let _ = stdout.flush();
     }))
     .map_err(|e| e.to_string())?;
-    println!();
+    let _ = writeln!(stdout);
     Ok(())
 }

@@ -24,6 +24,6 @@ pub fn wgsl(args: WgslArgs) -> Result<(), String> {
         .collect::<Result<Vec<_>, String>>()?;
     let text = webgrad::gpu::expand_wgsl(&source, &slots)
         .map_err(|why| format!("{}: {why}", args.shader))?;
-    print!("{text}");
-    Ok(())
+    use std::io::Write;
+    write!(std::io::stdout(), "{text}").map_err(|e| format!("cannot write the shader: {e}"))
 }
