@@ -4,7 +4,7 @@
 
 mod common;
 use common::{check_op, every_backend, input, leaf, run, uniform, value_and_grads};
-use webgrad::gpu::Tuning;
+use webgrad::gpu::{Compiler, Tuning};
 use webgrad::ops::ProductPath;
 use webgrad::{Device, Tensor};
 
@@ -516,7 +516,7 @@ fn lora_linear_matches_cpu_unfused_and_pytorch() {
     });
 }
 
-/// The browser's kernel variants (`Tuning::in_browsers_compiler`: operands staged as blocks transposed in
+/// Chrome's kernel variants (`Compiler::Tint`: operands staged as blocks transposed in
 /// registers, no prefetch, branchless loads where A is transposed, few rows or columns on
 /// small tiles) run natively on the real-GPU kernels and match the CPU: in the browser's own
 /// tests they never run, its software GPU taking the emulated kernels.
@@ -528,7 +528,7 @@ fn the_browsers_product_variants_match_cpu() {
             unreachable!("common::gpu gives a GPU")
         };
         let opened = context.tuning();
-        context.set_tuning(opened.in_browsers_compiler());
+        context.set_tuning(opened.with_compiler(Compiler::Tint));
         context.use_emulated_kernels(Some(false));
         let large_before = context.dispatches_of(ProductPath::LargeTiles.family());
         // Depths over 64 (the browser keeps shallower products on small tiles), ragged at the

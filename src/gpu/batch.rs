@@ -52,7 +52,7 @@ const EMULATED_BROWSER_EARLY_SUBMIT: EarlySubmit = EarlySubmit {
 };
 
 fn early_submit(tuning: Tuning) -> EarlySubmit {
-    match (tuning.in_browser(), tuning.emulated) {
+    match (tuning.in_browser, tuning.emulated) {
         (false, _) => NATIVE_EARLY_SUBMIT,
         (true, false) => BROWSER_EARLY_SUBMIT,
         (true, true) => EMULATED_BROWSER_EARLY_SUBMIT,

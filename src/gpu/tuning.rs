@@ -1,24 +1,27 @@
 //! What the kernels are chosen from, decided when a device opens and held by the `Gpu`, instead
 //! of at compile time or from one GPU's figures: the compiler the kernels go through (Tint in
-//! Chrome and naga natively make different code of the same kernel, and what runs fast differs
-//! with them), whether the adapter emulates a GPU on the CPU, the workgroup memory the device
+//! Chrome and naga natively and in Firefox make different code of the same kernel, and what
+//! runs fast differs with them), whether it is the browser's WebGPU, whether the adapter emulates a GPU on the CPU, the workgroup memory the device
 //! allows, and how many large tiles the GPU runs at once, which no adapter says: measured on the
 //! spot (src/gpu/calibrate.rs), or unknown, and then nothing is balanced for it. Tests build any
 //! `Tuning` natively and run the kernels under it.
 
-/// The compiler a device's kernels go through.
+/// The WGSL compiler a device's kernels go through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compiler {
-    /// wgpu's naga, natively (to SPIR-V, MSL or HLSL).
-    Native,
-    /// The browser's own (Tint in Chrome).
-    Browser,
+    /// wgpu's naga (to SPIR-V, MSL or HLSL): natively, and in Firefox, whose WebGPU is wgpu.
+    Naga,
+    /// Dawn's Tint: Chrome, Edge and the other Chromium browsers.
+    Tint,
 }
 
 /// The choices that depend on the device and its compiler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tuning {
     pub compiler: Compiler,
+    /// Whether the device is the browser's WebGPU: each submission then crosses to the
+    /// browser's GPU process, which decides how work is cut into submissions (batch.rs).
+    pub in_browser: bool,
     /// Whether the adapter emulates a GPU on the CPU (lavapipe, SwiftShader): its kernels then
     /// use no workgroup memory and no barriers, which cost more than they save there.
     pub emulated: bool,
@@ -32,13 +35,17 @@ pub struct Tuning {
 
 impl Tuning {
     /// The tuning of a device this build opens with `limits` on the adapter `info` describes:
-    /// the browser's compiler in WebAssembly, else native; the GPU's size not yet measured.
+    /// in WebAssembly the browser's, whose compiler its name gives (Firefox's wgpu compiles
+    /// with naga, every other browser that offers WebGPU with Tint), natively naga; the GPU's
+    /// size not yet measured.
     pub fn of(info: &wgpu::AdapterInfo, limits: &wgpu::Limits) -> Tuning {
+        let in_browser = cfg!(target_arch = "wasm32");
         Tuning {
-            compiler: match cfg!(target_arch = "wasm32") {
-                true => Compiler::Browser,
-                false => Compiler::Native,
+            compiler: match in_browser && !browser_is_firefox() {
+                true => Compiler::Tint,
+                false => Compiler::Naga,
             },
+            in_browser,
             emulated: info.device_type == wgpu::DeviceType::Cpu
                 || info.name.to_lowercase().contains("swiftshader"),
             workgroup_bytes: limits.max_compute_workgroup_storage_size,
@@ -46,26 +53,24 @@ impl Tuning {
         }
     }
 
-    /// A real GPU of unknown size with the adapter limits most offer (32 KiB of workgroup
-    /// memory) whose kernels go through `compiler`: the base of the planner's table tests.
-    pub fn real(compiler: Compiler) -> Tuning {
-        Tuning {
-            compiler,
-            emulated: false,
-            workgroup_bytes: 32 << 10,
-            tiles_at_once: None,
-        }
+    /// This tuning with another compiler's kernel variants: tests run Chrome's natively so.
+    pub fn with_compiler(self, compiler: Compiler) -> Tuning {
+        Tuning { compiler, ..self }
     }
+}
 
-    /// This tuning with the browser's compiler: tests run its kernel variants natively so.
-    pub fn in_browsers_compiler(self) -> Tuning {
-        Tuning {
-            compiler: Compiler::Browser,
-            ..self
-        }
-    }
+/// Whether this WebAssembly runs in Firefox, from the user agent of the page or worker.
+#[cfg(target_arch = "wasm32")]
+fn browser_is_firefox() -> bool {
+    let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into());
+    let agent = navigator.and_then(|n| js_sys::Reflect::get(&n, &"userAgent".into()));
+    agent
+        .ok()
+        .and_then(|a| a.as_string())
+        .is_some_and(|a| a.contains("Firefox/"))
+}
 
-    pub fn in_browser(&self) -> bool {
-        self.compiler == Compiler::Browser
-    }
+#[cfg(not(target_arch = "wasm32"))]
+fn browser_is_firefox() -> bool {
+    false
 }

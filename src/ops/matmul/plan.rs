@@ -6,7 +6,7 @@ use super::epilogue::Causal;
 use super::layout::{Dims, Views};
 use super::regs;
 use super::split::Split;
-use crate::gpu::{Kernel, Tuning};
+use crate::gpu::{Compiler, Kernel, Tuning};
 
 /// Below this many 128 × 128 tiles a GPU of 128 units or more would sit partly idle, so 64 × 64
 /// tiles are used (unless K is split to fill it: `Split::of_big`, where the GPU's size is
@@ -24,9 +24,9 @@ const REGS_LANES: usize = 8;
 const SMALL_SIDE: usize = 64;
 const LARGE_SIDE: usize = 128;
 /// The large-tile product's choices that depend on the compiler the kernels go through
-/// (`Tuning`): the two differ in what runs fast on the same GPU. The browser's were measured in
-/// Chrome (Tint) on an H100 and an H200, the native ones through naga (docs/BENCHMARKS.md);
-/// other browsers compile WGSL with their own.
+/// (`Tuning::compiler`): the two differ in what runs fast on the same GPU. Tint's were measured
+/// in Chrome on an H100 and an H200, naga's natively (docs/BENCHMARKS.md); Firefox compiles
+/// with naga too.
 struct BigTilePolicy {
     /// Products of at most this many rows stay on 64×64 tiles however many there are, a 128-row
     /// tile being half empty or more: a convolution's products, one per image of 32 or 64
@@ -69,16 +69,16 @@ struct BigTilePolicy {
 
 impl BigTilePolicy {
     fn of(tuning: Tuning) -> BigTilePolicy {
-        let browser = tuning.in_browser();
-        let small_side = if browser { SMALL_SIDE } else { 0 };
+        let tint = tuning.compiler == Compiler::Tint;
+        let small_side = if tint { SMALL_SIDE } else { 0 };
         BigTilePolicy {
             over_rows: small_side,
             over_cols: small_side,
             over_depth: small_side,
-            with_k_split: !browser,
-            transpose_in_registers: browser,
-            prefetch_next_slice: !browser,
-            branchless_when_a_transposed: browser,
+            with_k_split: !tint,
+            transpose_in_registers: tint,
+            prefetch_next_slice: !tint,
+            branchless_when_a_transposed: tint,
         }
     }
 }
@@ -241,11 +241,11 @@ fn large_tiles(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::Compiler;
 
     /// A GPU running 132 large tiles at once (one per unit of an H100) through naga.
     const LARGE: Tuning = Tuning {
-        compiler: Compiler::Native,
+        compiler: Compiler::Naga,
+        in_browser: false,
         emulated: false,
         workgroup_bytes: 48 << 10,
         tiles_at_once: Some(132),
@@ -295,7 +295,7 @@ mod tests {
     #[test]
     fn the_plan_follows_the_devices_tuning() {
         use Path::*;
-        let browser = LARGE.in_browsers_compiler();
+        let tint = LARGE.with_compiler(Compiler::Tint);
         // (tuning, m × k × n, path, parts of K)
         let table = [
             // An mlp layer's 128 rows over 784 inputs: 2 small tiles, K split in 49 slices.
@@ -319,12 +319,12 @@ mod tests {
             (LARGE, (1024, 1024, 1024), LargeTiles, 4),
             (SMALL, (1024, 1024, 1024), LargeTiles, 3),
             (UNKNOWN, (1024, 1024, 1024), SmallTiles, 1),
-            // The browser's compiler keeps products of 64 rows or fewer on small tiles (a
-            // convolution's) and splits no large tiles to fill the GPU.
-            (browser, (64, 288, 4096), SmallTiles, 1),
+            // Tint's variants keep products of 64 rows or fewer on small tiles (a
+            // convolution's) and split no large tiles to fill the GPU.
+            (tint, (64, 288, 4096), SmallTiles, 1),
             (LARGE, (64, 288, 4096), SmallTiles, 1),
-            (browser, (1024, 1024, 1024), SmallTiles, 1),
-            (browser, (4096, 4096, 4096), LargeTiles, 1),
+            (tint, (1024, 1024, 1024), SmallTiles, 1),
+            (tint, (4096, 4096, 4096), LargeTiles, 1),
         ];
         for (tuning, mkn, path, parts) in table {
             assert_eq!(planned(tuning, mkn), (path, parts), "{mkn:?} on {tuning:?}");

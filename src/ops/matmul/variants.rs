@@ -14,10 +14,11 @@ use crate::tensor::{Device, Tensor};
 use std::collections::HashSet;
 
 /// The tunings of the planner's table test: large, small, unmeasured, guaranteed-limits and
-/// emulated GPUs, through naga and the browser's compiler.
+/// emulated GPUs, through naga and Tint.
 fn tunings() -> Vec<Tuning> {
     let large = Tuning {
-        compiler: Compiler::Native,
+        compiler: Compiler::Naga,
+        in_browser: false,
         emulated: false,
         workgroup_bytes: 48 << 10,
         tiles_at_once: Some(132),
@@ -41,7 +42,7 @@ fn tunings() -> Vec<Tuning> {
         },
     ];
     let all: Vec<Tuning> = [large].into_iter().chain(others).collect();
-    let browser = all.iter().map(|t| t.in_browsers_compiler());
+    let browser = all.iter().map(|t| t.with_compiler(Compiler::Tint));
     all.iter().copied().chain(browser).collect()
 }
 
