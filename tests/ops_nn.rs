@@ -4,6 +4,7 @@
 
 mod common;
 use common::{assert_close, check_op, indices, input, run, uniform};
+use webgrad::gpu::Tuning;
 use webgrad::{Device, Tensor};
 
 #[test]
@@ -342,6 +343,35 @@ fn packed_attention_matches_cpu() {
             .attention_packed(3)
             .unwrap_err();
         assert!(err.to_string().contains("3 heads do not divide 4"), "{err}");
+    });
+}
+
+/// The tiled attention's other blocks (autotuning picks among 16, 32 and 64 rows: src/tune/):
+/// heads of 8 and of 64 over ragged blocks, each block that fits against the CPU.
+#[test]
+fn packed_attention_matches_cpu_with_each_block() {
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        let opened = context.tuning();
+        for block in [16, 64] {
+            context.set_tuning(Tuning {
+                attention_block: Some(block),
+                ..opened
+            });
+            for (b, t, c, h) in [(2, 37, 24, 3), (1, 70, 128, 2)] {
+                check_op(
+                    &format!("packed attention in blocks of {block}, t={t} c={c}"),
+                    &[input(&[b, t, 3 * c], 4)],
+                    1e-4,
+                    |_, x| x[0].attention_packed(h),
+                )
+                .await;
+            }
+        }
+        context.set_tuning(opened);
     });
 }
 

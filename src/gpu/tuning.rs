@@ -3,7 +3,8 @@
 //! Chrome and naga natively and in Firefox make different code of the same kernel, and what
 //! runs fast differs with them), whether it is the browser's WebGPU, whether the adapter emulates a GPU on the CPU, the workgroup memory the device
 //! allows, and how many large tiles the GPU runs at once, which no adapter says: measured on the
-//! spot (src/gpu/calibrate.rs), or unknown, and then nothing is balanced for it. Tests build any
+//! spot (src/tune/), or unknown, and then nothing is balanced for it; and the attention
+//! kernels' block, measured there too. Tests build any
 //! `Tuning` natively and run the kernels under it.
 
 /// The WGSL compiler a device's kernels go through.
@@ -31,6 +32,9 @@ pub struct Tuning {
     /// (`calibrate::tiles_at_once`); None where it was not, and then no product splits K only
     /// to balance its rounds.
     pub tiles_at_once: Option<usize>,
+    /// The rows the tiled attention kernels stage per block, the fastest of those that fit as
+    /// measured on the spot (src/tune/); None where not measured (the default then).
+    pub attention_block: Option<usize>,
 }
 
 impl Tuning {
@@ -50,6 +54,7 @@ impl Tuning {
                 || info.name.to_lowercase().contains("swiftshader"),
             workgroup_bytes: limits.max_compute_workgroup_storage_size,
             tiles_at_once: None,
+            attention_block: None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! What was measured on each adapter, kept so that the second visit (or run) pays nothing: one
-//! line per adapter, its key and the large tiles it runs at once ("none" where the search found
-//! no limit). Natively in a file under the user's cache folder; in the page in the browser's
+//! line per adapter, its key, the large tiles it runs at once ("none" where the search found no
+//! limit) and the attention block it ran fastest ("none" where none was measured). Natively in a file under the user's cache folder; in the page in the browser's
 //! storage, passed to the training worker in its URL (web storage is the page's alone).
 
 use crate::gpu::Gpu;
@@ -8,50 +8,72 @@ use std::collections::BTreeMap;
 
 /// Part of every key: a change to what is measured, or to the kernel it is measured on, makes
 /// every earlier figure stale.
-const MEASURE_VERSION: u32 = 1;
-/// A line's value when the search found no count slower than one workgroup.
-const UNLIMITED: &str = "none";
+const MEASURE_VERSION: u32 = 2;
+/// A figure that is not there: the search found no count slower than one workgroup, or no
+/// block was measured.
+const NONE: &str = "none";
+
+/// What was measured on one adapter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Measured {
+    pub tiles_at_once: Option<usize>,
+    pub attention_block: Option<usize>,
+}
 
 /// Measured figures by adapter.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Cache {
-    tiles_at_once: BTreeMap<String, Option<usize>>,
+    measured: BTreeMap<String, Measured>,
+}
+
+/// A figure as a line holds it, or None where the text is not one.
+fn figure(text: &str) -> Option<Option<usize>> {
+    match text {
+        NONE => Some(None),
+        n => Some(Some(n.parse().ok().filter(|&n: &usize| n > 0)?)),
+    }
+}
+
+fn text(figure: Option<usize>) -> String {
+    figure.map_or(NONE.to_string(), |n| n.to_string())
 }
 
 impl Cache {
     /// The lines `to_text` wrote; a line that does not read is skipped (it is measured again).
     pub fn parse(text: &str) -> Cache {
-        let tiles_at_once = text
+        let measured = text
             .lines()
             .filter_map(|line| {
-                let (key, value) = line.rsplit_once('\t')?;
-                let value = match value {
-                    UNLIMITED => None,
-                    n => Some(n.parse().ok().filter(|&n: &usize| n > 0)?),
+                let mut fields = line.rsplitn(3, '\t');
+                let block = figure(fields.next()?)?;
+                let tiles = figure(fields.next()?)?;
+                let measured = Measured {
+                    tiles_at_once: tiles,
+                    attention_block: block,
                 };
-                Some((key.to_string(), value))
+                Some((fields.next()?.to_string(), measured))
             })
             .collect();
-        Cache { tiles_at_once }
+        Cache { measured }
     }
 
     pub fn to_text(&self) -> String {
-        self.tiles_at_once
+        self.measured
             .iter()
-            .map(|(key, value)| match value {
-                Some(n) => format!("{key}\t{n}\n"),
-                None => format!("{key}\t{UNLIMITED}\n"),
+            .map(|(key, m)| {
+                let (tiles, block) = (text(m.tiles_at_once), text(m.attention_block));
+                format!("{key}\t{tiles}\t{block}\n")
             })
             .collect()
     }
 
-    /// The figure measured on the adapter of `key`: None if never measured.
-    pub fn tiles_at_once(&self, key: &str) -> Option<Option<usize>> {
-        self.tiles_at_once.get(key).copied()
+    /// What was measured on the adapter of `key`: None if never measured.
+    pub fn measured(&self, key: &str) -> Option<Measured> {
+        self.measured.get(key).copied()
     }
 
-    pub fn remember(&mut self, key: String, tiles_at_once: Option<usize>) {
-        self.tiles_at_once.insert(key, tiles_at_once);
+    pub fn remember(&mut self, key: String, measured: Measured) {
+        self.measured.insert(key, measured);
     }
 }
 
@@ -107,20 +129,22 @@ mod tests {
 
     #[test]
     fn the_cache_reads_back_what_it_wrote_and_skips_what_does_not_read() {
+        let h100 = "v2 NVIDIA H100 [10de:2330] Vulkan 570 Naga";
         let mut cache = Cache::default();
+        let both = Measured {
+            tiles_at_once: Some(132),
+            attention_block: Some(32),
+        };
+        cache.remember(h100.into(), both);
         cache.remember(
-            "v1 NVIDIA H100 [10de:2330] Vulkan 570 Native".into(),
-            Some(132),
+            "v2 Apple M2 [0000:0000] Metal  Naga".into(),
+            Measured::default(),
         );
-        cache.remember("v1 Apple M2 [0000:0000] Metal  Native".into(), None);
         let text = cache.to_text();
         assert_eq!(Cache::parse(&text), cache);
-        let garbled = format!("{text}no tab here\nkey\t0\nkey2\t-3\nkey3\tmany\n");
+        let garbled = format!("{text}no tab here\nkey\t0\t32\nkey2\t-3\tnone\nkey3\t132\n");
         assert_eq!(Cache::parse(&garbled), cache);
-        assert_eq!(
-            cache.tiles_at_once("v1 NVIDIA H100 [10de:2330] Vulkan 570 Native"),
-            Some(Some(132))
-        );
-        assert_eq!(cache.tiles_at_once("another"), None);
+        assert_eq!(cache.measured(h100), Some(both));
+        assert_eq!(cache.measured("another"), None);
     }
 }

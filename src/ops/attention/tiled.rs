@@ -14,33 +14,47 @@ const ROWS: usize = 64;
 /// Widest head kept in registers: three vectors of 64 floats per thread.
 const MAX_HEAD_VECS: usize = 16;
 
+/// Rows staged per block: measured on each GPU (src/tune/, `Tuning::attention_block`) among
+/// these; unmeasured, DEFAULT_BLOCK. On an H100 blocks of 64 made every kernel 1.5-1.7× as slow
+/// (more workgroup memory, fewer workgroups at once) and blocks of 16 the backward ones
+/// ~1.3-1.8×; where 32 does not fit the workgroup memory (WebGPU's guaranteed 16 KiB with a
+/// head of 64), 16 does.
+pub(crate) const BLOCKS: [usize; 3] = [16, 32, 64];
+const DEFAULT_BLOCK: usize = 32;
+
 /// How the tiled kernels run one attention: the head's width in vec4s and the rows staged
 /// per block.
 #[derive(Clone, Copy)]
 pub(super) struct Plan {
     d4: usize,
-    /// A slot of the shaders, so that another size needs no new shader text: 32 for now.
+    /// A slot of the shaders, so that another size needs no new shader text.
     block: usize,
 }
 
 /// The plan when the tiled kernels can run: a real GPU, a head width that is a multiple of 4
-/// and at most 64, and workgroup memory for the blocks. Otherwise the row kernels of
-/// shaders/attention*.wgsl run.
+/// and at most 64, and workgroup memory for the blocks (the device's measured block, else the
+/// default, else the smaller that fits). Otherwise the row kernels of shaders/attention*.wgsl
+/// run.
 pub(super) fn plan(gpu: &Gpu, dm: Dims) -> Option<Plan> {
     let d4 = dm.d / 4;
     let limits = gpu.limits();
-    // Blocks of 32 rows: on an H100 blocks of 64 made every kernel 1.5-1.7× as slow (more
-    // workgroup memory, fewer workgroups at once) and blocks of 16 the backward ones ~1.3-1.8×.
-    let block = 32;
-    // The forward kernel's workgroup memory, the most of the three: key and value blocks and
-    // each row's scores for a block.
-    let bytes = 2 * block * d4 * 16 + block / 4 * ROWS * 16;
+    let wanted = gpu.tuning().attention_block.unwrap_or(DEFAULT_BLOCK);
+    let block = [wanted, DEFAULT_BLOCK, BLOCKS[0]]
+        .into_iter()
+        .find(|&b| fits(gpu, dm.d, b))?;
     let usable = !gpu.is_cpu_emulated()
         && dm.d.is_multiple_of(4)
         && (1..=MAX_HEAD_VECS).contains(&d4)
-        && bytes as u64 <= limits.max_compute_workgroup_storage_size as u64
         && (dm.batch * dm.heads) as u64 <= limits.max_compute_workgroups_per_dimension as u64;
     usable.then_some(Plan { d4, block })
+}
+
+/// Whether blocks of `block` rows of a head `d` wide fit the device's workgroup memory: the
+/// forward kernel's, the most of the three (key and value blocks, and each row's scores for a
+/// block).
+pub(crate) fn fits(gpu: &Gpu, d: usize, block: usize) -> bool {
+    let bytes = 2 * block * (d / 4) * 16 + block / 4 * ROWS * 16;
+    bytes as u64 <= gpu.limits().max_compute_workgroup_storage_size as u64
 }
 
 fn kernel(family: &'static str, source: &'static str, d4: usize, block: usize) -> Kernel {

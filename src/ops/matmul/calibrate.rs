@@ -18,8 +18,11 @@ use std::rc::Rc;
 /// K of the timed products: long enough that a round of tiles takes far longer than a wait for
 /// the GPU (about 0.25 ms a round on each unit of an H100, seconds on none).
 const DEPTH: usize = 2048;
-/// Products timed back to back for one figure, so that the wait at the end weighs little.
-const CALLS: usize = 8;
+/// Products timed back to back for one figure at first; then as many as take about
+/// `TIMED_SECONDS`, so that the wait at the end weighs little (Firefox's end on a 2 ms nudge).
+const FIRST_CALLS: usize = 8;
+const TIMED_SECONDS: f64 = 0.01;
+const MOST_CALLS: usize = 256;
 /// A tile's side and its values.
 const SIDE: usize = 128;
 
@@ -30,6 +33,7 @@ pub(crate) struct LargeTileTimer {
     b: Tensor,
     c: PooledBuffer,
     most: usize,
+    calls: std::cell::Cell<usize>,
 }
 
 impl LargeTileTimer {
@@ -42,11 +46,21 @@ impl LargeTileTimer {
             b: Tensor::zeros(&[DEPTH, SIDE], &device)?,
             c: gpu_output(gpu, most * SIDE * SIDE)?,
             most,
+            calls: std::cell::Cell::new(FIRST_CALLS),
         })
     }
 
-    /// Seconds a product of `tiles` large tiles takes, from the wall time of CALLS of them
-    /// back to back and the wait for their end.
+    /// Sets how many products each timing runs: as many as `tiles` take in TIMED_SECONDS.
+    pub(crate) async fn pace(&self, tiles: usize) -> Result<()> {
+        self.calls.set(FIRST_CALLS);
+        let each = self.seconds(tiles).await?.max(1e-7);
+        let calls = (TIMED_SECONDS / each).ceil() as usize;
+        self.calls.set(calls.clamp(FIRST_CALLS, MOST_CALLS));
+        Ok(())
+    }
+
+    /// Seconds a product of `tiles` large tiles takes, from the wall time of several of them
+    /// back to back and the wait for their end (`pace`).
     pub(crate) async fn seconds(&self, tiles: usize) -> Result<f64> {
         if tiles == 0 || tiles > self.most {
             return Err(Error::Invalid {
@@ -76,8 +90,9 @@ impl LargeTileTimer {
         let kernel = Epilogue::default().slots(kernel, plan.whole_vec4s);
         let params = params(&views, d, plan.split, None);
         self.gpu.finished().await?;
+        let calls = self.calls.get();
         let start = clock::now();
-        for _ in 0..CALLS {
+        for _ in 0..calls {
             let inputs = [&self.a, &self.b];
             let [] = launch_into(
                 &self.gpu,
@@ -90,6 +105,6 @@ impl LargeTileTimer {
             )?;
         }
         self.gpu.finished().await?;
-        Ok((clock::now() - start).as_secs_f64() / CALLS as f64)
+        Ok((clock::now() - start).as_secs_f64() / calls as f64)
     }
 }

@@ -22,6 +22,7 @@ fn tunings() -> Vec<Tuning> {
         emulated: false,
         workgroup_bytes: 48 << 10,
         tiles_at_once: Some(132),
+        attention_block: None,
     };
     let others = [
         Tuning {
