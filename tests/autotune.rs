@@ -17,10 +17,10 @@ fn a_gpu_is_measured_once_and_then_remembered() {
             unreachable!("common::gpu gives a GPU")
         };
         gpu.use_emulated_kernels(Some(false));
-        // Up to 4 tiles, and attention over 64 positions of one head of 64.
+        // Up to 4 tiles, and attention over 64 positions of one head of 32, and of 64.
         let probe = Probe {
             most_tiles: 4,
-            attention: [1, 64, 64, 1],
+            attention: [[1, 64, 32, 1], [1, 64, 64, 1]],
         };
         let mut cache = Cache::default();
         let first = tune::tune_with(&gpu, &mut cache, probe).await;
@@ -31,11 +31,13 @@ fn a_gpu_is_measured_once_and_then_remembered() {
         if let Some(n) = first.measured.tiles_at_once {
             assert!((1..=4).contains(&n), "{n} tiles at once");
         }
-        // lavapipe's 32 KiB hold blocks of 16 and 32 for a head of 64: one of them.
-        let block = first.measured.attention_block;
-        assert!(matches!(block, Some(16 | 32)), "{block:?}");
+        // lavapipe's 32 KiB hold blocks of 16, 32 and 64 for heads of 32, and 16 and 32 for
+        // heads of 64: one of those each.
+        let [narrow, wide] = first.measured.attention_blocks;
+        assert!(matches!(narrow, Some(16 | 32 | 64)), "{narrow:?}");
+        assert!(matches!(wide, Some(16 | 32)), "{wide:?}");
         assert_eq!(gpu.tuning().tiles_at_once, first.measured.tiles_at_once);
-        assert_eq!(gpu.tuning().attention_block, block);
+        assert_eq!(gpu.tuning().attention_block(64), wide);
         assert!(gpu.take_errors().is_empty());
         let sentence = first.sentence().unwrap();
         assert!(sentence.contains("measured in"), "{sentence}");

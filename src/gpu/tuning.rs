@@ -32,10 +32,16 @@ pub struct Tuning {
     /// (`calibrate::tiles_at_once`); None where it was not, and then no product splits K only
     /// to balance its rounds.
     pub tiles_at_once: Option<usize>,
-    /// The rows the tiled attention kernels stage per block, the fastest of those that fit as
-    /// measured on the spot (src/tune/); None where not measured (the default then).
-    pub attention_block: Option<usize>,
+    /// The rows the tiled attention kernels stage per block for heads of each of
+    /// MEASURED_HEADS wide, the fastest of those that fit as measured on the spot (src/tune/);
+    /// None where not measured (the default then).
+    pub attention_blocks: [Option<usize>; 2],
 }
+
+/// The head widths whose attention block is measured: the playground's GPTs' (the small one's
+/// 32, nanochar's and GPT-2's 64). The fastest block differs with the width: on an H200 a probe
+/// of heads of 64 ran fastest in blocks of 64 while gpt_small's heads of 32 were slower in them.
+pub const MEASURED_HEADS: [usize; 2] = [32, 64];
 
 impl Tuning {
     /// The tuning of a device this build opens with `limits` on the adapter `info` describes:
@@ -54,8 +60,14 @@ impl Tuning {
                 || info.name.to_lowercase().contains("swiftshader"),
             workgroup_bytes: limits.max_compute_workgroup_storage_size,
             tiles_at_once: None,
-            attention_block: None,
+            attention_blocks: [None; 2],
         }
+    }
+
+    /// The measured attention block for heads `d` wide, if any.
+    pub fn attention_block(&self, d: usize) -> Option<usize> {
+        let at = MEASURED_HEADS.iter().position(|&h| h == d)?;
+        self.attention_blocks[at]
     }
 
     /// This tuning with another compiler's kernel variants: tests run Chrome's natively so.

@@ -1,7 +1,7 @@
 //! The tiled attention kernels' block measured: forward and backward of one attention timed
-//! with each block of rows that fits the device's workgroup memory, the fastest kept. On an
-//! H100 32 was fastest (64 and 16 up to 1.8× as slow); another GPU's memory and units may
-//! favour another.
+//! with each block of rows that fits the device's workgroup memory, the fastest kept for heads
+//! of its width. On an H100 32 was fastest for heads of 64 (64 and 16 up to 1.8× as slow); on
+//! an H200 a probe found 64; another GPU's memory and units may favour another.
 
 use crate::clock;
 use crate::gpu::{Gpu, Tuning};
@@ -53,7 +53,7 @@ async fn time_blocks(
     let mut best = (f64::INFINITY, blocks[0]);
     for &block in blocks {
         gpu.set_tuning(Tuning {
-            attention_block: Some(block),
+            attention_blocks: [Some(block); 2],
             ..opened
         });
         // Its kernels compile on the first pass.

@@ -1,6 +1,7 @@
 //! What was measured on each adapter, kept so that the second visit (or run) pays nothing: one
 //! line per adapter, its key, the large tiles it runs at once ("none" where the search found no
-//! limit) and the attention block it ran fastest ("none" where none was measured). Natively in a file under the user's cache folder; in the page in the browser's
+//! limit) and the attention block it ran fastest for each measured head width ("none" where none
+//! was measured). Natively in a file under the user's cache folder; in the page in the browser's
 //! storage, passed to the training worker in its URL (web storage is the page's alone).
 
 use crate::gpu::Gpu;
@@ -8,7 +9,7 @@ use std::collections::BTreeMap;
 
 /// Part of every key: a change to what is measured, or to the kernel it is measured on, makes
 /// every earlier figure stale.
-const MEASURE_VERSION: u32 = 2;
+const MEASURE_VERSION: u32 = 3;
 /// A figure that is not there: the search found no count slower than one workgroup, or no
 /// block was measured.
 const NONE: &str = "none";
@@ -17,7 +18,8 @@ const NONE: &str = "none";
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Measured {
     pub tiles_at_once: Option<usize>,
-    pub attention_block: Option<usize>,
+    /// For heads of each of `gpu::MEASURED_HEADS` wide.
+    pub attention_blocks: [Option<usize>; 2],
 }
 
 /// Measured figures by adapter.
@@ -44,12 +46,13 @@ impl Cache {
         let measured = text
             .lines()
             .filter_map(|line| {
-                let mut fields = line.rsplitn(3, '\t');
-                let block = figure(fields.next()?)?;
+                let mut fields = line.rsplitn(4, '\t');
+                let wide = figure(fields.next()?)?;
+                let narrow = figure(fields.next()?)?;
                 let tiles = figure(fields.next()?)?;
                 let measured = Measured {
                     tiles_at_once: tiles,
-                    attention_block: block,
+                    attention_blocks: [narrow, wide],
                 };
                 Some((fields.next()?.to_string(), measured))
             })
@@ -61,8 +64,8 @@ impl Cache {
         self.measured
             .iter()
             .map(|(key, m)| {
-                let (tiles, block) = (text(m.tiles_at_once), text(m.attention_block));
-                format!("{key}\t{tiles}\t{block}\n")
+                let [narrow, wide] = m.attention_blocks.map(text);
+                format!("{key}\t{}\t{narrow}\t{wide}\n", text(m.tiles_at_once))
             })
             .collect()
     }
@@ -129,20 +132,20 @@ mod tests {
 
     #[test]
     fn the_cache_reads_back_what_it_wrote_and_skips_what_does_not_read() {
-        let h100 = "v2 NVIDIA H100 [10de:2330] Vulkan 570 Naga";
+        let h100 = "v3 NVIDIA H100 [10de:2330] Vulkan 570 Naga";
         let mut cache = Cache::default();
         let both = Measured {
             tiles_at_once: Some(132),
-            attention_block: Some(32),
+            attention_blocks: [Some(32), None],
         };
         cache.remember(h100.into(), both);
         cache.remember(
-            "v2 Apple M2 [0000:0000] Metal  Naga".into(),
+            "v3 Apple M2 [0000:0000] Metal  Naga".into(),
             Measured::default(),
         );
         let text = cache.to_text();
         assert_eq!(Cache::parse(&text), cache);
-        let garbled = format!("{text}no tab here\nkey\t0\t32\nkey2\t-3\tnone\nkey3\t132\n");
+        let garbled = format!("{text}no tab\nk\t0\t32\t32\nk2\t-3\tnone\tnone\nk3\t132\t32\n");
         assert_eq!(Cache::parse(&garbled), cache);
         assert_eq!(cache.measured(h100), Some(both));
         assert_eq!(cache.measured("another"), None);

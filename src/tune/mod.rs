@@ -3,7 +3,8 @@
 //! nothing. Two figures: how many of the large-tile product's workgroups the GPU runs at once
 //! (search.rs), which decides where a product's K is split to fill or balance its rounds
 //! (src/ops/matmul/split.rs), unmeasured nothing is split for it; and which block of rows the
-//! tiled attention kernels run fastest with (attention.rs), among those that fit.
+//! tiled attention kernels run fastest with (attention.rs), among those that fit, for heads of
+//! each of `gpu::MEASURED_HEADS` wide.
 
 mod attention;
 pub mod cache;
@@ -16,19 +17,21 @@ use crate::ops::{LargeTileTimer, BIG_TILE_WORKGROUP_BYTES};
 use std::rc::Rc;
 use std::time::Duration;
 
-/// What the measurements run: products of up to `most_tiles` large tiles, and attention over
-/// `attention` ([batch, positions, channels, heads]).
+/// What the measurements run: products of up to `most_tiles` large tiles, and for each of
+/// `gpu::MEASURED_HEADS` an attention over [batch, positions, channels, heads] whose heads are
+/// that wide.
 #[derive(Clone, Copy, Debug)]
 pub struct Probe {
     pub most_tiles: usize,
-    pub attention: [usize; 4],
+    pub attention: [[usize; 4]; 2],
 }
 
 /// Up to 1,024 tiles (64 MiB of output), more than any GPU sold today runs at once; attention
-/// with heads of 64 (nanochar's, GPT-2's) over 256 positions.
+/// as the playground's GPTs run it: the small one's (heads of 32 over 128 positions, batch 32)
+/// and nanochar's (heads of 64 over 256, batch 8 of its 64).
 pub const PROBE: Probe = Probe {
     most_tiles: 1024,
-    attention: [8, 256, 384, 6],
+    attention: [[32, 128, 128, 4], [8, 256, 384, 6]],
 };
 
 /// How the device's figures came to be.
@@ -68,9 +71,17 @@ impl Tuned {
             Some(n) => format!("runs {n} large product tiles at once"),
             None => "runs more large product tiles at once than were tried".into(),
         };
-        let figures = match self.measured.attention_block {
-            Some(b) => format!("{tiles} and attention fastest in blocks of {b}"),
-            None => tiles,
+        let blocks: Vec<String> = crate::gpu::MEASURED_HEADS
+            .iter()
+            .zip(self.measured.attention_blocks)
+            .filter_map(|(d, b)| Some(format!("{} for heads of {d}", b?)))
+            .collect();
+        let figures = match blocks.is_empty() {
+            true => tiles,
+            false => format!(
+                "{tiles} and attention fastest in blocks of {}",
+                blocks.join(", ")
+            ),
         };
         match &self.how {
             How::Measured(took) => Some(format!(
@@ -118,7 +129,7 @@ pub async fn tune_with(gpu: &Rc<Gpu>, cache: &mut Cache, probe: Probe) -> Tuned 
     };
     gpu.set_tuning(Tuning {
         tiles_at_once: tuned.measured.tiles_at_once,
-        attention_block: tuned.measured.attention_block,
+        attention_blocks: tuned.measured.attention_blocks,
         ..gpu.tuning()
     });
     tuned
@@ -133,11 +144,14 @@ async fn measure(gpu: &Rc<Gpu>, probe: Probe) -> crate::Result<(Measured, Durati
     timer.pace(1).await?;
     let tiles_at_once = search::at_once(|tiles| timer.seconds(tiles), most).await?;
     drop(timer);
-    let attention_block = attention::fastest_block(gpu, probe.attention).await?;
+    let mut attention_blocks = [None; 2];
+    for (block, shape) in attention_blocks.iter_mut().zip(probe.attention) {
+        *block = attention::fastest_block(gpu, shape).await?;
+    }
     gpu.release_free_buffers();
     let measured = Measured {
         tiles_at_once,
-        attention_block,
+        attention_blocks,
     };
     Ok((measured, crate::clock::now() - start))
 }

@@ -14,7 +14,7 @@ const ROWS: usize = 64;
 /// Widest head kept in registers: three vectors of 64 floats per thread.
 const MAX_HEAD_VECS: usize = 16;
 
-/// Rows staged per block: measured on each GPU (src/tune/, `Tuning::attention_block`) among
+/// Rows staged per block: measured on each GPU (src/tune/, `Tuning::attention_blocks`) among
 /// these; unmeasured, DEFAULT_BLOCK. On an H100 blocks of 64 made every kernel 1.5-1.7× as slow
 /// (more workgroup memory, fewer workgroups at once) and blocks of 16 the backward ones
 /// ~1.3-1.8×; where 32 does not fit the workgroup memory (WebGPU's guaranteed 16 KiB with a
@@ -38,7 +38,7 @@ pub(super) struct Plan {
 pub(super) fn plan(gpu: &Gpu, dm: Dims) -> Option<Plan> {
     let d4 = dm.d / 4;
     let limits = gpu.limits();
-    let wanted = gpu.tuning().attention_block.unwrap_or(DEFAULT_BLOCK);
+    let wanted = gpu.tuning().attention_block(dm.d).unwrap_or(DEFAULT_BLOCK);
     let block = [wanted, DEFAULT_BLOCK, BLOCKS[0]]
         .into_iter()
         .find(|&b| fits(gpu, dm.d, b))?;

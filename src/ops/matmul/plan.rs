@@ -249,7 +249,7 @@ mod tests {
         emulated: false,
         workgroup_bytes: 48 << 10,
         tiles_at_once: Some(132),
-        attention_block: None,
+        attention_blocks: [None; 2],
     };
     /// A laptop's GPU of 24 units.
     const SMALL: Tuning = Tuning {
