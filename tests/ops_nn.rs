@@ -346,8 +346,8 @@ fn packed_attention_matches_cpu() {
     });
 }
 
-/// The tiled attention's other blocks (autotuning picks among 16, 32 and 64 rows for heads of
-/// 32 and of 64: src/tune/): over ragged blocks, each block that fits against the CPU.
+/// The tiled attention's other blocks (16 where 32 does not fit the workgroup memory, 64 where a
+/// device is given it): over ragged blocks, each block that fits against the CPU.
 #[test]
 fn packed_attention_matches_cpu_with_each_block() {
     run(async {
@@ -358,7 +358,7 @@ fn packed_attention_matches_cpu_with_each_block() {
         let opened = context.tuning();
         for block in [16, 64] {
             context.set_tuning(Tuning {
-                attention_blocks: [Some(block); 2],
+                attention_block: Some(block),
                 ..opened
             });
             for (b, t, c, h) in [(2, 37, 96, 3), (1, 70, 128, 2)] {

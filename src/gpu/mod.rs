@@ -28,7 +28,7 @@ pub use pool::BufferRef;
 pub(crate) use pool::{BufferKind, PooledBuffer};
 pub use profile::request_profile;
 pub use template::expand as expand_wgsl;
-pub use tuning::{Compiler, Tuning, MEASURED_HEADS};
+pub use tuning::{Compiler, Tuning};
 
 use crate::error::{Error, Result};
 use batch::Batch;

@@ -3,8 +3,7 @@
 //! Chrome and naga natively and in Firefox make different code of the same kernel, and what
 //! runs fast differs with them), whether it is the browser's WebGPU, whether the adapter emulates a GPU on the CPU, the workgroup memory the device
 //! allows, and how many large tiles the GPU runs at once, which no adapter says: measured on the
-//! spot (src/tune/), or unknown, and then nothing is balanced for it; and the attention
-//! kernels' block, measured there too. Tests build any
+//! spot (src/tune/), or unknown, and then nothing is balanced for it. Tests build any
 //! `Tuning` natively and run the kernels under it.
 
 /// The WGSL compiler a device's kernels go through.
@@ -32,16 +31,12 @@ pub struct Tuning {
     /// (`calibrate::tiles_at_once`); None where it was not, and then no product splits K only
     /// to balance its rounds.
     pub tiles_at_once: Option<usize>,
-    /// The rows the tiled attention kernels stage per block for heads of each of
-    /// MEASURED_HEADS wide, the fastest of those that fit as measured on the spot (src/tune/);
-    /// None where not measured (the default then).
-    pub attention_blocks: [Option<usize>; 2],
+    /// The rows the tiled attention kernels stage per block, where not the default (tests run
+    /// the other blocks so). Not measured: timed on H100s and H200s the blocks that fit ran
+    /// within the noise of each other, and a choice by timing cost 1.4-3.7 s and a step up
+    /// to 2.7 % (docs/log/kernels.md, "The attention's block, measured and dropped").
+    pub attention_block: Option<usize>,
 }
-
-/// The head widths whose attention block is measured: the playground's GPTs' (the small one's
-/// 32, nanochar's and GPT-2's 64). The fastest block differs with the width: on an H200 a probe
-/// of heads of 64 ran fastest in blocks of 64 while gpt_small's heads of 32 were slower in them.
-pub const MEASURED_HEADS: [usize; 2] = [32, 64];
 
 impl Tuning {
     /// The tuning of a device this build opens with `limits` on the adapter `info` describes:
@@ -60,14 +55,8 @@ impl Tuning {
                 || info.name.to_lowercase().contains("swiftshader"),
             workgroup_bytes: limits.max_compute_workgroup_storage_size,
             tiles_at_once: None,
-            attention_blocks: [None; 2],
+            attention_block: None,
         }
-    }
-
-    /// The measured attention block for heads `d` wide, if any.
-    pub fn attention_block(&self, d: usize) -> Option<usize> {
-        let at = MEASURED_HEADS.iter().position(|&h| h == d)?;
-        self.attention_blocks[at]
     }
 
     /// This tuning with another compiler's kernel variants: tests run Chrome's natively so.

@@ -24,7 +24,6 @@ mod softmax;
 mod unary;
 
 pub(crate) use attention::scores_bytes;
-pub(crate) use attention::{block_fits as attention_block_fits, BLOCKS as ATTENTION_BLOCKS};
 pub use binary::Binary;
 /// The kernel a product takes, which tests assert through `Gpu::dispatches_of`.
 pub use matmul::Path as ProductPath;

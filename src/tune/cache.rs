@@ -1,7 +1,6 @@
 //! What was measured on each adapter, kept so that the second visit (or run) pays nothing: one
-//! line per adapter, its key, the large tiles it runs at once ("none" where the search found no
-//! limit) and the attention block it ran fastest for each measured head width ("none" where none
-//! was measured). Natively in a file under the user's cache folder; in the page in the browser's
+//! line per adapter, its key and the large tiles it runs at once ("none" where the search found
+//! no limit). Natively in a file under the user's cache folder; in the page in the browser's
 //! storage, passed to the training worker in its URL (web storage is the page's alone).
 
 use crate::gpu::Gpu;
@@ -9,74 +8,50 @@ use std::collections::BTreeMap;
 
 /// Part of every key: a change to what is measured, or to the kernel it is measured on, makes
 /// every earlier figure stale.
-const MEASURE_VERSION: u32 = 3;
-/// A figure that is not there: the search found no count slower than one workgroup, or no
-/// block was measured.
-const NONE: &str = "none";
-
-/// What was measured on one adapter.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Measured {
-    pub tiles_at_once: Option<usize>,
-    /// For heads of each of `gpu::MEASURED_HEADS` wide.
-    pub attention_blocks: [Option<usize>; 2],
-}
+const MEASURE_VERSION: u32 = 4;
+/// A line's value when the search found no count slower than one workgroup.
+const UNLIMITED: &str = "none";
 
 /// Measured figures by adapter.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Cache {
-    measured: BTreeMap<String, Measured>,
-}
-
-/// A figure as a line holds it, or None where the text is not one.
-fn figure(text: &str) -> Option<Option<usize>> {
-    match text {
-        NONE => Some(None),
-        n => Some(Some(n.parse().ok().filter(|&n: &usize| n > 0)?)),
-    }
-}
-
-fn text(figure: Option<usize>) -> String {
-    figure.map_or(NONE.to_string(), |n| n.to_string())
+    tiles_at_once: BTreeMap<String, Option<usize>>,
 }
 
 impl Cache {
     /// The lines `to_text` wrote; a line that does not read is skipped (it is measured again).
     pub fn parse(text: &str) -> Cache {
-        let measured = text
+        let tiles_at_once = text
             .lines()
             .filter_map(|line| {
-                let mut fields = line.rsplitn(4, '\t');
-                let wide = figure(fields.next()?)?;
-                let narrow = figure(fields.next()?)?;
-                let tiles = figure(fields.next()?)?;
-                let measured = Measured {
-                    tiles_at_once: tiles,
-                    attention_blocks: [narrow, wide],
+                let (key, value) = line.rsplit_once('\t')?;
+                let value = match value {
+                    UNLIMITED => None,
+                    n => Some(n.parse().ok().filter(|&n: &usize| n > 0)?),
                 };
-                Some((fields.next()?.to_string(), measured))
+                Some((key.to_string(), value))
             })
             .collect();
-        Cache { measured }
+        Cache { tiles_at_once }
     }
 
     pub fn to_text(&self) -> String {
-        self.measured
+        self.tiles_at_once
             .iter()
-            .map(|(key, m)| {
-                let [narrow, wide] = m.attention_blocks.map(text);
-                format!("{key}\t{}\t{narrow}\t{wide}\n", text(m.tiles_at_once))
+            .map(|(key, value)| match value {
+                Some(n) => format!("{key}\t{n}\n"),
+                None => format!("{key}\t{UNLIMITED}\n"),
             })
             .collect()
     }
 
-    /// What was measured on the adapter of `key`: None if never measured.
-    pub fn measured(&self, key: &str) -> Option<Measured> {
-        self.measured.get(key).copied()
+    /// The figure measured on the adapter of `key`: None if never measured.
+    pub fn tiles_at_once(&self, key: &str) -> Option<Option<usize>> {
+        self.tiles_at_once.get(key).copied()
     }
 
-    pub fn remember(&mut self, key: String, measured: Measured) {
-        self.measured.insert(key, measured);
+    pub fn remember(&mut self, key: String, tiles_at_once: Option<usize>) {
+        self.tiles_at_once.insert(key, tiles_at_once);
     }
 }
 
@@ -132,22 +107,20 @@ mod tests {
 
     #[test]
     fn the_cache_reads_back_what_it_wrote_and_skips_what_does_not_read() {
-        let h100 = "v3 NVIDIA H100 [10de:2330] Vulkan 570 Naga";
         let mut cache = Cache::default();
-        let both = Measured {
-            tiles_at_once: Some(132),
-            attention_blocks: [Some(32), None],
-        };
-        cache.remember(h100.into(), both);
         cache.remember(
-            "v3 Apple M2 [0000:0000] Metal  Naga".into(),
-            Measured::default(),
+            "v1 NVIDIA H100 [10de:2330] Vulkan 570 Native".into(),
+            Some(132),
         );
+        cache.remember("v1 Apple M2 [0000:0000] Metal  Native".into(), None);
         let text = cache.to_text();
         assert_eq!(Cache::parse(&text), cache);
-        let garbled = format!("{text}no tab\nk\t0\t32\t32\nk2\t-3\tnone\tnone\nk3\t132\t32\n");
+        let garbled = format!("{text}no tab here\nkey\t0\nkey2\t-3\nkey3\tmany\n");
         assert_eq!(Cache::parse(&garbled), cache);
-        assert_eq!(cache.measured(h100), Some(both));
-        assert_eq!(cache.measured("another"), None);
+        assert_eq!(
+            cache.tiles_at_once("v1 NVIDIA H100 [10de:2330] Vulkan 570 Native"),
+            Some(Some(132))
+        );
+        assert_eq!(cache.tiles_at_once("another"), None);
     }
 }

@@ -9,7 +9,7 @@ import { open, firstEvaluation } from './lib.mjs';
 const [url, out] = process.argv.slice(2);
 const t = await open(out);
 const { page, state, fail } = t;
-const remembered = 'v3 Some GPU [10de:2330] Vulkan 580 Tint\t132\t32\t64\n';
+const remembered = 'v4 Some GPU [10de:2330] Vulkan 580 Tint\t132\n';
 const workers = [];
 page.on('worker', (w) => workers.push(w.url()));
 await page.addInitScript((line) => localStorage.setItem('webgrad-tuning', line), remembered);

@@ -9,7 +9,6 @@ mod packed;
 mod scores;
 
 pub(crate) use scores::scores_bytes;
-pub(crate) use tiled::{fits as block_fits, BLOCKS};
 mod tiled;
 
 use crate::error::{Error, Result};

@@ -14,13 +14,12 @@ const ROWS: usize = 64;
 /// Widest head kept in registers: three vectors of 64 floats per thread.
 const MAX_HEAD_VECS: usize = 16;
 
-/// Rows staged per block: measured on each GPU (src/tune/, `Tuning::attention_blocks`) among
-/// these; unmeasured, DEFAULT_BLOCK. On an H100 blocks of 64 made every kernel 1.5-1.7× as slow
-/// (more workgroup memory, fewer workgroups at once) and blocks of 16 the backward ones
-/// ~1.3-1.8×; where 32 does not fit the workgroup memory (WebGPU's guaranteed 16 KiB with a
-/// head of 64), 16 does.
-pub(crate) const BLOCKS: [usize; 3] = [16, 32, 64];
+/// Rows staged per block: DEFAULT_BLOCK, or the device's `Tuning::attention_block` where set,
+/// or the smallest where the default does not fit the workgroup memory (WebGPU's guaranteed
+/// 16 KiB with a head of 64). On an H100 blocks of 64 made every kernel 1.5-1.7× as slow (more
+/// workgroup memory, fewer workgroups at once) and blocks of 16 the backward ones ~1.3-1.8×.
 const DEFAULT_BLOCK: usize = 32;
+const SMALLEST_BLOCK: usize = 16;
 
 /// How the tiled kernels run one attention: the head's width in vec4s and the rows staged
 /// per block.
@@ -32,14 +31,14 @@ pub(super) struct Plan {
 }
 
 /// The plan when the tiled kernels can run: a real GPU, a head width that is a multiple of 4
-/// and at most 64, and workgroup memory for the blocks (the device's measured block, else the
-/// default, else the smaller that fits). Otherwise the row kernels of shaders/attention*.wgsl
+/// and at most 64, and workgroup memory for the blocks (the device's block where it has one,
+/// else the default, else the smallest). Otherwise the row kernels of shaders/attention*.wgsl
 /// run.
 pub(super) fn plan(gpu: &Gpu, dm: Dims) -> Option<Plan> {
     let d4 = dm.d / 4;
     let limits = gpu.limits();
-    let wanted = gpu.tuning().attention_block(dm.d).unwrap_or(DEFAULT_BLOCK);
-    let block = [wanted, DEFAULT_BLOCK, BLOCKS[0]]
+    let wanted = gpu.tuning().attention_block.unwrap_or(DEFAULT_BLOCK);
+    let block = [wanted, DEFAULT_BLOCK, SMALLEST_BLOCK]
         .into_iter()
         .find(|&b| fits(gpu, dm.d, b))?;
     let usable = !gpu.is_cpu_emulated()
@@ -52,7 +51,7 @@ pub(super) fn plan(gpu: &Gpu, dm: Dims) -> Option<Plan> {
 /// Whether blocks of `block` rows of a head `d` wide fit the device's workgroup memory: the
 /// forward kernel's, the most of the three (key and value blocks, and each row's scores for a
 /// block).
-pub(crate) fn fits(gpu: &Gpu, d: usize, block: usize) -> bool {
+fn fits(gpu: &Gpu, d: usize, block: usize) -> bool {
     let bytes = 2 * block * (d / 4) * 16 + block / 4 * ROWS * 16;
     bytes as u64 <= gpu.limits().max_compute_workgroup_storage_size as u64
 }

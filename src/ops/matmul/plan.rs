@@ -249,7 +249,7 @@ mod tests {
         emulated: false,
         workgroup_bytes: 48 << 10,
         tiles_at_once: Some(132),
-        attention_blocks: [None; 2],
+        attention_block: None,
     };
     /// A laptop's GPU of 24 units.
     const SMALL: Tuning = Tuning {

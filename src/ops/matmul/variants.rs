@@ -22,7 +22,7 @@ fn tunings() -> Vec<Tuning> {
         emulated: false,
         workgroup_bytes: 48 << 10,
         tiles_at_once: Some(132),
-        attention_blocks: [None; 2],
+        attention_block: None,
     };
     let others = [
         Tuning {
