@@ -8,7 +8,7 @@
 use super::epilogue::Causal;
 use super::layout::{Dims, Layout, Views};
 use super::run::matmul_into;
-use super::split::weight_grad_chunks;
+use super::split::{target_groups, weight_grad_chunks};
 use crate::error::Result;
 use crate::ops::gpu_of;
 use crate::tensor::{gpu_output, DType, Storage, Tensor};
@@ -28,7 +28,8 @@ pub(super) fn weight_and_bias_grads(g: &Tensor, x: &Tensor) -> Result<Option<[Te
         return Ok(None);
     }
     let (k, m, n) = (g.shape()[0], g.shape()[1], x.shape()[1]);
-    let Some(chunks) = weight_grad_chunks(k, (m, n)) else {
+    let target = target_groups(gpu.tuning().tiles_at_once);
+    let Some(chunks) = weight_grad_chunks(k, (m, n), target) else {
         return Ok(None);
     };
     let rows = k / chunks;

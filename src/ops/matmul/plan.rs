@@ -5,7 +5,7 @@
 use super::epilogue::Causal;
 use super::layout::{Dims, Views};
 use super::regs;
-use super::split::Split;
+use super::split::{self, Split};
 use crate::gpu::{Compiler, Kernel, Tuning};
 
 /// Below this many 128 × 128 tiles a GPU of 128 units or more would sit partly idle, so 64 × 64
@@ -155,7 +155,12 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
     {
         return large_tiles((d, views), big_split, needs, &policy);
     }
-    let split = if splittable { Split::of(d) } else { whole };
+    let target = split::target_groups(tuning.tiles_at_once);
+    let split = if splittable {
+        Split::of(d, target)
+    } else {
+        whole
+    };
     let [x, y, z] = tiles(d, SMALL_SIDE);
     let source = include_str!("../../../shaders/matmul_small.wgsl");
     Plan {
@@ -239,11 +244,11 @@ fn large_tiles(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// A GPU running 132 large tiles at once (one per unit of an H100) through naga.
-    const LARGE: Tuning = Tuning {
+    pub(in crate::ops::matmul) const LARGE: Tuning = Tuning {
         compiler: Compiler::Naga,
         in_browser: false,
         emulated: false,
@@ -252,22 +257,22 @@ mod tests {
         attention_block: None,
     };
     /// A laptop's GPU of 24 units.
-    const SMALL: Tuning = Tuning {
+    pub(in crate::ops::matmul) const SMALL: Tuning = Tuning {
         tiles_at_once: Some(24),
         ..LARGE
     };
     /// A GPU whose size was not measured.
-    const UNKNOWN: Tuning = Tuning {
+    pub(in crate::ops::matmul) const UNKNOWN: Tuning = Tuning {
         tiles_at_once: None,
         ..LARGE
     };
     /// The least capable device WebGPU allows: 16 KiB of workgroup memory.
-    const GUARANTEED: Tuning = Tuning {
+    pub(in crate::ops::matmul) const GUARANTEED: Tuning = Tuning {
         workgroup_bytes: 16 << 10,
         ..LARGE
     };
     /// lavapipe or SwiftShader.
-    const EMULATED: Tuning = Tuning {
+    pub(in crate::ops::matmul) const EMULATED: Tuning = Tuning {
         emulated: true,
         ..LARGE
     };
@@ -302,6 +307,8 @@ mod tests {
             // An mlp layer's 128 rows over 784 inputs: 2 small tiles, K split in 49 slices.
             (LARGE, (128, 784, 64), SmallTiles, 49),
             (UNKNOWN, (128, 784, 64), SmallTiles, 49),
+            // On 24 units, for 48 workgroups: 17 chunks of 3 slices.
+            (SMALL, (128, 784, 64), SmallTiles, 17),
             (EMULATED, (128, 784, 64), Registers, 1),
             // 4096³: enough large tiles everywhere they fit; small ones in 16 KiB.
             (LARGE, (4096, 4096, 4096), LargeTiles, 1),

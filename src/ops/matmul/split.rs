@@ -10,10 +10,18 @@
 use super::layout::Dims;
 use super::plan::BIG_TILES_FROM;
 
-/// Workgroups of 64 × 64 tiles a split product aims for. A split costs a pass over its
-/// partial products, at most this many tiles (4 MiB), which a GPU smaller than this fills
-/// anyway; on one larger, 256 groups keep two on each of up to 128 units busy.
-pub(super) const TARGET_GROUPS: usize = 256;
+/// The most workgroups of 64 × 64 tiles a split product aims for: its partial products then
+/// hold at most this many tiles (4 MiB) for the summing pass.
+const MOST_TARGET_GROUPS: usize = 256;
+
+/// Workgroups of 64 × 64 tiles a split product aims for on a GPU that runs `at_once` large
+/// tiles at once: two for each (a small tile needs less of a unit than a large one), at most
+/// MOST_TARGET_GROUPS, which an H100 or H200 reaches; the most where the size was not
+/// measured. A 24-unit GPU aims for 48: splitting for 256 would cut K five times as finely for
+/// workgroups it cannot run at once, and sum them after.
+pub(super) fn target_groups(at_once: Option<usize>) -> usize {
+    at_once.map_or(MOST_TARGET_GROUPS, |n| (2 * n).clamp(1, MOST_TARGET_GROUPS))
+}
 /// Depth of the tiled kernels' slices: chunks are whole slices.
 const DEPTH: usize = 16;
 /// The shortest K the large tiles split, and the shortest chunk they split it into.
@@ -47,17 +55,17 @@ impl Split {
         }
     }
 
-    /// The split for the 64 × 64 tiles of `d`: none while the tiles fill a quarter of the
-    /// target or K is a few slices; else as many chunks (of one slice or more) as bring the
-    /// workgroups to about the target. The partial products then hold at most
-    /// TARGET_GROUPS × 64 × 64 values.
-    pub(super) fn of(d: Dims) -> Split {
+    /// The split for the 64 × 64 tiles of `d`, aiming for `target` workgroups
+    /// (`target_groups`): none while the tiles fill a quarter of the target or K is a few
+    /// slices; else as many chunks (of one slice or more) as bring the workgroups to about the
+    /// target.
+    pub(super) fn of(d: Dims, target: usize) -> Split {
         let tiles = d.m.div_ceil(64) * d.n.div_ceil(64) * d.batches;
         let slices = d.k.div_ceil(DEPTH);
-        if tiles == 0 || tiles >= TARGET_GROUPS / 4 || slices < FEWEST_SLICES_TO_SPLIT {
+        if tiles == 0 || tiles >= target / 4 || slices < FEWEST_SLICES_TO_SPLIT {
             return Split::whole(d.k);
         }
-        let wanted = (TARGET_GROUPS / tiles).min(slices);
+        let wanted = (target / tiles).clamp(1, slices);
         Split::chunks_of(d.k, slices.div_ceil(wanted) * DEPTH)
     }
 
@@ -130,9 +138,9 @@ pub(super) fn long_k_chunks(k: usize) -> Option<usize> {
 /// splitting K inside the kernel instead). A long K is cut as `long_k_chunks` cuts it where
 /// its 128 × 128 tiles then fill the GPU (nanochar); a short K (`UNCUT_ROWS_AT_MOST`) not at
 /// all; else into the fewest chunks of a slice or more that fill it with 128 × 128 tiles, or
-/// failing that with 64 × 64 tiles, or failing that the most. Fewer, longer chunks on 64 × 64
-/// tiles made gpt_small's step 19 % slower on an H100.
-pub(super) fn weight_grad_chunks(k: usize, (m, n): (usize, usize)) -> Option<usize> {
+/// failing that with 64 × 64 tiles (`target` of them, `target_groups`), or failing that the
+/// most. Fewer, longer chunks on 64 × 64 tiles made gpt_small's step 19 % slower on an H100.
+pub(super) fn weight_grad_chunks(k: usize, (m, n): (usize, usize), target: usize) -> Option<usize> {
     let big_tiles = m.div_ceil(128) * n.div_ceil(128);
     if big_tiles >= BIG_TILES_FROM {
         return None;
@@ -151,7 +159,7 @@ pub(super) fn weight_grad_chunks(k: usize, (m, n): (usize, usize)) -> Option<usi
     let small_tiles = m.div_ceil(64) * n.div_ceil(64);
     let filling = |tiles: usize, enough: usize| cuts.iter().copied().find(|s| tiles * s >= enough);
     let chunks = filling(big_tiles, BIG_TILES_FROM)
-        .or_else(|| filling(small_tiles, TARGET_GROUPS))
+        .or_else(|| filling(small_tiles, target))
         .or(cuts.last().copied());
     Some(chunks.unwrap_or(1))
 }
@@ -177,7 +185,7 @@ mod tests {
     #[test]
     fn few_tiles_over_a_long_k_are_split_into_whole_slices() {
         // A linear layer of 784 inputs into 64 for 128 rows: 2 tiles, 49 slices.
-        let s = Split::of(dims(128, 64, 784));
+        let s = Split::of(dims(128, 64, 784), 256);
         assert_eq!(
             s,
             Split {
@@ -186,12 +194,21 @@ mod tests {
             }
         );
         // 784 into 512: 16 tiles, 16 chunks of 4 slices (the last one short).
-        let s = Split::of(dims(128, 512, 784));
+        let s = Split::of(dims(128, 512, 784), 256);
         assert_eq!((s.k_chunk, s.parts), (64, 13));
         // Enough tiles, or a short K: one chunk.
-        assert_eq!(Split::of(dims(4096, 1024, 784)).parts, 1);
-        assert_eq!(Split::of(dims(128, 64, 100)).parts, 1);
-        assert_eq!(Split::of(dims(0, 64, 784)), Split::whole(784));
+        assert_eq!(Split::of(dims(4096, 1024, 784), 256).parts, 1);
+        assert_eq!(Split::of(dims(128, 64, 100), 256).parts, 1);
+        assert_eq!(Split::of(dims(0, 64, 784), 256), Split::whole(784));
+        // A GPU measured to run 24 large tiles at once aims for 48 workgroups: 17 chunks of
+        // 3 slices; one of 132 or 256 for the most.
+        assert_eq!(target_groups(Some(24)), 48);
+        assert_eq!(Split::of(dims(128, 64, 784), 48).parts, 17);
+        assert_eq!(
+            (target_groups(Some(132)), target_groups(Some(256))),
+            (256, 256)
+        );
+        assert_eq!(target_groups(None), 256);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use super::epilogue::{Causal, Epilogue};
 use super::layout::{Dims, Views};
+use super::plan::tests::{EMULATED, GUARANTEED, LARGE, SMALL, UNKNOWN};
 use super::plan::{plan, Needs};
 use super::run::MatmulParams;
 use crate::gpu::{Compiler, Tuning};
@@ -13,38 +14,12 @@ use crate::ops::dropout::DropoutMask;
 use crate::tensor::{Device, Tensor};
 use std::collections::HashSet;
 
-/// The tunings of the planner's table test: large, small, unmeasured, guaranteed-limits and
-/// emulated GPUs, through naga and Tint.
+/// The tunings of the planner's table test (plan.rs): large, small, unmeasured,
+/// guaranteed-limits and emulated GPUs, through naga and Tint.
 fn tunings() -> Vec<Tuning> {
-    let large = Tuning {
-        compiler: Compiler::Naga,
-        in_browser: false,
-        emulated: false,
-        workgroup_bytes: 48 << 10,
-        tiles_at_once: Some(132),
-        attention_block: None,
-    };
-    let others = [
-        Tuning {
-            tiles_at_once: Some(24),
-            ..large
-        },
-        Tuning {
-            tiles_at_once: None,
-            ..large
-        },
-        Tuning {
-            workgroup_bytes: 16 << 10,
-            ..large
-        },
-        Tuning {
-            emulated: true,
-            ..large
-        },
-    ];
-    let all: Vec<Tuning> = [large].into_iter().chain(others).collect();
-    let browser = all.iter().map(|t| t.with_compiler(Compiler::Tint));
-    all.iter().copied().chain(browser).collect()
+    let naga = [LARGE, SMALL, UNKNOWN, GUARANTEED, EMULATED];
+    let tint = naga.map(|t| t.with_compiler(Compiler::Tint));
+    naga.into_iter().chain(tint).collect()
 }
 
 /// The epilogues the kernels combine: no bias, one by column or by row, and no tail, a
