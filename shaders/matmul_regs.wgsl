@@ -42,6 +42,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let last_row = p.m - 1u;
     //#repeat {{ROWS}} i
     let r#i = min(row0 + 8u * #iu, last_row);
+    //#end
+    //#repeat {{ROWS}} i
     //#repeat {{VECS}} j
     var acc#i_#j = vec4<f32>(0.0);
     //#end
