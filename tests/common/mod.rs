@@ -96,6 +96,13 @@ pub fn assert_refused(args: &[&str], expect: &str) {
     );
 }
 
+/// The stored shape of an operand that is used transposed.
+pub fn stored(rows: usize, cols: usize, t: bool, batch: &[usize]) -> Vec<usize> {
+    let mut s = batch.to_vec();
+    s.extend(if t { [cols, rows] } else { [rows, cols] });
+    s
+}
+
 /// A spiral session of `config` on 2,000 points.
 pub fn spiral_session(device: &Device, config: &Config) -> Session {
     let data = points(PointSet::Spiral, 2000, config.noise, 0.2, config.seed).unwrap();
