@@ -66,10 +66,9 @@ pub async fn run(gpu: Result<Rc<Gpu>, String>, options: BenchOptions) {
         )),
         Ok(gpu) => {
             // Tuned as the playground's worker tunes, from and into the same storage.
-            let mut cache = tune::Cache::parse(&tuning_store::stored());
-            let tuned = tune::tune(&gpu, &mut cache).await;
-            if let tune::How::Measured(_) = tuned.how {
-                tuning_store::store(&cache.to_text());
+            let (tuned, new) = tune::tune_kept(&gpu, &tuning_store::stored()).await;
+            if let Some(text) = new {
+                tuning_store::store(&text);
             }
             let tuned = tuned.sentence().unwrap_or_else(|| "nothing to tune".into());
             dom::set_text("adapter", &format!("GPU adapter: {}", gpu.adapter_name()));

@@ -86,8 +86,6 @@ pub struct Gpu {
     profile: Option<RefCell<profile::Profile>>,
     /// The kernel variants this device gets (`Tuning`); tests may set another.
     tuning: Cell<Tuning>,
-    /// Whether the adapter emulates a GPU on the CPU, as it said when the device opened.
-    adapter_emulated: bool,
     /// Errors the device reported on its own (validation, out of memory), oldest first.
     errors: Arc<Mutex<Vec<String>>>,
     /// Why the device was lost, once it is: every later use of it fails with this.
@@ -159,7 +157,6 @@ impl Gpu {
             batch: RefCell::new(batch),
             counters: Cell::new(Counters::default()),
             tuning: Cell::new(tuning),
-            adapter_emulated: tuning.emulated,
             profile: profile::Profile::enabled().then(|| RefCell::new(profile::Profile::default())),
             errors,
             lost,
@@ -206,7 +203,7 @@ impl Gpu {
     /// Forces one set of kernel variants (Some) or goes back to the adapter's (None); tests
     /// use it to cover both sets on one adapter.
     pub fn use_emulated_kernels(&self, choice: Option<bool>) {
-        let emulated = choice.unwrap_or(self.adapter_emulated);
+        let emulated = choice.unwrap_or_else(|| Tuning::of(&self.info, &self.limits).emulated);
         self.tuning.set(Tuning {
             emulated,
             ..self.tuning.get()

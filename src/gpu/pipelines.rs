@@ -166,11 +166,25 @@ impl Kernel {
             .validate(&module)
             .map_err(|e| error(e.emit_to_string(&text)))?;
         let declared = Declared::parse(&text).map_err(error)?;
-        let size = std::mem::size_of::<P>();
-        match declared.mismatch((&P::fields(), size), writable, &self.constants) {
+        match self.launch_mismatch::<P>(&declared, writable) {
             Some(why) => Err(error(why)),
             None => Ok(()),
         }
+    }
+
+    /// Why a launch with parameters `P`, storage bindings written as `writable` says, and this
+    /// kernel's constants does not fit what its shader `declared`, if it does not.
+    fn launch_mismatch<P: KernelParams>(
+        &self,
+        declared: &Declared,
+        writable: &[bool],
+    ) -> Option<String> {
+        let size = std::mem::size_of::<P>();
+        if size as u64 > params::PARAM_BYTES {
+            let most = params::PARAM_BYTES;
+            return Some(format!("{size} bytes of parameters, more than {most}"));
+        }
+        declared.mismatch((&P::fields(), size), writable, &self.constants)
     }
 }
 
@@ -287,15 +301,8 @@ impl PipelineCache {
             self.modules.insert(module_key.clone(), (module, declared));
         }
         let (module, declared) = &self.modules[&module_key];
-        let size = std::mem::size_of::<P>();
-        if size as u64 > params::PARAM_BYTES {
-            let most = params::PARAM_BYTES;
-            return Err(error(format!(
-                "{size} bytes of parameters, more than {most}"
-            )));
-        }
         let writable: SmallVec<[bool; 8]> = bindings.iter().map(|b| b.writable).collect();
-        if let Some(why) = declared.mismatch((&P::fields(), size), &writable, &kernel.constants) {
+        if let Some(why) = kernel.launch_mismatch::<P>(declared, &writable) {
             return Err(error(why));
         }
         let layout = bind_group_layout(device, bindings);

@@ -84,20 +84,15 @@ pub fn file() -> Option<std::path::PathBuf> {
     Some(folder.join("tuning.tsv"))
 }
 
-/// The cache in `path`, empty when there is none.
+/// Writes a cache's `text` to `path` whole or not at all: a temporary file beside it, renamed
+/// over it.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn load(path: &std::path::Path) -> Cache {
-    std::fs::read_to_string(path).map_or_else(|_| Cache::default(), |t| Cache::parse(&t))
-}
-
-/// Writes the cache to `path` whole or not at all: a temporary file beside it, renamed over it.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn save(cache: &Cache, path: &std::path::Path) -> std::io::Result<()> {
+pub fn save(text: &str, path: &std::path::Path) -> std::io::Result<()> {
     if let Some(folder) = path.parent() {
         std::fs::create_dir_all(folder)?;
     }
     let partial = path.with_extension(format!("partial-{}", std::process::id()));
-    std::fs::write(&partial, cache.to_text())?;
+    std::fs::write(&partial, text)?;
     std::fs::rename(&partial, path)
 }
 

@@ -67,6 +67,16 @@ pub async fn tune(gpu: &Rc<Gpu>, cache: &mut Cache) -> Tuned {
     tune_up_to(gpu, cache, MOST_TILES).await
 }
 
+/// `gpu` tuned from `kept`, what was measured before (a cache's text, as `Cache::to_text`
+/// writes it), with the text to keep now where something was measured (None: nothing new).
+/// The page's worker and bench mode keep it in the browser's storage, the CLI in a file.
+pub async fn tune_kept(gpu: &Rc<Gpu>, kept: &str) -> (Tuned, Option<String>) {
+    let mut cache = Cache::parse(kept);
+    let tuned = tune(gpu, &mut cache).await;
+    let new = matches!(tuned.how, How::Measured(_)).then(|| cache.to_text());
+    (tuned, new)
+}
+
 /// `tune`, looking no further than `most` tiles at once (tests keep the measurement short so).
 pub async fn tune_up_to(gpu: &Rc<Gpu>, cache: &mut Cache, most: usize) -> Tuned {
     let tuning = gpu.tuning();
@@ -128,11 +138,13 @@ pub fn tune_natively(gpu: &Rc<Gpu>) -> Tuned {
         };
     }
     let path = cache::file();
-    let mut cache = path.as_deref().map(cache::load).unwrap_or_default();
-    let tuned = pollster::block_on(tune(gpu, &mut cache));
-    if let (How::Measured(_), Some(path)) = (&tuned.how, path) {
+    let kept = path
+        .as_deref()
+        .and_then(|p| std::fs::read_to_string(p).ok());
+    let (tuned, new) = pollster::block_on(tune_kept(gpu, &kept.unwrap_or_default()));
+    if let (Some(text), Some(path)) = (new, path) {
         // Unwritable, it is measured again next time: nothing is lost.
-        let _ = cache::save(&cache, &path);
+        let _ = cache::save(&text, &path);
     }
     tuned
 }

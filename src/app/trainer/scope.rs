@@ -4,7 +4,7 @@ use super::inbox;
 use crate::app::protocol::Report;
 use crate::app::{adapter, tuning_store};
 use crate::gpu::LimitsAsked;
-use crate::tune::{self, Cache, How, Tuned};
+use crate::tune::{self, Tuned};
 use crate::{Device, Gpu};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -14,17 +14,17 @@ use web_sys::WorkerGlobalScope;
 
 /// `gpu` tuned from what was measured before, else measured now; the page is sent what is new.
 async fn tuned(gpu: &Rc<Gpu>) -> Tuned {
-    let mut cache = TUNED.with(|t| t.borrow_mut().take()).unwrap_or_else(|| {
+    let kept = TUNED.with(|t| t.borrow_mut().take()).unwrap_or_else(|| {
         let search = scope().location().search();
         let url_query = web_sys::UrlSearchParams::new_with_str(&search).ok();
         let kept = url_query.and_then(|q| q.get(tuning_store::PARAM));
-        Cache::parse(&kept.unwrap_or_default())
+        kept.unwrap_or_default()
     });
-    let tuned = tune::tune(gpu, &mut cache).await;
-    if let How::Measured(_) = tuned.how {
-        inbox::post(0, Report::Tuned(cache.to_text()));
+    let (tuned, new) = tune::tune_kept(gpu, &kept).await;
+    if let Some(text) = &new {
+        inbox::post(0, Report::Tuned(text.clone()));
     }
-    TUNED.with(|t| *t.borrow_mut() = Some(cache));
+    TUNED.with(|t| *t.borrow_mut() = Some(new.unwrap_or(kept)));
     tuned
 }
 
@@ -63,7 +63,7 @@ thread_local! {
     /// What was measured on GPUs (src/tune/): first what the page kept from earlier visits
     /// (this worker's URL), then what this worker measured, so that a device opened again
     /// after a loss measures nothing.
-    static TUNED: RefCell<Option<Cache>> = const { RefCell::new(None) };
+    static TUNED: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// The GPU when the browser offers one, else the CPU backend; with a sentence saying which,
