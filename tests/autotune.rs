@@ -1,14 +1,16 @@
 //! Autotuning on a real device (src/tune/): the large tiles a GPU runs at once are measured the
 //! first time, set in the device's tuning and remembered, and a second tuning from what was
-//! remembered dispatches nothing. On lavapipe the real-GPU kernels are forced, and the search
+//! remembered dispatches nothing; so are a model's product shapes, timed as each variant. On lavapipe the real-GPU kernels are forced, and the search
 //! looks no further than 4 tiles to keep it short; the figure itself is the CPU's and means
 //! little, so only its range is checked (search.rs's tests check the search on known timings).
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 use common::run;
+use webgrad::gpu::{ProductShape, Tiles};
+use webgrad::ops::{product_candidates, ProductPath};
 use webgrad::tune::{self, Cache, How};
-use webgrad::Device;
+use webgrad::{Device, Tensor};
 
 #[test]
 fn a_gpu_is_measured_once_and_then_remembered() {
@@ -45,6 +47,105 @@ fn a_gpu_is_measured_once_and_then_remembered() {
         gpu.use_emulated_kernels(Some(true));
         let emulated = tune::tune_up_to(&gpu, &mut Cache::default(), 4).await;
         assert_eq!(emulated.how, How::NotUsed);
+        gpu.use_emulated_kernels(None);
+    });
+}
+
+/// A product of 128 rows over 784 inputs into 64 (an mlp's first layer): few tiles over a long
+/// K, whose variants differ the most.
+const SHAPE: ProductShape = ProductShape {
+    m: 128,
+    n: 64,
+    k: 784,
+    batches: 1,
+    a_transposed: false,
+    b_transposed: false,
+    splittable: true,
+    vec4: true,
+};
+
+/// SHAPE's product of seeded values on `device`, and on the CPU.
+fn product_and_reference(device: &Device) -> (Vec<f64>, Vec<f64>) {
+    let a = common::uniform(SHAPE.m * SHAPE.k, -1.0, 1.0, 1);
+    let b = common::uniform(SHAPE.k * SHAPE.n, -1.0, 1.0, 2);
+    let tensor = |v: &[f64], shape: &[usize], d: &Device| {
+        Tensor::from_vec(v.iter().map(|&x| x as f32).collect(), shape, d).unwrap()
+    };
+    let product = |d: &Device| {
+        let (ta, tb) = (
+            tensor(&a, &[SHAPE.m, SHAPE.k], d),
+            tensor(&b, &[SHAPE.k, SHAPE.n], d),
+        );
+        run(ta.matmul(&tb).unwrap().to_vec_f64()).unwrap()
+    };
+    (product(device), product(&Device::Cpu))
+}
+
+#[test]
+fn every_variant_a_shape_may_be_given_computes_its_product_and_is_followed() {
+    run(async {
+        let device = common::gpu().await;
+        let Device::Gpu(gpu) = &device else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        gpu.use_emulated_kernels(Some(false));
+        let candidates = product_candidates(SHAPE, &gpu.tuning());
+        assert!(candidates.len() >= 2, "{candidates:?}");
+        for variant in candidates {
+            gpu.product_variants().choose(SHAPE, variant);
+            let family = match variant.tiles {
+                Tiles::Small => ProductPath::SmallTiles.family(),
+                Tiles::Large => ProductPath::LargeTiles.family(),
+            };
+            let before = gpu.dispatches_of(family);
+            let (got, want) = product_and_reference(&device);
+            common::assert_close(&format!("{variant:?}"), &got, &want, 1e-5);
+            assert!(
+                gpu.dispatches_of(family) > before,
+                "{variant:?} not followed"
+            );
+        }
+        assert!(gpu.take_errors().is_empty());
+        gpu.use_emulated_kernels(None);
+    });
+}
+
+#[test]
+fn a_models_product_shapes_are_timed_once_and_then_remembered() {
+    run(async {
+        let device = common::gpu().await;
+        let Device::Gpu(gpu) = &device else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        gpu.use_emulated_kernels(Some(false));
+        gpu.product_variants().take_noted();
+        // Planned without a variant: noted, and timed by the next tuning.
+        product_and_reference(&device);
+        assert!(gpu.product_variants().any_noted());
+        let mut cache = Cache::default();
+        let tuned = tune::tune_products(gpu, &mut cache).await.unwrap();
+        assert_eq!(tuned.timed, 1, "{tuned:?}");
+        let chosen = gpu
+            .product_variants()
+            .chosen(&SHAPE)
+            .expect("a variant chosen");
+        assert!(product_candidates(SHAPE, &gpu.tuning()).contains(&chosen));
+        assert!(tuned.sentence().unwrap().contains("1 product shapes timed"));
+        let text = cache.to_text();
+        assert!(
+            text.contains("\tproduct 128 64 784 1 split vec4\t"),
+            "{text}"
+        );
+
+        // Chosen, it is not noted again; remembered, it is followed without a timing.
+        product_and_reference(&device);
+        assert!(!gpu.product_variants().any_noted());
+        let dispatched = gpu.counters().dispatches;
+        let again = tune::tune_products(gpu, &mut Cache::parse(&text))
+            .await
+            .unwrap();
+        assert_eq!((again.timed, gpu.counters().dispatches), (0, dispatched));
+        assert!(gpu.take_errors().is_empty());
         gpu.use_emulated_kernels(None);
     });
 }

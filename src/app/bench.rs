@@ -5,7 +5,7 @@
 //! seconds: matmul_1024 and mlp_mnist_b128.
 
 use super::{dom, tuning_store};
-use crate::bench::BenchOptions;
+use crate::bench::{BenchOptions, Products};
 use crate::tune;
 use crate::Gpu;
 use serde::Serialize;
@@ -48,6 +48,11 @@ pub fn options(search: &str) -> Option<BenchOptions> {
             .collect(),
         suffix: String::new(),
         profile: params.get("profile").as_deref() == Some("1"),
+        // `&autotune=off`, as WEBGRAD_AUTOTUNE=off natively: the planner's variants.
+        products: match params.get("autotune").as_deref() {
+            Some("off") => Products::Planned,
+            _ => Products::Timed,
+        },
     })
 }
 

@@ -3,6 +3,7 @@
 //! counters of one timed step.
 
 mod timing;
+pub use timing::Products;
 mod train;
 mod transfer;
 
@@ -25,6 +26,8 @@ pub struct BenchOptions {
     pub suffix: String,
     /// Time each kernel with timestamp queries (the page asks for it before making its GPU).
     pub profile: bool,
+    /// Whether each workload's product shapes are timed before it (timing.rs).
+    pub products: Products,
 }
 
 /// The training workloads, in the order they run: mlp, cnn and the GPTs of BENCHMARKS.md.
@@ -137,7 +140,7 @@ pub async fn run(
     options: &BenchOptions,
     mut emit: impl FnMut(String),
 ) -> Result<()> {
-    let reps = if options.quick { 30 } else { 50 };
+    let reps = (if options.quick { 30 } else { 50 }, options.products);
     // Each training workload's GPU step in ms, for the CPU backend's lines.
     let mut gpu_ms: HashMap<&str, f64> = HashMap::new();
     for w in chosen(options) {
@@ -147,7 +150,7 @@ pub async fn run(
             Kind::Train | Kind::Gpt2 => {
                 let model = workload_model(&w.name);
                 let reps = if matches!(w.kind, Kind::Gpt2) {
-                    20
+                    (20, reps.1)
                 } else {
                     reps
                 };
@@ -159,11 +162,11 @@ pub async fn run(
             }
             Kind::LoraLayer { fused } => train::lora_layer(gpu, &label, fused, reps).await?,
             Kind::Norm(form) => train::norm(gpu, &label, form, reps).await?,
-            Kind::Upload(bytes) => transfer::upload(gpu, &label, bytes, reps).await?,
-            Kind::Readback(bytes) => transfer::readback(gpu, &label, bytes, reps).await?,
+            Kind::Upload(bytes) => transfer::upload(gpu, &label, bytes, reps.0).await?,
+            Kind::Readback(bytes) => transfer::readback(gpu, &label, bytes, reps.0).await?,
             Kind::Alloc { fresh } => {
                 let bytes = transfer::ALLOC_BYTES.1;
-                transfer::allocation(gpu, &label, (bytes, fresh), reps)?
+                transfer::allocation(gpu, &label, (bytes, fresh), reps.0)?
             }
             Kind::Cpu(t) => {
                 train::train_cpu(&label, &workload_model(t), 3, gpu_ms.get(t).copied())?

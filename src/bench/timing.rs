@@ -4,6 +4,15 @@
 use crate::{Counters, Gpu, Result};
 use std::rc::Rc;
 
+/// Whether a workload's product shapes are timed as each of their variants before it is
+/// (`WEBGRAD_AUTOTUNE=off` natively: not), or run as the planner plans them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Products {
+    #[default]
+    Timed,
+    Planned,
+}
+
 /// What one workload's timing measured.
 pub(super) struct Timing {
     /// Median seconds of a step waited for to its end.
@@ -40,15 +49,20 @@ const WARM_UP_SECONDS: f64 = 0.5;
 /// per use of a kernel in it the first time they run so, and the first submit after a long
 /// stretch comes early (`Batch::caught_up`), which shifts the steps against the submits: the
 /// warm-up runs back to back after a short stretch and after long ones, as the timed runs do,
-/// so that they find every group made.
+/// so that they find every group made. With `products` timed, the shapes the first step planned
+/// are timed as each of their variants after it, as the playground does after a model's first
+/// step (src/tune/products.rs); not remembered: each run of the benchmark times them afresh.
 pub(super) async fn time(
     gpu: &Rc<Gpu>,
-    reps: usize,
+    (reps, products): (usize, Products),
     mut step: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
-    for _ in 0..5 {
+    for run in 0..5 {
         step()?;
         gpu.finished().await?;
+        if run == 0 && products == Products::Timed {
+            crate::tune::tune_products(gpu, &mut crate::tune::Cache::default()).await?;
+        }
     }
     let warm_up = crate::clock::now();
     for run in 0.. {

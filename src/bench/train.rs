@@ -1,7 +1,7 @@
 //! The compute workloads: a square matmul, and training steps of the benchmark's models on the
 //! GPU and on the CPU backend.
 
-use super::timing::{line, median, random, significant, time};
+use super::timing::{line, median, random, significant, time, Products};
 use super::workload_optimizer;
 use crate::nn::Init;
 use crate::optim::Optimizer;
@@ -9,11 +9,16 @@ use crate::train::{ModelConfig, Net};
 use crate::{Device, Gpu, Result, Tensor};
 use std::rc::Rc;
 
-pub(super) async fn matmul(gpu: &Rc<Gpu>, name: &str, n: usize, reps: usize) -> Result<String> {
+pub(super) async fn matmul(
+    gpu: &Rc<Gpu>,
+    name: &str,
+    n: usize,
+    reps: (usize, Products),
+) -> Result<String> {
     let d = Device::Gpu(gpu.clone());
     let a = Tensor::from_vec(random(n * n, 1), &[n, n], &d)?;
     let b = Tensor::from_vec(random(n * n, 2), &[n, n], &d)?;
-    let t = time(gpu, reps.min(20), || a.matmul(&b).map(drop)).await?;
+    let t = time(gpu, (reps.0.min(20), reps.1), || a.matmul(&b).map(drop)).await?;
     let tflops = 2.0 * (n as f64).powi(3) / t.waited / 1e12;
     Ok(line(name, &t, ("tflops", tflops), None))
 }
@@ -88,7 +93,7 @@ pub(super) async fn lora_layer(
     gpu: &Rc<Gpu>,
     name: &str,
     fused: bool,
-    reps: usize,
+    reps: (usize, Products),
 ) -> Result<String> {
     let d = Device::Gpu(gpu.clone());
     let (n, inputs, outputs, rank) = (4096, 768, 2304, 8);
@@ -135,7 +140,12 @@ impl NormForm {
 /// A norm over GPT-2's activations (4,096 rows of 768), forward and backward with the input's
 /// and the weight's gradients. Its line gives the bandwidth of the least traffic such a step
 /// needs: x read twice and y written, dy read and dx written (5 passes over the rows).
-pub(super) async fn norm(gpu: &Rc<Gpu>, name: &str, form: NormForm, reps: usize) -> Result<String> {
+pub(super) async fn norm(
+    gpu: &Rc<Gpu>,
+    name: &str,
+    form: NormForm,
+    reps: (usize, Products),
+) -> Result<String> {
     let d = Device::Gpu(gpu.clone());
     let (rows, width, eps) = (4096, 768, 1e-5);
     let x = Tensor::from_vec(random(rows * width, 1), &[rows, width], &d)?.with_grad();
@@ -163,7 +173,7 @@ pub(super) async fn train(
     gpu: &Rc<Gpu>,
     name: &str,
     model: &(ModelConfig, usize),
-    reps: usize,
+    reps: (usize, Products),
 ) -> Result<(String, f64)> {
     let mut w = Workload::new(model, &Device::Gpu(gpu.clone()))?;
     // Each step ends as the session's `train_step` does (submitted, or a short one left for

@@ -10,6 +10,7 @@ pub(crate) mod nudge;
 mod params;
 mod pipelines;
 mod pool;
+mod product_variants;
 mod profile;
 mod readback;
 mod reflect;
@@ -28,6 +29,7 @@ pub use params::{
 pub use pipelines::{unchecked_shaders, Kernel};
 pub use pool::BufferRef;
 pub(crate) use pool::{BufferKind, PooledBuffer};
+pub use product_variants::{ProductShape, ProductVariant, ProductVariants, Tiles};
 pub use profile::request_profile;
 pub use template::expand as expand_wgsl;
 pub use tuning::{Compiler, Tuning};
@@ -53,6 +55,8 @@ pub struct Gpu {
     profile: Option<RefCell<profile::Profile>>,
     /// The kernel variants this device gets (`Tuning`); tests may set another.
     tuning: Cell<Tuning>,
+    /// The product variants measured fastest here, by shape (src/tune/products.rs).
+    product_variants: RefCell<ProductVariants>,
     /// Errors the device reported on its own (validation, out of memory), oldest first.
     errors: Arc<Mutex<Vec<String>>>,
     /// Why the device was lost, once it is: every later use of it fails with this.
@@ -124,6 +128,7 @@ impl Gpu {
             batch: RefCell::new(batch),
             counters: Cell::new(Counters::default()),
             tuning: Cell::new(tuning),
+            product_variants: RefCell::new(ProductVariants::default()),
             profile: profile::Profile::enabled().then(|| RefCell::new(profile::Profile::default())),
             errors,
             lost,
@@ -185,6 +190,11 @@ impl Gpu {
     /// Gives the device another tuning: tests run the browser's kernel variants natively so.
     pub fn set_tuning(&self, tuning: Tuning) {
         self.tuning.set(tuning);
+    }
+
+    /// The product variants chosen on this device, and the shapes that wait to be measured.
+    pub fn product_variants(&self) -> std::cell::RefMut<'_, ProductVariants> {
+        self.product_variants.borrow_mut()
     }
 
     /// Takes the errors the device reported since the last call (a kernel that failed to

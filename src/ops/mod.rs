@@ -25,11 +25,13 @@ mod unary;
 
 pub(crate) use attention::scores_bytes;
 pub use binary::Binary;
+/// The variants a product shape may run as on a device, the planner's own first.
+pub use matmul::product_candidates;
 /// The kernel a product takes, which tests assert through `Gpu::dispatches_of`.
 pub use matmul::Path as ProductPath;
 pub(crate) use matmul::{
     matmul_into, matmul_raw, matmul_row_bias, Causal, Dims as ProductDims, LargeTileTimer, Layout,
-    Views, BIG_TILE_WORKGROUP_BYTES,
+    ProductTimer, Views, BIG_TILE_WORKGROUP_BYTES,
 };
 pub use shape::broadcast_shapes;
 pub use unary::Unary;

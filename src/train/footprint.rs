@@ -160,7 +160,7 @@ fn cnn(c: &CnnConfig, batch: usize) -> Footprint {
 fn gpt(c: &GptConfig, batch: usize) -> Footprint {
     let w = c.width;
     let block = mul(&[12, w, w]).saturating_add(mul(&[13, w]));
-    let parameters = mul(&[c.vocab + c.context, w])
+    let parameters = mul(&[c.vocab.saturating_add(c.context), w])
         .saturating_add(block.saturating_mul(c.layers as u64))
         .saturating_add(mul(&[2, w]));
     let tokens = mul(&[batch, c.context]);

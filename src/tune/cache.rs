@@ -1,9 +1,11 @@
-//! What was measured on each adapter, kept so that the second visit (or run) pays nothing: one
+//! What was measured on each adapter, kept so that the second visit (or run) pays nothing: a
 //! line per adapter, its key and the large tiles it runs at once ("none" where the search found
-//! no limit). Natively in a file under the user's cache folder; in the page in the browser's
-//! storage, passed to the training worker in its URL (web storage is the page's alone).
+//! no limit), and a line per product shape measured on it, the key, the shape and the variant
+//! that ran fastest (products.rs). Natively in a file under the user's cache folder; in the page
+//! in the browser's storage, passed to the training worker in its URL (web storage is the
+//! page's alone).
 
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, ProductShape, ProductVariant, Tiles};
 use std::collections::BTreeMap;
 
 /// Part of every key: a change to what is measured, or to the kernel it is measured on, makes
@@ -16,33 +18,65 @@ const UNLIMITED: &str = "none";
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Cache {
     tiles_at_once: BTreeMap<String, Option<usize>>,
+    products: BTreeMap<(String, ProductShape), ProductVariant>,
 }
 
 impl Cache {
     /// The lines `to_text` wrote; a line that does not read is skipped (it is measured again).
     pub fn parse(text: &str) -> Cache {
-        let tiles_at_once = text
-            .lines()
-            .filter_map(|line| {
-                let (key, value) = line.rsplit_once('\t')?;
-                let value = match value {
-                    UNLIMITED => None,
-                    n => Some(n.parse().ok().filter(|&n: &usize| n > 0)?),
-                };
-                Some((key.to_string(), value))
-            })
-            .collect();
-        Cache { tiles_at_once }
+        let mut cache = Cache::default();
+        for line in text.lines() {
+            match line.split('\t').collect::<Vec<_>>()[..] {
+                [key, value] => {
+                    let value = match value {
+                        UNLIMITED => None,
+                        n => match n.parse() {
+                            Ok(n) if n > 0 => Some(n),
+                            _ => continue,
+                        },
+                    };
+                    cache.tiles_at_once.insert(key.to_string(), value);
+                }
+                [key, shape, variant] => {
+                    if let (Some(shape), Some(variant)) = (read_shape(shape), read_variant(variant))
+                    {
+                        cache.products.insert((key.to_string(), shape), variant);
+                    }
+                }
+                _ => {}
+            }
+        }
+        cache
     }
 
     pub fn to_text(&self) -> String {
-        self.tiles_at_once
+        let tiles = self.tiles_at_once.iter().map(|(key, value)| match value {
+            Some(n) => format!("{key}\t{n}\n"),
+            None => format!("{key}\t{UNLIMITED}\n"),
+        });
+        let products = self.products.iter().map(|((key, shape), variant)| {
+            format!(
+                "{key}\t{}\t{}\n",
+                write_shape(shape),
+                write_variant(variant)
+            )
+        });
+        tiles.chain(products).collect()
+    }
+
+    /// The variants measured fastest on the adapter of `key`, by shape.
+    pub fn products<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> impl Iterator<Item = (ProductShape, ProductVariant)> + 'a {
+        self.products
             .iter()
-            .map(|(key, value)| match value {
-                Some(n) => format!("{key}\t{n}\n"),
-                None => format!("{key}\t{UNLIMITED}\n"),
-            })
-            .collect()
+            .filter(move |((k, _), _)| k == key)
+            .map(|((_, shape), variant)| (*shape, *variant))
+    }
+
+    pub fn remember_product(&mut self, key: String, shape: ProductShape, variant: ProductVariant) {
+        self.products.insert((key, shape), variant);
     }
 
     /// The figure measured on the adapter of `key`: None if never measured.
@@ -53,6 +87,63 @@ impl Cache {
     pub fn remember(&mut self, key: String, tiles_at_once: Option<usize>) {
         self.tiles_at_once.insert(key, tiles_at_once);
     }
+}
+
+/// "product M N K BATCHES" and the flags that are set: a (A transposed), b (B transposed),
+/// split (K may be split), vec4 (the operands bind whole vec4s).
+fn write_shape(s: &ProductShape) -> String {
+    let flags = [
+        (s.a_transposed, " a"),
+        (s.b_transposed, " b"),
+        (s.splittable, " split"),
+        (s.vec4, " vec4"),
+    ];
+    let set: String = flags.iter().filter(|f| f.0).map(|f| f.1).collect();
+    format!("product {} {} {} {}{set}", s.m, s.n, s.k, s.batches)
+}
+
+fn read_shape(text: &str) -> Option<ProductShape> {
+    let mut words = text.split(' ');
+    if words.next()? != "product" {
+        return None;
+    }
+    let mut size = || words.next()?.parse::<usize>().ok();
+    let (m, n, k, batches) = (size()?, size()?, size()?, size()?);
+    let flags: Vec<&str> = words.collect();
+    let known = ["a", "b", "split", "vec4"];
+    if flags.iter().any(|f| !known.contains(f)) {
+        return None;
+    }
+    Some(ProductShape {
+        m,
+        n,
+        k,
+        batches,
+        a_transposed: flags.contains(&"a"),
+        b_transposed: flags.contains(&"b"),
+        splittable: flags.contains(&"split"),
+        vec4: flags.contains(&"vec4"),
+    })
+}
+
+/// "small 1", "large 4": the tiles and the parts of K.
+fn write_variant(v: &ProductVariant) -> String {
+    let tiles = match v.tiles {
+        Tiles::Small => "small",
+        Tiles::Large => "large",
+    };
+    format!("{tiles} {}", v.parts)
+}
+
+fn read_variant(text: &str) -> Option<ProductVariant> {
+    let (tiles, parts) = text.split_once(' ')?;
+    let tiles = match tiles {
+        "small" => Tiles::Small,
+        "large" => Tiles::Large,
+        _ => return None,
+    };
+    let parts = parts.parse().ok().filter(|&p: &usize| p > 0)?;
+    Some(ProductVariant { tiles, parts })
 }
 
 /// What names an adapter and how its kernels are built: its name, vendor and device ids,
@@ -117,5 +208,44 @@ mod tests {
             Some(Some(132))
         );
         assert_eq!(cache.tiles_at_once("another"), None);
+    }
+
+    #[test]
+    fn product_variants_read_back_by_adapter() {
+        let h100 = "v1 NVIDIA H100 [10de:2330] Vulkan 570 Naga".to_string();
+        let shape = ProductShape {
+            m: 4096,
+            n: 768,
+            k: 3072,
+            batches: 1,
+            a_transposed: false,
+            b_transposed: true,
+            splittable: true,
+            vec4: true,
+        };
+        let variant = ProductVariant {
+            tiles: Tiles::Large,
+            parts: 2,
+        };
+        let mut cache = Cache::default();
+        cache.remember(h100.clone(), Some(132));
+        cache.remember_product(h100.clone(), shape, variant);
+        let text = cache.to_text();
+        assert!(
+            text.contains("\tproduct 4096 768 3072 1 b split vec4\tlarge 2\n"),
+            "{text}"
+        );
+        assert_eq!(Cache::parse(&text), cache);
+        assert_eq!(
+            cache.products(&h100).collect::<Vec<_>>(),
+            [(shape, variant)]
+        );
+        assert_eq!(cache.products("another").count(), 0);
+        // A shape or variant that does not read is skipped.
+        let garbled = format!(
+            "{text}{h100}\tproduct 1 2 3\tlarge 2\n{h100}\tproduct 1 2 3 4 c\tlarge 2\n\
+             {h100}\tproduct 1 2 3 4\thuge 2\n{h100}\tproduct 1 2 3 4\tsmall 0\n"
+        );
+        assert_eq!(Cache::parse(&garbled), cache);
     }
 }

@@ -1,13 +1,16 @@
 //! Autotuning: what the kernels' choices depend on but no adapter says, measured on the user's
 //! GPU at first use and remembered per adapter (cache.rs), so that later visits and runs pay
-//! nothing. Today one figure: how many of the large-tile product's workgroups the GPU runs at
-//! once (search.rs), which decides where a product's K is split to fill or balance its rounds
-//! (src/ops/matmul/split.rs). Unmeasured, nothing is split for it (`Tuning::tiles_at_once`).
+//! nothing. When the device opens, how many of the large-tile product's workgroups the GPU
+//! runs at once (search.rs), which decides where a product's K is split to fill or balance its
+//! rounds (src/ops/matmul/split.rs; unmeasured, nothing is split for it); after a model's first
+//! step, the variant each of its product shapes runs fastest as (products.rs).
 
 pub mod cache;
+mod products;
 mod search;
 
 pub use cache::Cache;
+pub use products::{tune_products, tune_products_kept, ProductsTuned};
 
 use crate::gpu::Gpu;
 use crate::ops::{LargeTileTimer, BIG_TILE_WORKGROUP_BYTES};
@@ -87,6 +90,9 @@ pub async fn tune_up_to(gpu: &Rc<Gpu>, cache: &mut Cache, most: usize) -> Tuned 
         };
     }
     let key = cache::key(gpu);
+    for (shape, variant) in cache.products(&key) {
+        gpu.product_variants().choose(shape, variant);
+    }
     let tuned = match cache.tiles_at_once(&key) {
         Some(tiles_at_once) => Tuned {
             tiles_at_once,
@@ -131,19 +137,43 @@ async fn measure(gpu: &Rc<Gpu>, most: usize) -> crate::Result<(Option<usize>, Du
 /// (the benchmark's reproductions).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn tune_natively(gpu: &Rc<Gpu>) -> Tuned {
-    if std::env::var("WEBGRAD_AUTOTUNE").is_ok_and(|v| v == "off") {
+    if autotune_off() {
         return Tuned {
             tiles_at_once: None,
             how: How::Off,
         };
     }
+    with_cache_file(|kept| pollster::block_on(tune_kept(gpu, kept)))
+}
+
+/// Natively: the product shapes `gpu` planned since the last call timed (`tune_products`), the
+/// cache file getting what is measured; None where autotuning is off.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn tune_products_natively(gpu: &Rc<Gpu>) -> Option<crate::Result<ProductsTuned>> {
+    if autotune_off() {
+        gpu.product_variants().take_noted();
+        return None;
+    }
+    Some(with_cache_file(|kept| {
+        pollster::block_on(tune_products_kept(gpu, kept))
+    }))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn autotune_off() -> bool {
+    std::env::var("WEBGRAD_AUTOTUNE").is_ok_and(|v| v == "off")
+}
+
+/// What `tune` gives from the cache file's text, the file rewritten with the text it hands back
+/// (None: nothing new). Unwritable, it is measured again next time: nothing is lost.
+#[cfg(not(target_arch = "wasm32"))]
+fn with_cache_file<T>(tune: impl FnOnce(&str) -> (T, Option<String>)) -> T {
     let path = cache::file();
     let kept = path
         .as_deref()
         .and_then(|p| std::fs::read_to_string(p).ok());
-    let (tuned, new) = pollster::block_on(tune_kept(gpu, &kept.unwrap_or_default()));
+    let (tuned, new) = tune(&kept.unwrap_or_default());
     if let (Some(text), Some(path)) = (new, path) {
-        // Unwritable, it is measured again next time: nothing is lost.
         let _ = cache::save(&text, &path);
     }
     tuned

@@ -363,6 +363,12 @@ impl Trainer {
         let finished = first < end && session.step == end;
         let checked = session.check().await;
         let train = self.unless_diverged(checked)?;
+        // After a model's first steps, its product shapes are timed (src/tune/products.rs).
+        if let Device::Gpu(gpu) = &self.device {
+            if gpu.product_variants().any_noted() {
+                scope::time_products(gpu).await;
+            }
+        }
         if self.stale() {
             return Ok(());
         }

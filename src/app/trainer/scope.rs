@@ -28,6 +28,29 @@ async fn tuned(gpu: &Rc<Gpu>) -> Tuned {
     tuned
 }
 
+/// The product shapes `gpu` planned since the last call timed as each of their variants
+/// (`tune::tune_products`): the page is sent what is new, and the adapter line with what was
+/// timed added to it.
+pub async fn time_products(gpu: &Rc<Gpu>) {
+    let kept = TUNED.with(|t| t.borrow().clone()).unwrap_or_default();
+    let (tuned, new) = tune::tune_products_kept(gpu, &kept).await;
+    if let Some(text) = new {
+        inbox::post(0, Report::Tuned(text.clone()));
+        TUNED.with(|t| *t.borrow_mut() = Some(text));
+    }
+    let sentence = match tuned {
+        Ok(tuned) => tuned.sentence(),
+        Err(e) => Some(format!(
+            "its product shapes were not timed ({})",
+            e.sentence()
+        )),
+    };
+    if let Some(sentence) = sentence {
+        let line = ADAPTER_LINE.with(|l| format!("{}; {sentence}", l.borrow()));
+        inbox::post(0, Report::Device(line));
+    }
+}
+
 fn scope() -> WorkerGlobalScope {
     js_sys::global().unchecked_into()
 }
@@ -64,6 +87,8 @@ thread_local! {
     /// (this worker's URL), then what this worker measured, so that a device opened again
     /// after a loss measures nothing.
     static TUNED: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The adapter line of the device open, which what is timed later adds to.
+    static ADAPTER_LINE: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
 /// The GPU when the browser offers one, else the CPU backend; with a sentence saying which,
@@ -85,10 +110,9 @@ pub async fn open_device() -> (Device, String) {
                 Some(sentence) => format!("; {sentence}"),
                 None => String::new(),
             };
-            (
-                Device::Gpu(gpu),
-                format!("GPU adapter: {name}{limits}{tuned}"),
-            )
+            let line = format!("GPU adapter: {name}{limits}{tuned}");
+            ADAPTER_LINE.with(|l| *l.borrow_mut() = line.clone());
+            (Device::Gpu(gpu), line)
         }
         Err(_) => (
             Device::Cpu,

@@ -118,9 +118,10 @@ impl Trainer {
     }
 
     /// The session's training rate as the page's loop sees it: two untimed steps (they build
-    /// the pipelines and fill the buffer pool), then steps `MEASURED_STEPS` at a time, each
-    /// group waited for, until `MEASURE_MS` have passed. Five steps alone measured a quarter of
-    /// the small preset's rate in Chrome on an H100 (42 steps a second against 155).
+    /// the pipelines and fill the buffer pool) and its product shapes timed, then steps
+    /// `MEASURED_STEPS` at a time, each group waited for, until `MEASURE_MS` have passed. Five
+    /// steps alone measured a quarter of the small preset's rate in Chrome on an H100 (42 steps
+    /// a second against 155).
     async fn steps_per_second(&mut self) -> Result<f32, String> {
         let session = self.session.as_mut().ok_or("No session to time.")?;
         let err = |e: crate::Error| e.sentence();
@@ -128,6 +129,12 @@ impl Trainer {
             session.train_step().map_err(err)?;
         }
         session.check().await.map_err(err)?;
+        // Timed as it will train: its product shapes on their fastest variants.
+        if let crate::Device::Gpu(gpu) = session.device() {
+            if gpu.product_variants().any_noted() {
+                super::scope::time_products(gpu).await;
+            }
+        }
         let (start, mut steps) = (now_ms(), 0);
         while steps == 0 || now_ms() - start < MEASURE_MS {
             for _ in 0..MEASURED_STEPS {

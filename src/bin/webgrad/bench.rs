@@ -4,7 +4,7 @@
 //! under each workload's line.
 
 use std::io::Write;
-use webgrad::bench::BenchOptions;
+use webgrad::bench::{BenchOptions, Products};
 use webgrad::Gpu;
 
 #[derive(clap::Args)]
@@ -41,6 +41,10 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
             String::new()
         },
         profile: false,
+        products: match std::env::var("WEBGRAD_AUTOTUNE").is_ok_and(|v| v == "off") {
+            true => Products::Planned,
+            false => Products::Timed,
+        },
     };
     pollster::block_on(async {
         let gpu = Gpu::new().await?;

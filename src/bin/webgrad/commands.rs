@@ -153,6 +153,24 @@ fn device() -> Result<Device, String> {
     Ok(Device::Gpu(gpu))
 }
 
+/// The product shapes of the model's first step timed as each of their variants
+/// (webgrad::tune::tune_products), said once when something was timed. Failing, the planner's
+/// variants stay, and the run goes on.
+fn time_products(device: &Device) {
+    let Device::Gpu(gpu) = device else {
+        return;
+    };
+    match webgrad::tune::tune_products_natively(gpu) {
+        Some(Ok(tuned)) => {
+            if let Some(sentence) = tuned.sentence() {
+                eprintln!("note: {sentence}");
+            }
+        }
+        Some(Err(e)) => eprintln!("note: the product shapes were not timed ({e})"),
+        None => {}
+    }
+}
+
 fn read(path: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))
 }
@@ -370,8 +388,12 @@ fn run(
     let (total, every) = (session.config.steps, session.config.eval_every);
     let start = Instant::now();
     let mut mark = (Instant::now(), session.step);
+    let first_step = session.step + 1;
     while session.step < total {
         session.train_step()?;
+        if session.step == first_step {
+            time_products(session.device());
+        }
         if stops.lose_device_at == Some(session.step) {
             if let Device::Gpu(g) = session.device() {
                 g.destroy();

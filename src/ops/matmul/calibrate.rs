@@ -1,16 +1,18 @@
-//! Timing the large-tile product (shaders/matmul.wgsl) at a given number of workgroups, for the
-//! measurement of how many the GPU runs at once (src/tune/). Every workgroup multiplies the same
-//! two 128 × DEPTH operands (batch strides of 0) into its own tile of C, so that the work grows
-//! with the tiles and the memory does not.
+//! The products the autotuner times (src/tune/). `LargeTileTimer`: the large-tile product
+//! (shaders/matmul.wgsl) at a given number of workgroups, for how many the GPU runs at once;
+//! every workgroup multiplies the same two 128 × DEPTH operands (batch strides of 0) into its own
+//! tile of C, so that the work grows with the tiles and the memory does not. `ProductTimer`:
+//! one product shape as each of its variants (choices.rs).
 
+use super::choices::dense;
 use super::epilogue::Epilogue;
 use super::layout::{Dims, Layout, Views};
 use super::plan::{large_tiles_on, Needs};
-use super::run::params;
+use super::run::{gpu_product, params};
 use super::split::Split;
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, PooledBuffer};
+use crate::gpu::{Gpu, PooledBuffer, ProductShape, ProductVariant};
 use crate::ops::launch_into;
 use crate::tensor::{gpu_output, Device, Tensor};
 use std::rc::Rc;
@@ -103,6 +105,75 @@ impl LargeTileTimer {
                 [],
                 plan.groups,
             )?;
+        }
+        self.gpu.finished().await?;
+        Ok((clock::now() - start).as_secs_f64() / calls as f64)
+    }
+}
+
+/// The most floats a timed product's operands and output may hold together (256 MiB): a shape
+/// larger has tiles enough to fill any GPU, and its planned variant stays.
+const MOST_TIMED_FLOATS: usize = 64 << 20;
+/// Products timed back to back for one figure: as many as take about `PRODUCT_SECONDS`.
+const PRODUCT_SECONDS: f64 = 0.004;
+const MOST_PRODUCT_CALLS: usize = 64;
+
+/// One product shape timed as each of its variants, on operands of zeros laid out densely.
+pub(crate) struct ProductTimer {
+    gpu: Rc<Gpu>,
+    shape: ProductShape,
+    a: Tensor,
+    b: Tensor,
+    calls: std::cell::Cell<usize>,
+}
+
+impl ProductTimer {
+    /// The operands of `shape` on `gpu`; None where they and the output would hold more than
+    /// MOST_TIMED_FLOATS.
+    pub(crate) fn new(gpu: &Rc<Gpu>, shape: ProductShape) -> Result<Option<ProductTimer>> {
+        let (d, _, _) = dense(shape);
+        let floats = d.batches * (d.m * d.k + d.k * d.n + d.m * d.n);
+        if floats > MOST_TIMED_FLOATS {
+            return Ok(None);
+        }
+        let device = Device::Gpu(gpu.clone());
+        let stored = |t: bool, (r, c): (usize, usize)| {
+            if t {
+                [d.batches, c, r]
+            } else {
+                [d.batches, r, c]
+            }
+        };
+        Ok(Some(ProductTimer {
+            gpu: gpu.clone(),
+            shape,
+            a: Tensor::zeros(&stored(shape.a_transposed, (d.m, d.k)), &device)?,
+            b: Tensor::zeros(&stored(shape.b_transposed, (d.k, d.n)), &device)?,
+            calls: std::cell::Cell::new(1),
+        }))
+    }
+
+    /// Sets how many products each timing runs: as many as `variant` takes in PRODUCT_SECONDS.
+    pub(crate) async fn pace(&self, variant: ProductVariant) -> Result<()> {
+        self.calls.set(1);
+        let each = self.seconds(variant).await?.max(1e-7);
+        let calls = (PRODUCT_SECONDS / each).ceil() as usize;
+        self.calls.set(calls.clamp(1, MOST_PRODUCT_CALLS));
+        Ok(())
+    }
+
+    /// Seconds a product takes as `variant`, from the wall time of several back to back and
+    /// the wait for their end (`pace`).
+    pub(crate) async fn seconds(&self, variant: ProductVariant) -> Result<f64> {
+        let (d, _, _) = dense(self.shape);
+        let operands = [(self.a.clone(), d.m * d.k), (self.b.clone(), d.k * d.n)];
+        let transposed = (self.shape.a_transposed, self.shape.b_transposed);
+        self.gpu.finished().await?;
+        let calls = self.calls.get();
+        let start = clock::now();
+        for _ in 0..calls {
+            let forced = (Epilogue::default(), Some(variant));
+            drop(gpu_product(&self.gpu, &operands, d, transposed, forced)?);
         }
         self.gpu.finished().await?;
         Ok((clock::now() - start).as_secs_f64() / calls as f64)

@@ -9,6 +9,7 @@
 
 mod bias_grad;
 mod calibrate;
+mod choices;
 mod epilogue;
 mod layout;
 mod plan;
@@ -19,7 +20,8 @@ mod split_sum;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod variants;
 
-pub(crate) use calibrate::LargeTileTimer;
+pub(crate) use calibrate::{LargeTileTimer, ProductTimer};
+pub use choices::candidates as product_candidates;
 pub(crate) use epilogue::{Causal, Epilogue};
 pub(crate) use layout::{Dims, Layout, Views};
 pub use plan::Path;
@@ -142,7 +144,7 @@ pub(super) fn product_of(
             epilogue.add_cpu(&mut c, n)?;
             Storage::Host(Host::F(c))
         }
-        Some(gpu) => run::gpu_product(gpu, &operands, d, (ta, tb), epilogue)?,
+        Some(gpu) => run::gpu_product(gpu, &operands, d, (ta, tb), (epilogue, None))?,
     };
     let op = MatMulOp {
         a: a.clone(),

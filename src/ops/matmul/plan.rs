@@ -6,7 +6,7 @@ use super::epilogue::Causal;
 use super::layout::{Dims, Views};
 use super::regs;
 use super::split::{self, Split};
-use crate::gpu::{Compiler, Kernel, Tuning};
+use crate::gpu::{Compiler, Kernel, ProductVariant, Tiles, Tuning};
 
 /// Below this many 128 × 128 tiles a GPU of 128 units or more would sit partly idle, so 64 × 64
 /// tiles are used (unless K is split to fill it: `Split::of_big`, where the GPU's size is
@@ -128,6 +128,21 @@ pub(crate) struct Plan {
     pub(crate) whole_vec4s: bool,
 }
 
+impl Plan {
+    /// The variant this plan runs, None on the emulated GPUs' kernel (which has none).
+    pub(crate) fn variant(&self) -> Option<ProductVariant> {
+        let tiles = match self.kernel.family {
+            f if f == Path::SmallTiles.family() => Tiles::Small,
+            f if f == Path::LargeTiles.family() => Tiles::Large,
+            _ => return None,
+        };
+        Some(ProductVariant {
+            tiles,
+            parts: self.split.parts,
+        })
+    }
+}
+
 /// Which kernel computes a product under `tuning`, and its workgroups: register blocking
 /// without barriers on emulated GPUs; on real ones 128 × 128 tiles once there are enough of
 /// them to fill a large GPU (or K split fills it, where the GPU's size is known), more rows,
@@ -161,6 +176,26 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
     } else {
         whole
     };
+    small_tiles((d, views), split, needs)
+}
+
+/// The plan of `variant` for a product, K cut into its parts (the measurement times each
+/// variant so, src/tune/products.rs, and the planner follows the one chosen).
+pub(crate) fn plan_variant(
+    (d, views): (Dims, Views),
+    needs: Needs,
+    tuning: &Tuning,
+    variant: ProductVariant,
+) -> Plan {
+    let split = Split::in_parts(d.k, variant.parts);
+    match variant.tiles {
+        Tiles::Small => small_tiles((d, views), split, needs),
+        Tiles::Large => large_tiles((d, views), split, needs, &BigTilePolicy::of(*tuning)),
+    }
+}
+
+/// The plan on 64 × 64 tiles (shaders/matmul_small.wgsl), K split as `split` says.
+fn small_tiles((d, views): (Dims, Views), split: Split, needs: Needs) -> Plan {
     let [x, y, z] = tiles(d, SMALL_SIDE);
     let source = include_str!("../../../shaders/matmul_small.wgsl");
     Plan {

@@ -1,13 +1,14 @@
 //! A product on the GPU: its plan (plan.rs) made for the device's tuning and its operands, the
 //! kernel's parameters, and the dispatches, into fresh buffers or into given ones.
 
+use super::choices;
 use super::epilogue::{Causal, Epilogue};
 use super::layout::{cpu_matmul, Dims, Views};
-use super::plan::{plan, Needs, Plan};
+use super::plan::{plan, plan_variant, Needs, Plan};
 use super::split::Split;
 use super::split_sum;
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Kernel};
+use crate::gpu::{Gpu, Kernel, ProductVariant};
 use crate::ops::dropout::DropoutMask;
 use crate::ops::{gpu_of, launch, launch1, launch_into, vec4_buffers};
 use crate::tensor::{Host, Storage, Tensor};
@@ -61,6 +62,41 @@ pub(super) fn params(
     }
 }
 
+/// The plan of a product on `gpu`: the variant `forced` (a timing's), else the one measured
+/// fastest for its shape, else the planner's, and then the shape is noted to be measured. A
+/// variant forced on a shape that cannot take it is an error; one chosen under another tuning
+/// (a test's) gives way to the planner's.
+fn chosen_plan(
+    gpu: &Rc<Gpu>,
+    (d, views): (Dims, Views),
+    needs: Needs,
+    tb: bool,
+    forced: Option<ProductVariant>,
+) -> Result<Plan> {
+    let tuning = gpu.tuning();
+    let planned = plan((d, views), needs, &tuning);
+    let Some(shape) = choices::shape_of(d, &views, needs, tb) else {
+        return Ok(planned);
+    };
+    let chosen = forced.or_else(|| gpu.product_variants().chosen(&shape));
+    let Some(variant) = chosen.filter(|&v| Some(v) != planned.variant()) else {
+        if chosen.is_none() && choices::candidates(shape, &tuning).len() > 1 {
+            gpu.product_variants().note(shape);
+        }
+        return Ok(planned);
+    };
+    if choices::candidates(shape, &tuning).contains(&variant) {
+        return Ok(plan_variant((d, views), needs, &tuning, variant));
+    }
+    match forced {
+        Some(_) => Err(Error::Invalid {
+            op: "matmul",
+            why: format!("{shape:?} cannot run as {variant:?}"),
+        }),
+        None => Ok(planned),
+    }
+}
+
 /// The plan of a product on `gpu`, its kernel with the transposes set, and its parameters;
 /// the plan is counted by its path (`Gpu::dispatches_of` counts its kernel's dispatches).
 fn planned(
@@ -68,7 +104,7 @@ fn planned(
     (d, views): (Dims, Views),
     (ta, tb): (bool, bool),
     operands: [&Tensor; 2],
-    epilogue: &Epilogue,
+    (epilogue, forced): (&Epilogue, Option<ProductVariant>),
 ) -> Result<(Kernel, MatmulParams, Plan)> {
     let needs = Needs {
         a_transposed: ta,
@@ -78,7 +114,7 @@ fn planned(
             && epilogue.row_bias.is_none(),
         vec4_buffers: vec4_buffers(&operands, "matmul")?,
     };
-    let plan = plan((d, views), needs, &gpu.tuning());
+    let plan = chosen_plan(gpu, (d, views), needs, tb, forced)?;
     let max = gpu.limits().max_compute_workgroups_per_dimension;
     if let Some(&too_many) = plan.groups.iter().find(|&&g| g > max) {
         return Err(Error::TooLarge {
@@ -92,17 +128,17 @@ fn planned(
     Ok((kernel, params, plan))
 }
 
-/// The product on the GPU: the planned kernel over the operands (with their batch strides),
-/// the epilogue's bias and residual bound after them.
+/// The product on the GPU: the planned kernel (or the variant `forced`) over the operands
+/// (with their batch strides), the epilogue's bias and residual bound after them.
 pub(super) fn gpu_product(
     gpu: &Rc<Gpu>,
     [(a, sa), (b, sb)]: &[(Tensor, usize); 2],
     d: Dims,
     (ta, tb): (bool, bool),
-    epilogue: Epilogue,
+    (epilogue, forced): (Epilogue, Option<ProductVariant>),
 ) -> Result<Storage> {
     let views = Views::dense(d, (ta, tb), (*sa, *sb));
-    let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], &epilogue)?;
+    let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], (&epilogue, forced))?;
     if plan.split.parts > 1 {
         // The chunks' partial products side by side, then their sum with the epilogue.
         let kernel = Epilogue::default().slots(kernel, plan.whole_vec4s);
@@ -154,7 +190,8 @@ pub(crate) fn matmul_into(
                 causal,
                 ..Epilogue::default()
             };
-            let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], &epilogue)?;
+            let (kernel, params, plan) =
+                planned(gpu, (d, views), (ta, tb), [a, b], (&epilogue, None))?;
             let kernel = epilogue.slots(kernel, plan.whole_vec4s);
             let [] = launch_into(gpu, &kernel, &params, &[a, b], &[c], [], plan.groups)?;
             Ok(())

@@ -90,7 +90,16 @@ impl Split {
         if parts == 1 {
             return Split::whole(d.k);
         }
-        Split::chunks_of(d.k, d.k.div_ceil(parts).div_ceil(DEPTH) * DEPTH)
+        Split::in_parts(d.k, parts)
+    }
+
+    /// K in `parts` chunks of whole slices (or fewer, where K has fewer slices), the last one
+    /// short.
+    pub(super) fn in_parts(k: usize, parts: usize) -> Split {
+        if parts <= 1 || k == 0 {
+            return Split::whole(k);
+        }
+        Split::chunks_of(k, k.div_ceil(parts).div_ceil(DEPTH) * DEPTH)
     }
 
     /// K in chunks of `k_chunk`, the last one short.
@@ -122,6 +131,12 @@ fn balancing_parts(tiles: usize, k: usize, at_once: usize) -> usize {
     } else {
         1
     }
+}
+
+/// The parts besides one that a large-tile product's K may be cut into to balance its rounds,
+/// each at least BIG_CHUNK long: the variants the measurement tries (src/tune/products.rs).
+pub(super) fn balancing_parts_to_try(k: usize) -> impl Iterator<Item = usize> {
+    (2..=MOST_BALANCING_PARTS).filter(move |&parts| k / parts >= BIG_CHUNK)
 }
 
 /// How many chunks a long K (a weight gradient's rows) is cut into to be multiplied as one

@@ -1,0 +1,83 @@
+//! Which variant each product shape runs on this device, where one was measured fastest: the
+//! tile size and how many parts its K is cut into. The planner (src/ops/matmul/plan.rs) notes
+//! the shapes it plans and follows what was chosen; the measurement (src/tune/products.rs)
+//! times the shapes noted and chooses. Plain data here, so that the device holds it without
+//! knowing the planner.
+
+use std::collections::HashMap;
+
+/// The most shapes noted and not yet measured: a program of random shapes (the op tests) notes
+/// no more than this, and a model has far fewer.
+const MOST_NOTED: usize = 256;
+
+/// A product as its variant's choice depends on it: `batches` products of [m, k] · [k, n],
+/// which operands are read transposed, whether K may be split (C dense and alone, an epilogue
+/// the summing pass knows) and whether the operands bind whole vec4s (the large tiles need it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProductShape {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub batches: usize,
+    pub a_transposed: bool,
+    pub b_transposed: bool,
+    pub splittable: bool,
+    pub vec4: bool,
+}
+
+/// The side of a product's tiles (shaders/matmul_small.wgsl, matmul.wgsl).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tiles {
+    Small,
+    Large,
+}
+
+/// A product's variant on the tiled kernels: its tiles, and the parts its K is cut into (1:
+/// none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProductVariant {
+    pub tiles: Tiles,
+    pub parts: usize,
+}
+
+/// The variants chosen on one device, and the shapes planned without one since they were last
+/// taken for measuring.
+#[derive(Debug, Default)]
+pub struct ProductVariants {
+    chosen: HashMap<ProductShape, ProductVariant>,
+    noted: Vec<ProductShape>,
+}
+
+impl ProductVariants {
+    pub fn chosen(&self, shape: &ProductShape) -> Option<ProductVariant> {
+        self.chosen.get(shape).copied()
+    }
+
+    pub fn choose(&mut self, shape: ProductShape, variant: ProductVariant) {
+        self.noted.retain(|s| *s != shape);
+        self.chosen.insert(shape, variant);
+    }
+
+    /// Every shape with its chosen variant.
+    pub fn all_chosen(&self) -> impl Iterator<Item = (&ProductShape, &ProductVariant)> {
+        self.chosen.iter()
+    }
+
+    /// Remembers that `shape` was planned without a chosen variant (once, up to MOST_NOTED).
+    pub fn note(&mut self, shape: ProductShape) {
+        let known = self.chosen.contains_key(&shape) || self.noted.contains(&shape);
+        if !known && self.noted.len() < MOST_NOTED {
+            self.noted.push(shape);
+        }
+    }
+
+    /// The shapes noted since the last call, in the order they were first planned.
+    pub fn take_noted(&mut self) -> Vec<ProductShape> {
+        std::mem::take(&mut self.noted)
+    }
+
+    /// Whether any shape waits to be measured.
+    pub fn any_noted(&self) -> bool {
+        !self.noted.is_empty()
+    }
+}

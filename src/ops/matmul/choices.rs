@@ -1,0 +1,160 @@
+//! The variants a product may run as on a device, among which the measurement
+//! (src/tune/products.rs) picks the fastest on the user's GPU: 64 × 64 or 128 × 128 tiles, K
+//! whole or split as split.rs's rules would split it, or the large tiles' K in two to four
+//! parts. The planner's own choice (plan.rs) comes first; it is what runs until the shape is
+//! measured, and what stays where the measurement is off.
+
+use super::epilogue::Causal;
+use super::layout::{Dims, Views};
+use super::plan::{plan, Needs, BIG_TILE_WORKGROUP_BYTES};
+use super::split::{self, Split};
+use crate::gpu::{ProductShape, ProductVariant, Tiles, Tuning};
+
+/// The shape a product's variant is chosen for; None where none is measured: a causal
+/// product (attention's scores), whose skipped tiles a dense timing would not skip.
+pub(super) fn shape_of(
+    d: Dims,
+    views: &Views,
+    needs: Needs,
+    b_transposed: bool,
+) -> Option<ProductShape> {
+    if needs.causal != Causal::No {
+        return None;
+    }
+    Some(ProductShape {
+        m: d.m,
+        n: d.n,
+        k: d.k,
+        batches: d.batches,
+        a_transposed: needs.a_transposed,
+        b_transposed,
+        splittable: views.splittable(d) && needs.epilogue_splittable,
+        vec4: needs.vec4_buffers,
+    })
+}
+
+/// The sizes and the needs of a product of `shape`, laid out densely (as it is timed).
+pub(super) fn dense(shape: ProductShape) -> (Dims, Views, Needs) {
+    let d = Dims {
+        m: shape.m,
+        n: shape.n,
+        k: shape.k,
+        batches: shape.batches,
+    };
+    let strides = (d.m * d.k, d.k * d.n);
+    let views = Views::dense(d, (shape.a_transposed, shape.b_transposed), strides);
+    let needs = Needs {
+        a_transposed: shape.a_transposed,
+        causal: Causal::No,
+        epilogue_splittable: shape.splittable,
+        vec4_buffers: shape.vec4,
+    };
+    (d, views, needs)
+}
+
+/// The variants a product of `shape` may run as under `tuning`, the planner's own first; none
+/// on the emulated GPUs' kernel, which has no variants.
+pub fn candidates(shape: ProductShape, tuning: &Tuning) -> Vec<ProductVariant> {
+    let (d, views, needs) = dense(shape);
+    let Some(planned) = plan((d, views), needs, tuning).variant() else {
+        return Vec::new();
+    };
+    let small = |parts| ProductVariant {
+        tiles: Tiles::Small,
+        parts,
+    };
+    let large = |parts| ProductVariant {
+        tiles: Tiles::Large,
+        parts,
+    };
+    let mut all = vec![planned, small(1)];
+    if shape.splittable {
+        all.push(small(
+            Split::of(d, split::target_groups(tuning.tiles_at_once)).parts,
+        ));
+    }
+    if tuning.workgroup_bytes >= BIG_TILE_WORKGROUP_BYTES && shape.vec4 {
+        all.push(large(1));
+        if shape.splittable {
+            all.push(large(Split::of_big(d, tuning.tiles_at_once).parts));
+            all.extend(split::balancing_parts_to_try(d.k).map(large));
+        }
+    }
+    let mut unique = Vec::with_capacity(all.len());
+    for variant in all {
+        if !unique.contains(&variant) {
+            unique.push(variant);
+        }
+    }
+    unique
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan::tests::{EMULATED, GUARANTEED, LARGE};
+    use super::*;
+
+    fn shape(m: usize, n: usize, k: usize, splittable: bool) -> ProductShape {
+        ProductShape {
+            m,
+            n,
+            k,
+            batches: 1,
+            a_transposed: false,
+            b_transposed: false,
+            splittable,
+            vec4: true,
+        }
+    }
+
+    fn v(tiles: Tiles, parts: usize) -> ProductVariant {
+        ProductVariant { tiles, parts }
+    }
+
+    #[test]
+    fn the_planners_choice_comes_first_among_the_valid_variants() {
+        use Tiles::*;
+        // 1024³ on 132 units: the planner cuts the large tiles' K in four; the small tiles whole
+        // (256 of them need no split), the large tiles whole, in two or three.
+        assert_eq!(
+            candidates(shape(1024, 1024, 1024, true), &LARGE),
+            [
+                v(Large, 4),
+                v(Small, 1),
+                v(Large, 1),
+                v(Large, 2),
+                v(Large, 3)
+            ]
+        );
+        // Not splittable (a GELU in the epilogue): only whole K.
+        assert_eq!(
+            candidates(shape(1024, 1024, 1024, false), &LARGE),
+            [v(Small, 1), v(Large, 1)]
+        );
+        // 16 KiB of workgroup memory: no large tiles.
+        assert_eq!(
+            candidates(shape(128, 64, 784, true), &GUARANTEED),
+            [v(Small, 49), v(Small, 1)]
+        );
+        // The emulated GPUs' kernel has no variants.
+        assert!(candidates(shape(1024, 1024, 1024, true), &EMULATED).is_empty());
+    }
+
+    #[test]
+    fn a_causal_product_is_not_measured() {
+        let d = Dims {
+            m: 64,
+            n: 64,
+            k: 64,
+            batches: 4,
+        };
+        let views = Views::dense(d, (false, false), (64 * 64, 64 * 64));
+        let needs = Needs {
+            causal: Causal::OutputLower,
+            ..Needs::default()
+        };
+        assert_eq!(shape_of(d, &views, needs, false), None);
+        let plain = Needs::default();
+        assert!(shape_of(d, &views, plain, false).is_some());
+    }
+}

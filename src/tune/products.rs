@@ -1,0 +1,172 @@
+//! Which variant each product shape runs as, timed on the user's GPU: the planner's rules
+//! (src/ops/matmul/plan.rs, split.rs) were measured on a few GPUs, so the shapes a model takes
+//! are timed as each valid variant (64 × 64 or 128 × 128 tiles, K whole or in parts) after its
+//! first step, and the fastest is kept for the device and remembered (cache.rs). A variant
+//! replaces the planner's only where it is clearly faster.
+
+use super::cache::{self, Cache};
+use crate::error::Result;
+use crate::gpu::{Gpu, ProductVariant};
+use crate::ops::{product_candidates, ProductTimer};
+use std::future::Future;
+use std::rc::Rc;
+use std::time::Duration;
+
+/// Timings taken of each variant, in turns, the fastest kept.
+const TRIES: usize = 3;
+/// Another variant replaces the planner's only where it takes at most this share of its time:
+/// a product timed alone runs only roughly as it does among a step's others.
+const CLEARLY_FASTER: f64 = 0.95;
+
+/// What timing the product shapes gave.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProductsTuned {
+    /// Shapes timed now.
+    pub timed: usize,
+    /// Of those, the shapes that run as another variant than the planner's.
+    pub changed: usize,
+    pub took: Duration,
+}
+
+impl ProductsTuned {
+    /// Said beside the adapter; None where nothing was timed.
+    pub fn sentence(&self) -> Option<String> {
+        (self.timed > 0).then(|| {
+            format!(
+                "the model's {} product shapes timed in {:.2} s ({} faster as another kernel variant)",
+                self.timed,
+                self.took.as_secs_f64(),
+                self.changed
+            )
+        })
+    }
+}
+
+/// Times the product shapes `gpu` planned since the last call and has no variant for, keeps the
+/// fastest variant of each on the device and in `cache`.
+pub async fn tune_products(gpu: &Rc<Gpu>, cache: &mut Cache) -> Result<ProductsTuned> {
+    let start = crate::clock::now();
+    let key = cache::key(gpu);
+    let tuning = gpu.tuning();
+    let (mut timed, mut changed) = (0, 0);
+    let noted = gpu.product_variants().take_noted();
+    for shape in noted {
+        let candidates = product_candidates(shape, &tuning);
+        let Some(&planned) = candidates.first() else {
+            continue;
+        };
+        let Some(timer) = ProductTimer::new(gpu, shape)? else {
+            gpu.product_variants().choose(shape, planned);
+            continue;
+        };
+        timer.pace(planned).await?;
+        let best = fastest(&candidates, |v| timer.seconds(v)).await?;
+        gpu.product_variants().choose(shape, best);
+        cache.remember_product(key.clone(), shape, best);
+        timed += 1;
+        changed += usize::from(best != planned);
+    }
+    gpu.release_free_buffers();
+    Ok(ProductsTuned {
+        timed,
+        changed,
+        took: crate::clock::now() - start,
+    })
+}
+
+/// `tune_products` from `kept`, a cache's text, with the text to keep now where something was
+/// timed (None: nothing new), as `tune_kept` does for the device's figure.
+pub async fn tune_products_kept(
+    gpu: &Rc<Gpu>,
+    kept: &str,
+) -> (Result<ProductsTuned>, Option<String>) {
+    let mut cache = Cache::parse(kept);
+    let tuned = tune_products(gpu, &mut cache).await;
+    let new = matches!(&tuned, Ok(t) if t.timed > 0).then(|| cache.to_text());
+    (tuned, new)
+}
+
+/// The fastest of `candidates` (the planner's first) by `seconds`, each timed TRIES times in
+/// turns; the planner's unless another is CLEARLY_FASTER.
+pub(super) async fn fastest<F, Fut>(
+    candidates: &[ProductVariant],
+    mut seconds: F,
+) -> Result<ProductVariant>
+where
+    F: FnMut(ProductVariant) -> Fut,
+    Fut: Future<Output = Result<f64>>,
+{
+    let mut best = vec![f64::INFINITY; candidates.len()];
+    for _ in 0..TRIES {
+        for (time, &variant) in best.iter_mut().zip(candidates) {
+            *time = time.min(seconds(variant).await?);
+        }
+    }
+    let Some((first, rest)) = best.split_first() else {
+        return Err(crate::error::Error::Invalid {
+            op: "autotune",
+            why: "no variant to time".into(),
+        });
+    };
+    let quickest = rest
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.total_cmp(b.1))
+        .filter(|(_, &t)| t <= CLEARLY_FASTER * first);
+    Ok(match quickest {
+        Some((i, _)) => candidates[i + 1],
+        None => candidates[0],
+    })
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::gpu::Tiles;
+
+    fn variant(tiles: Tiles, parts: usize) -> ProductVariant {
+        ProductVariant { tiles, parts }
+    }
+
+    fn picked(times: [f64; 3]) -> ProductVariant {
+        let candidates = [
+            variant(Tiles::Large, 2),
+            variant(Tiles::Small, 1),
+            variant(Tiles::Large, 1),
+        ];
+        let seconds = |v: ProductVariant| {
+            let i = candidates.iter().position(|c| *c == v).unwrap();
+            async move { Ok(times[i]) }
+        };
+        pollster::block_on(fastest(&candidates, seconds)).unwrap()
+    }
+
+    #[test]
+    fn the_faster_variant_is_picked_and_the_planners_kept_when_close() {
+        // The third is fastest by far; the second, a little slower than the first.
+        assert_eq!(picked([1.0, 1.1, 0.5]), variant(Tiles::Large, 1));
+        assert_eq!(picked([1.0, 0.8, 0.9]), variant(Tiles::Small, 1));
+        // 3 % faster is within the noise: the planner's stays.
+        assert_eq!(picked([1.0, 0.97, 1.2]), variant(Tiles::Large, 2));
+    }
+
+    #[test]
+    fn a_slow_timing_among_fast_ones_does_not_lose_a_variant() {
+        use std::cell::Cell;
+        let calls = Cell::new(0);
+        let candidates = [variant(Tiles::Large, 1), variant(Tiles::Small, 1)];
+        // The small tiles take half the time, but their first timing is slowed tenfold.
+        let seconds = |v: ProductVariant| {
+            calls.set(calls.get() + 1);
+            let t = match (v.tiles, calls.get()) {
+                (Tiles::Small, 2) => 5.0,
+                (Tiles::Small, _) => 0.5,
+                (Tiles::Large, _) => 1.0,
+            };
+            async move { Ok(t) }
+        };
+        let best = pollster::block_on(fastest(&candidates, seconds)).unwrap();
+        assert_eq!(best, candidates[1]);
+        assert_eq!(calls.get(), 2 * TRIES);
+    }
+}
