@@ -51,10 +51,10 @@ fn a_gpu_is_measured_once_and_then_remembered() {
     });
 }
 
-/// A product of 128 rows over 784 inputs into 64 (an mlp's first layer): few tiles over a long
+/// A product of 256 rows over 784 inputs into 64 (an mlp's first layer): few tiles over a long
 /// K, whose variants differ the most.
 const SHAPE: ProductShape = ProductShape {
-    m: 128,
+    m: 256,
     n: 64,
     k: 784,
     batches: 1,
@@ -133,7 +133,7 @@ fn a_models_product_shapes_are_timed_once_and_then_remembered() {
         assert!(tuned.sentence().unwrap().contains("1 product shapes timed"));
         let text = cache.to_text();
         assert!(
-            text.contains("\tproduct 128 64 784 1 split vec4\t"),
+            text.contains("\tproduct 256 64 784 1 split vec4\t"),
             "{text}"
         );
 

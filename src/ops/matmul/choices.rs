@@ -10,15 +10,26 @@ use super::plan::{plan, Needs, BIG_TILE_WORKGROUP_BYTES};
 use super::split::{self, Split};
 use crate::gpu::{ProductShape, ProductVariant, Tiles, Tuning};
 
+/// Products of fewer multiply-adds than this are not timed: 8 M take under 20 µs even at a
+/// laptop's 1 TFLOPS, about what the dispatch of a second pass costs, so their variants differ
+/// by little more than their dispatches, and the planner keeps them to one where it can. The
+/// spiral's mlp had 17 such shapes, whose timing held Chrome's first steps for 2.5 s.
+const LEAST_TIMED_WORK: usize = 1 << 23;
+
 /// The shape a product's variant is chosen for; None where none is measured: a causal
-/// product (attention's scores), whose skipped tiles a dense timing would not skip.
+/// product (attention's scores), whose skipped tiles a dense timing would not skip, and a
+/// small one (LEAST_TIMED_WORK).
 pub(super) fn shape_of(
     d: Dims,
     views: &Views,
     needs: Needs,
     b_transposed: bool,
 ) -> Option<ProductShape> {
-    if needs.causal != Causal::No {
+    let work =
+        d.m.saturating_mul(d.n)
+            .saturating_mul(d.k)
+            .saturating_mul(d.batches);
+    if needs.causal != Causal::No || work < LEAST_TIMED_WORK {
         return None;
     }
     Some(ProductShape {
@@ -141,20 +152,23 @@ mod tests {
     }
 
     #[test]
-    fn a_causal_product_is_not_measured() {
-        let d = Dims {
-            m: 64,
-            n: 64,
+    fn causal_and_small_products_are_not_measured() {
+        let dims = |batches| Dims {
+            m: 256,
+            n: 256,
             k: 64,
-            batches: 4,
+            batches,
         };
-        let views = Views::dense(d, (false, false), (64 * 64, 64 * 64));
-        let needs = Needs {
+        let (d, small) = (dims(2), dims(1));
+        let views = Views::dense(d, (false, false), (256 * 64, 64 * 256));
+        let causal = Needs {
             causal: Causal::OutputLower,
             ..Needs::default()
         };
-        assert_eq!(shape_of(d, &views, needs, false), None);
+        assert_eq!(shape_of(d, &views, causal, false), None);
         let plain = Needs::default();
         assert!(shape_of(d, &views, plain, false).is_some());
+        // 4 M multiply-adds.
+        assert_eq!(shape_of(small, &views, plain, false), None);
     }
 }
