@@ -1,4 +1,4 @@
-//! `webgrad bench [--quick] [--only NAME,NAME]`: the workloads of BENCHMARKS.md (webgrad::bench),
+//! `webgrad bench [--quick] [--only NAME,NAME] [--untimed-products]`: the workloads of BENCHMARKS.md (webgrad::bench),
 //! one line each in the format of torch_ref.py. WEBGRAD_UNCHECKED=1 runs the shaders without
 //! bounds checks and marks the names "_unchecked"; WEBGRAD_PROFILE=1 adds the GPU time per kernel
 //! under each workload's line.
@@ -16,6 +16,11 @@ pub struct BenchArgs {
     /// the CPU backend's steps (cpu) run only when named.
     #[arg(long, value_name = "NAME,NAME", value_delimiter = ',')]
     only: Vec<String>,
+    /// Run each product as the planner plans it, without timing its variants first (what
+    /// the autotuner's choice is compared with; WEBGRAD_AUTOTUNE=off does so too, and measures
+    /// nothing else either).
+    #[arg(long)]
+    untimed_products: bool,
 }
 
 pub fn bench(args: BenchArgs) -> Result<(), String> {
@@ -41,7 +46,9 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
             String::new()
         },
         profile: false,
-        products: match std::env::var("WEBGRAD_AUTOTUNE").is_ok_and(|v| v == "off") {
+        products: match args.untimed_products
+            || std::env::var("WEBGRAD_AUTOTUNE").is_ok_and(|v| v == "off")
+        {
             true => Products::Planned,
             false => Products::Timed,
         },
