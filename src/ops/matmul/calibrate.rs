@@ -114,9 +114,12 @@ impl LargeTileTimer {
 /// The most floats a timed product's operands and output may hold together (256 MiB): a shape
 /// larger has tiles enough to fill any GPU, and its planned variant stays.
 const MOST_TIMED_FLOATS: usize = 64 << 20;
-/// Products timed back to back for one figure: as many as take about `PRODUCT_SECONDS`.
+/// Products timed back to back for one figure: as many as take about `PRODUCT_SECONDS` with
+/// the wait at the end (in a browser a millisecond or more, which a few products would not
+/// outweigh), at most MOST_PRODUCT_CALLS. Small products then time as they run in a step,
+/// bound by recording their dispatches as much as by the GPU.
 const PRODUCT_SECONDS: f64 = 0.004;
-const MOST_PRODUCT_CALLS: usize = 64;
+const MOST_PRODUCT_CALLS: usize = 1024;
 
 /// One product shape timed as each of its variants, on operands of zeros laid out densely.
 pub(crate) struct ProductTimer {
@@ -153,13 +156,19 @@ impl ProductTimer {
         }))
     }
 
-    /// Sets how many products each timing runs: as many as `variant` takes in PRODUCT_SECONDS.
+    /// Sets how many products each timing runs: as many as `variant` takes in PRODUCT_SECONDS,
+    /// found by multiplying the count until they do.
     pub(crate) async fn pace(&self, variant: ProductVariant) -> Result<()> {
-        self.calls.set(1);
-        let each = self.seconds(variant).await?.max(1e-7);
-        let calls = (PRODUCT_SECONDS / each).ceil() as usize;
-        self.calls.set(calls.clamp(1, MOST_PRODUCT_CALLS));
-        Ok(())
+        let mut calls = 1;
+        loop {
+            self.calls.set(calls);
+            let took = self.seconds(variant).await? * calls as f64;
+            if took >= PRODUCT_SECONDS || calls >= MOST_PRODUCT_CALLS {
+                return Ok(());
+            }
+            let wanted = (PRODUCT_SECONDS / took.max(1e-7)).ceil() as usize;
+            calls = (calls * wanted.clamp(2, 16)).min(MOST_PRODUCT_CALLS);
+        }
     }
 
     /// Seconds a product takes as `variant`, from the wall time of several back to back and
