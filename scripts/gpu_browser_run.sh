@@ -5,9 +5,12 @@
 # PyTorch's reference and the page's bench mode in Chromium (WebGPU on Vulkan). Everything
 # lands in $OUT (default /tmp/out).
 # Usage: [PARTS=...] [PROFILE=WORKLOADS] bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
-# PARTS, a comma list of bench, play, frames, backends, text, lora, soak, firefox, tfjs and torch
-# (default: all but frames, backends, text, lora, soak and firefox), picks what runs; firefox the
-# bench page in Firefox ESR beside Chromium (parts of tools/browser/pack_firefox.sh in /tmp); lora the page's LoRA fine-tuning; text is the playground's text task for two minutes
+# PARTS, a comma list of bench, play, frames, backends, text, lora, soak, firefox, autotune, tfjs
+# and torch (default: all but frames, backends, text, lora, soak, firefox and autotune), picks
+# what runs; firefox the bench page in Firefox ESR beside Chromium (parts of
+# tools/browser/pack_firefox.sh in /tmp); autotune the bench natively, in Chromium and in Firefox
+# with each workload's product shapes timed and without (the planner's variants), two rounds in
+# turns; lora the page's LoRA fine-tuning; text is the playground's text task for two minutes
 # as a user runs it (docs/TRAINING.md), frames the page's frames while it trains each task,
 # backends the spiral with the Backend control on auto, GPU and CPU.
 set -uo pipefail
@@ -28,7 +31,7 @@ if [ -z "${CHROME:-}" ] && [ ! -x /opt/chr/usr/lib/chromium/chromium-headless-sh
   mkdir -p /opt/chr && cat /tmp/chr.part.* | xz -d -T0 | tar -C /opt/chr -xf -
 fi
 # Firefox ESR from its parts in /tmp, once, for PARTS=firefox (tools/browser/pack_firefox.sh).
-if want firefox && [ ! -x /opt/ff/usr/lib/firefox-esr/firefox-esr ]; then
+if { want firefox || want autotune; } && [ ! -x /opt/ff/usr/lib/firefox-esr/firefox-esr ]; then
   mkdir -p /opt/ff && cat /tmp/ff.part.* | xz -d -T0 | tar -C /opt/ff -xf -
 fi
 # The Vulkan loader, where the machine has none (.gl, from scripts/gpu_browser_pack.sh).
@@ -86,6 +89,23 @@ if want firefox; then
   page="bench.html?bench=1&only=matmul_1024,$workloads&quick=1"
   bash .dev/browser-gpu/run_firefox.sh ".dev/$last" "$page" "$out/firefox-bench-$last.txt" 300
   bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "$page" "$out/chromium-bench-$last.txt" 300 "${vulkan[@]}"
+fi
+# The product autotuner's choice against the planner's, in the last site given: each bench with
+# the shapes timed (as users run it) and untimed, in turns, twice, in one file per side.
+if want autotune; then
+  echo "== product shapes timed and untimed, $last" >&2
+  page="bench.html?bench=1&only=matmul_1024,$workloads&quick=1"
+  for round in 1 2; do
+    ".dev/webgrad-$last" bench --only "matmul_1024,$workloads" >> "$out/autotune-native-timed.txt" 2>&1
+    ".dev/webgrad-$last" bench --only "matmul_1024,$workloads" --untimed-products >> "$out/autotune-native-untimed.txt" 2>&1
+    for side in timed untimed; do
+      url=$page; [ $side = untimed ] && url="$page&autotune=off"
+      bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "$url" "/tmp/chromium-$side-$round.txt" 300 "${vulkan[@]}"
+      bash .dev/browser-gpu/run_firefox.sh ".dev/$last" "$url" "/tmp/firefox-$side-$round.txt" 300
+      cat "/tmp/chromium-$side-$round.txt" >> "$out/autotune-chromium-$side.txt"
+      cat "/tmp/firefox-$side-$round.txt" >> "$out/autotune-firefox-$side.txt"
+    done
+  done
 fi
 # The soak run (tools/browser/inject_soak.js): SOAK_S seconds (default 450) of tasks, saves and
 # loads, LoRA and task switches, memory sampled, then the GPU device lost and recovered.
