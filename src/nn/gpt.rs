@@ -1,6 +1,10 @@
 //! The character-level GPT: learned positions, pre-norm blocks (LayerNorm or RMSNorm) of causal
 //! self-attention and a GELU MLP, and an output layer tied to the token embedding.
 
+mod cache;
+
+pub use cache::KvCache;
+
 use super::{prefixed, Adapter, Embedding, Init, Linear, Model, Module, Norm, NormLayer};
 use crate::{Error, Result, Tensor};
 use serde::{Deserialize, Serialize};
@@ -417,17 +421,22 @@ fn causal_mask(t: usize, device: &crate::Device) -> Result<Tensor> {
     Tensor::from_vec(values, &[t, t], device)
 }
 
+/// q, k and v of one sequence's packed [1, T, 3C], each [heads, T, head width].
+fn attention_heads(qkv: &Tensor, heads: usize) -> Result<[Tensor; 3]> {
+    let (t, c) = (qkv.shape()[1], qkv.shape()[2] / 3);
+    let per_head = |start: usize| {
+        qkv.slice(2, start, c)?
+            .reshape(&[t, heads, c / heads])?
+            .permute(&[1, 0, 2])
+    };
+    Ok([per_head(0)?, per_head(c)?, per_head(2 * c)?])
+}
+
 /// softmax(q·kᵀ/√d + mask) per head, from one sequence's packed q, k and v [1, T, 3C]: the
 /// weights the fused attention kernels use without keeping them.
 fn attention_weights(qkv: &Tensor, mask: &Tensor, heads: usize) -> Result<Tensor> {
-    let (t, c) = (qkv.shape()[1], qkv.shape()[2] / 3);
-    let d = c / heads;
-    let per_head = |start: usize| {
-        qkv.slice(2, start, c)?
-            .reshape(&[t, heads, d])?
-            .permute(&[1, 0, 2])
-    };
-    let (q, k) = (per_head(0)?, per_head(c)?);
+    let d = qkv.shape()[2] / 3 / heads;
+    let [q, k, _] = attention_heads(qkv, heads)?;
     q.matmul_t(&k, false, true)?
         .scale(1.0 / (d as f32).sqrt())?
         .add(mask)?

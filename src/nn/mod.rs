@@ -9,7 +9,7 @@ mod mlp;
 
 pub use cnn::{Cnn, CnnConfig};
 pub(crate) use gpt::vocab_padding;
-pub use gpt::{Gpt, GptConfig, LoraConfig, Preset};
+pub use gpt::{Gpt, GptConfig, KvCache, LoraConfig, Preset};
 pub use init::{Init, CPU_MAX_BYTES};
 pub use layers::{Activation, Adapter, Conv2d, Embedding, LayerNorm, Linear, Norm, NormLayer};
 pub use mlp::{Mlp, MlpConfig};
