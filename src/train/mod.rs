@@ -7,6 +7,7 @@ mod checkpoint;
 mod config;
 mod flow;
 mod footprint;
+mod hf_gpt2;
 mod histograms;
 mod insides;
 mod kept;
@@ -20,6 +21,7 @@ pub use checkpoint::{assign_all, Checkpoint, CHECKPOINT_FORMAT, MAX_HEADER_BYTES
 pub use config::{Config, Family, ModelConfig};
 pub use flow::{Flow, LayerFlow};
 pub use footprint::{Footprint, Part};
+pub use hf_gpt2::{hf_config_json, is_hf_gpt2, load_hf, save_hf, HfGpt2};
 pub use histograms::{Histogram, BINS};
 pub use insides::Inside;
 pub use task::Task;

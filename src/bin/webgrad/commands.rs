@@ -9,8 +9,8 @@ use webgrad::data::{digits_from_gzip, gunzip, points, text_from_file, Text, Voca
 use webgrad::nn::{Gpt, GptConfig, Init, Norm, Preset};
 use webgrad::optim::RuleKind;
 use webgrad::train::{
-    assign_all, sample as generate, BestKeeper, Checkpoint, Config, Eval, Family, Footprint,
-    ModelConfig, SampleSettings, Session, Task, TaskData, Verdict,
+    assign_all, is_hf_gpt2, sample as generate, BestKeeper, Checkpoint, Config, Eval, Family,
+    Footprint, ModelConfig, SampleSettings, Session, Task, TaskData, Verdict,
 };
 use webgrad::tune::How;
 use webgrad::{Device, Gpu};
@@ -115,13 +115,14 @@ pub struct TrainArgs {
 /// `webgrad sample`: text from a saved GPT.
 #[derive(clap::Args)]
 pub struct SampleArgs {
-    /// A checkpoint saved by `webgrad train --task text --save FILE`.
+    /// A checkpoint saved by `webgrad train --task text --save FILE`, or a GPT-2 as Hugging
+    /// Face publishes it (model.safetensors, with its config.json beside it).
     #[arg(long, value_name = "FILE")]
     load: String,
     /// Text the model continues.
     #[arg(long, default_value = "")]
     prompt: String,
-    /// Characters to generate.
+    /// Tokens to generate: characters for a character GPT, GPT-2's tokens for GPT-2.
     #[arg(long, value_name = "N", default_value_t = 500, allow_negative_numbers = true, value_parser = whole::<usize>)]
     tokens: usize,
     /// Softmax temperature: lower is more predictable.
@@ -144,7 +145,7 @@ const DIGITS: &[u8] = include_bytes!("../../../web/data/digits.bin.gz");
 const SHAKESPEARE: &[u8] = include_bytes!("../../../web/data/shakespeare.txt.gz");
 
 /// The GPU, tuned (src/tune/): what is measured the first time on an adapter is said once.
-fn device() -> Result<Device, String> {
+pub(super) fn device() -> Result<Device, String> {
     let gpu = pollster::block_on(Gpu::new()).map_err(|e| e.to_string())?;
     let tuned = webgrad::tune::tune_natively(&gpu);
     if let (How::Measured(_) | How::Failed(_), Some(sentence)) = (&tuned.how, tuned.sentence()) {
@@ -171,7 +172,7 @@ fn time_products(device: &Device) {
     }
 }
 
-fn read(path: &str) -> Result<Vec<u8>, String> {
+pub(super) fn read(path: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))
 }
 
@@ -422,7 +423,18 @@ fn run(
 
 pub fn sample(a: SampleArgs) -> Result<(), String> {
     let path = &a.load;
-    let ck = Checkpoint::parse(&read(path)?).map_err(|e| format!("{path}: {}", e.reason()))?;
+    let bytes = read(path)?;
+    let settings = SampleSettings {
+        prompt: a.prompt,
+        tokens: a.tokens,
+        temperature: a.temperature,
+        top_k: a.top_k,
+        seed: a.seed,
+    };
+    if is_hf_gpt2(&bytes) {
+        return super::gpt2::sample_gpt2(path, &bytes, settings);
+    }
+    let ck = Checkpoint::parse(&bytes).map_err(|e| format!("{path}: {}", e.reason()))?;
     let (ModelConfig::Gpt(config), Some(vocab)) = (&ck.config.model, &ck.vocab) else {
         return Err(format!("{path} holds no text model to sample from"));
     };
@@ -437,13 +449,6 @@ pub fn sample(a: SampleArgs) -> Result<(), String> {
         .values_for(&params)
         .map_err(|e| format!("{path}: {}", e.reason()))?;
     assign_all(&params, &values).map_err(|e| e.to_string())?;
-    let settings = SampleSettings {
-        prompt: a.prompt,
-        tokens: a.tokens,
-        temperature: a.temperature,
-        top_k: a.top_k,
-        seed: a.seed,
-    };
     // Written as it comes; a closed stdout (`| head`) only means nobody reads the rest.
     let mut stdout = std::io::stdout();
     let _ = write!(stdout, "{}", settings.prompt);

@@ -8,6 +8,8 @@ mod commands;
 #[cfg(not(target_arch = "wasm32"))]
 mod destination;
 #[cfg(not(target_arch = "wasm32"))]
+mod gpt2;
+#[cfg(not(target_arch = "wasm32"))]
 mod saves;
 #[cfg(not(target_arch = "wasm32"))]
 mod wgsl;
@@ -29,7 +31,8 @@ struct Cli {
 enum Command {
     /// Train a model on a task; prints a JSON line per evaluation.
     Train(commands::TrainArgs),
-    /// Generate text from a GPT checkpoint saved by `train --save`.
+    /// Generate text from a GPT checkpoint saved by `train --save`, or from GPT-2 as Hugging
+    /// Face publishes it.
     Sample(commands::SampleArgs),
     /// Time the benchmark workloads (docs/BENCHMARKS.md), a JSON line each.
     Bench(bench::BenchArgs),

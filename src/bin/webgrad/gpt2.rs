@@ -1,0 +1,81 @@
+//! `webgrad sample --load model.safetensors` on a GPT-2 checkpoint as Hugging Face publishes
+//! it (webgrad::train::HfGpt2), its `config.json` read from beside it where there is one, the
+//! text through GPT-2's tokenizer.
+
+use super::commands::device;
+use std::io::Write;
+use webgrad::data::{Gpt2Tokens, Tokens};
+use webgrad::nn::GptConfig;
+use webgrad::train::{
+    load_hf, sample, Config, Footprint, HfGpt2, ModelConfig, SampleSettings, Task,
+};
+use webgrad::Result;
+
+/// Samples `settings` from the GPT-2 file at `path` (its `bytes`), written as it comes.
+pub fn sample_gpt2(
+    path: &str,
+    bytes: &[u8],
+    settings: SampleSettings,
+) -> std::result::Result<(), String> {
+    let beside = std::path::Path::new(path).with_file_name("config.json");
+    let config_json = std::fs::read_to_string(&beside).ok();
+    let file = HfGpt2::parse(bytes, config_json.as_deref())
+        .map_err(|e| format!("{path}: {}", e.reason()))?;
+    let device = device()?;
+    // Check the whole model's size before building any of it.
+    footprint(&file.config)
+        .and_then(|f| f.check(&device))
+        .map_err(|e| format!("{path}: {}", e.reason()))?;
+    let tokenizer = Gpt2Tokens::new().map_err(|e| e.to_string())?;
+    let prompt = tokenizer.encode(&settings.prompt);
+    if let Some(t) = prompt.iter().find(|&&t| t as usize >= file.config.vocab) {
+        return Err(format!(
+            "the prompt's token {t} is outside this model's vocabulary of {} (GPT-2's has 50,257)",
+            file.config.vocab
+        ));
+    }
+    let gpt = load_hf(&file, &device).map_err(|e| format!("{path}: {}", e.reason()))?;
+    let within = Within {
+        tokenizer: &tokenizer,
+        vocab: file.config.vocab,
+    };
+    let mut stdout = std::io::stdout();
+    let _ = write!(stdout, "{}", settings.prompt);
+    pollster::block_on(sample(&gpt, &within, &settings, |t| {
+        let _ = write!(stdout, "{t}");
+        let _ = stdout.flush();
+    }))
+    .map_err(|e| e.to_string())?;
+    let _ = writeln!(stdout);
+    Ok(())
+}
+
+/// The memory of the model alone, as a text run of it with a batch of one would need.
+fn footprint(config: &GptConfig) -> Result<Footprint> {
+    let mut run = Config::defaults(Task::Text, None, None, config.vocab)?;
+    run.model = ModelConfig::Gpt(config.clone());
+    run.batch = 1;
+    Ok(Footprint::of(&run))
+}
+
+/// GPT-2's tokenizer for a model of `vocab` tokens: one with fewer than GPT-2's (a small test
+/// model) starts an empty prompt from token 0 instead of "<|endoftext|>".
+struct Within<'a> {
+    tokenizer: &'a Gpt2Tokens,
+    vocab: usize,
+}
+
+impl Tokens for Within<'_> {
+    fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        Tokens::encode(self.tokenizer, text)
+    }
+    fn token_bytes(&self, token: u32) -> Vec<u8> {
+        self.tokenizer.token_bytes(token)
+    }
+    fn start(&self) -> u32 {
+        match self.tokenizer.start() {
+            t if (t as usize) < self.vocab => t,
+            _ => 0,
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! GPT-2 as Hugging Face publishes it (src/train/hf_gpt2.rs): a small model in its layout,
+//! written with its config.json, is sampled by the CLI through GPT-2's tokenizer; a prompt
+//! outside the model's vocabulary is refused with a sentence.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+use webgrad::nn::{Gpt, GptConfig, Init, Norm};
+use webgrad::train::{hf_config_json, save_hf};
+use webgrad::Device;
+
+/// A one-block GPT of width 64 over `vocab` tokens, written as model.safetensors and
+/// config.json in a folder of its own; the folder.
+fn written(vocab: usize, name: &str) -> std::path::PathBuf {
+    let config = GptConfig {
+        vocab,
+        context: 64,
+        layers: 1,
+        heads: 1,
+        width: 64,
+        dropout: 0.0,
+        norm: Norm::Layernorm,
+        lora: None,
+    };
+    let gpt = Gpt::new(&config, &mut Init::new(5, &Device::Cpu)).unwrap();
+    let dir = std::env::temp_dir().join(format!("webgrad-gpt2-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = pollster::block_on(save_hf(&gpt)).unwrap();
+    std::fs::write(dir.join("model.safetensors"), bytes).unwrap();
+    std::fs::write(dir.join("config.json"), hf_config_json(&config)).unwrap();
+    dir
+}
+
+#[test]
+fn the_cli_samples_a_gpt2_file_through_gpt2s_tokenizer() {
+    let dir = written(50257, "full");
+    let model = dir.join("model.safetensors");
+    let model = model.to_str().unwrap();
+    let args = [
+        "sample",
+        "--load",
+        model,
+        "--prompt",
+        "Hello, world",
+        "--tokens",
+        "8",
+    ];
+    let (code, out, err) = common::cli(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("Hello, world"), "{out}");
+    assert!(
+        out.len() > "Hello, world\n".len(),
+        "nothing sampled: {out:?}"
+    );
+    // The same seed, the same text.
+    assert_eq!(common::cli(&args).1, out);
+
+    // A config.json that disagrees with the weights is refused.
+    std::fs::write(dir.join("config.json"), r#"{"n_layer": 2}"#).unwrap();
+    common::assert_refused(&args, "config.json gives n_layer 2, the weights 1");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_prompt_outside_a_small_vocabulary_is_refused() {
+    let dir = written(50, "small");
+    let model = dir.join("model.safetensors");
+    let model = model.to_str().unwrap();
+    common::assert_refused(
+        &["sample", "--load", model, "--prompt", "Hello"],
+        "the prompt's token 15496 is outside this model's vocabulary of 50",
+    );
+    // An empty prompt starts from token 0 and samples.
+    let (code, _, err) = common::cli(&["sample", "--load", model, "--tokens", "4"]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
