@@ -115,6 +115,49 @@ impl Utf8Stream {
 mod tests {
     use super::*;
 
+    /// Strings and their tokens as OpenAI's tiktoken gives them (tools/gpt2_tokens_golden.py).
+    const GOLDEN: &str = include_str!("../../tests/data/gpt2_tokens.json");
+
+    #[test]
+    fn gpt2s_tokens_are_tiktokens() {
+        let golden: serde_json::Value = serde_json::from_str(GOLDEN).unwrap();
+        let tokens = Gpt2Tokens::new().unwrap();
+        let cases = golden["cases"].as_array().unwrap();
+        assert!(cases.len() >= 10);
+        for case in cases {
+            let text = case["text"].as_str().unwrap();
+            let want: Vec<u32> = serde_json::from_value(case["tokens"].clone()).unwrap();
+            assert_eq!(tokens.encode(text), want, "{text:?}");
+            assert_eq!(tokens.decode_bytes(&want), text.as_bytes(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_round_trip() {
+        let tokens = Gpt2Tokens::new().unwrap();
+        // Every byte is a token of its own in GPT-2's vocabulary, so any bytes decode from
+        // some tokens; a character's bytes split over two tokens come out whole when joined.
+        let smile = "🙂".as_bytes();
+        let parts: Vec<u32> = tokens.encode("🙂");
+        assert!(parts.len() > 1, "{parts:?}");
+        let mut stream = Utf8Stream::default();
+        let text: String = parts
+            .iter()
+            .map(|&t| stream.push(&tokens.token_bytes(t)))
+            .collect();
+        assert_eq!(text, "🙂");
+        assert_eq!(tokens.decode_bytes(&parts), smile);
+        // A lone continuation byte is a token whose bytes are not UTF-8.
+        let lone = (0..GPT2_VOCAB as u32)
+            .find(|&t| tokens.token_bytes(t) == [0x80])
+            .unwrap();
+        assert_eq!(tokens.decode_bytes(&[lone, lone]), [0x80, 0x80]);
+        assert_eq!(
+            Utf8Stream::default().push(&tokens.decode_bytes(&[lone])),
+            "\u{FFFD}"
+        );
+    }
+
     #[test]
     fn characters_cut_between_pushes_come_out_whole() {
         let mut s = Utf8Stream::default();
