@@ -135,3 +135,23 @@ async fn a_training_session_learns_in_the_browser() {
     session.load(&saved).unwrap();
     assert_eq!(session.step, 60);
 }
+
+/// GPT-2 as transformers saved it gives transformers' logits in the browser too (natively:
+/// tests/gpt2.rs; the files: tools/gpt2_golden.py).
+#[wasm_bindgen_test]
+async fn transformers_gpt2_gives_the_same_logits_in_the_browser() {
+    use webgrad::nn::Model;
+    use webgrad::train::{load_hf, HfGpt2};
+    let model = include_bytes!("data/gpt2_tiny/model.safetensors");
+    let config = include_str!("data/gpt2_tiny/config.json");
+    let golden: serde_json::Value =
+        serde_json::from_str(include_str!("data/gpt2_tiny/golden.json")).unwrap();
+    let tokens: Vec<Vec<u32>> = serde_json::from_value(golden["tokens"].clone()).unwrap();
+    let want: Vec<Vec<Vec<f64>>> = serde_json::from_value(golden["logits"].clone()).unwrap();
+    let file = HfGpt2::parse(model, Some(config)).unwrap();
+    let gpu = common::gpu().await;
+    let gpt = load_hf(&file, &gpu).unwrap();
+    let x = Tensor::from_u32(tokens.concat(), &[tokens.len(), tokens[0].len()], &gpu).unwrap();
+    let got = gpt.forward(&x).unwrap().to_vec_f64().await.unwrap();
+    common::assert_close("logits", &got, &want.concat().concat(), 1e-4);
+}

@@ -74,3 +74,35 @@ fn a_prompt_outside_a_small_vocabulary_is_refused() {
     assert_eq!(code, 0, "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A tiny GPT-2 (2 blocks, width 32 in 4 heads, 96 tokens) made and saved by Hugging Face's
+/// transformers, with its fp32 logits for two sequences (tools/gpt2_golden.py).
+const TINY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gpt2_tiny");
+
+#[test]
+fn transformers_gpt2_gives_the_same_logits_here() {
+    use webgrad::nn::Model;
+    use webgrad::train::{load_hf, HfGpt2};
+    let read = |name: &str| std::fs::read(format!("{TINY}/{name}")).unwrap();
+    let config = String::from_utf8(read("config.json")).unwrap();
+    let file = HfGpt2::parse(&read("model.safetensors"), Some(&config)).unwrap();
+    assert_eq!(
+        (file.config.layers, file.config.heads, file.config.width),
+        (2, 4, 32)
+    );
+    let golden: serde_json::Value = serde_json::from_slice(&read("golden.json")).unwrap();
+    let tokens: Vec<Vec<u32>> = serde_json::from_value(golden["tokens"].clone()).unwrap();
+    let want: Vec<Vec<Vec<f64>>> = serde_json::from_value(golden["logits"].clone()).unwrap();
+    common::run(async {
+        for device in [Device::Cpu, common::gpu().await] {
+            let gpt = load_hf(&file, &device).unwrap();
+            let t = tokens[0].len();
+            let flat: Vec<u32> = tokens.concat();
+            let x = webgrad::Tensor::from_u32(flat, &[tokens.len(), t], &device).unwrap();
+            let got = gpt.forward(&x).unwrap().to_vec_f64().await.unwrap();
+            let want: Vec<f64> = want.concat().concat();
+            // Within 1e-4 of the logits' size.
+            common::assert_close("logits", &got, &want, 1e-4);
+        }
+    });
+}

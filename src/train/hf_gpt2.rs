@@ -150,6 +150,30 @@ fn sizes(theirs: &NamedTensors, config_json: Option<&str>) -> Result<GptConfig> 
                 "its activation is {activation:?}; GPT-2's is GELU's tanh form (\"gelu_new\")"
             )));
         }
+        // Variants of GPT-2 that our model is not: another MLP width, attention scaled
+        // otherwise, an output layer of its own.
+        let flag = |key: &str| c.get(key).and_then(|v| v.as_bool());
+        let inner = given("n_inner");
+        let unlike = [
+            ("n_inner", inner.is_some_and(|n| n != 4 * width)),
+            (
+                "scale_attn_weights",
+                flag("scale_attn_weights") == Some(false),
+            ),
+            (
+                "scale_attn_by_inverse_layer_idx",
+                flag("scale_attn_by_inverse_layer_idx") == Some(true),
+            ),
+            (
+                "tie_word_embeddings",
+                flag("tie_word_embeddings") == Some(false),
+            ),
+        ];
+        if let Some((key, _)) = unlike.iter().find(|(_, differs)| *differs) {
+            return Err(bad(format!(
+                "config.json's {key} makes it a variant of GPT-2 this model is not"
+            )));
+        }
         let eps = c.get("layer_norm_epsilon").and_then(|v| v.as_f64());
         if eps.is_some_and(|e| (e - 1e-5).abs() > 1e-12) {
             return Err(bad(format!(
@@ -333,12 +357,12 @@ pub fn load_hf(file: &HfGpt2, device: &crate::Device) -> Result<Gpt> {
 }
 
 /// Used by tests: a tensor's values by our name.
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 fn values<'a>(file: &'a HfGpt2, name: &str) -> &'a [f32] {
     &file.tensors[name].1
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use crate::nn::{Init, Model};
@@ -422,6 +446,9 @@ mod tests {
         config["n_layer"] = 2.into();
         config["activation_function"] = "relu".into();
         assert!(reason(&config.to_string()).contains("GELU"));
+        config["activation_function"] = "gelu_new".into();
+        config["tie_word_embeddings"] = false.into();
+        assert!(reason(&config.to_string()).contains("tie_word_embeddings"));
         assert!(HfGpt2::parse(b"not a model", None).is_err());
     }
 }

@@ -203,107 +203,114 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nn::{GptConfig, Init, Model, Preset};
-    use crate::Device;
 
-    /// A tiny GPT of random weights over 65 tokens, on `device`.
-    fn tiny(device: &Device) -> Gpt {
-        let config = GptConfig::preset(Preset::Tiny, 65);
-        Gpt::new(&config, &mut Init::new(7, device)).unwrap()
-    }
+    // Natively: the tests wait on the GPU with pollster.
+    #[cfg(not(target_arch = "wasm32"))]
+    mod with_a_model {
+        use super::*;
+        use crate::nn::{GptConfig, Init, Model, Preset};
+        use crate::Device;
 
-    /// The tokens sampled after `prompt` by running the whole window each time, as sampling
-    /// did before the cache.
-    fn uncached(gpt: &Gpt, prompt: &[u32], settings: &SampleSettings) -> Vec<u32> {
-        let mut rng = SmallRng::seed_from_u64(settings.seed);
-        let mut tokens = prompt.to_vec();
-        let device = gpt.parameters()[0].1.device().clone();
-        for _ in 0..settings.tokens {
-            let x = Tensor::from_u32(tokens.clone(), &[1, tokens.len()], &device).unwrap();
-            let last = crate::no_grad(|| gpt.forward(&x)?.slice(0, tokens.len() - 1, 1)).unwrap();
-            let logits = pollster::block_on(last.to_vec()).unwrap();
-            tokens.push(pick(
-                &logits,
-                settings.temperature,
-                settings.top_k,
-                &mut rng,
-            ));
+        /// A tiny GPT of random weights over 65 tokens, on `device`.
+        fn tiny(device: &Device) -> Gpt {
+            let config = GptConfig::preset(Preset::Tiny, 65);
+            Gpt::new(&config, &mut Init::new(7, device)).unwrap()
         }
-        tokens
-    }
 
-    #[test]
-    fn the_cached_sampler_picks_the_tokens_of_the_whole_window() {
-        let gpu = pollster::block_on(crate::Gpu::new()).map(Device::Gpu);
-        for device in [Device::Cpu].into_iter().chain(gpu) {
+        /// The tokens sampled after `prompt` by running the whole window each time, as sampling
+        /// did before the cache.
+        fn uncached(gpt: &Gpt, prompt: &[u32], settings: &SampleSettings) -> Vec<u32> {
+            let mut rng = SmallRng::seed_from_u64(settings.seed);
+            let mut tokens = prompt.to_vec();
+            let device = gpt.parameters()[0].1.device().clone();
+            for _ in 0..settings.tokens {
+                let x = Tensor::from_u32(tokens.clone(), &[1, tokens.len()], &device).unwrap();
+                let last =
+                    crate::no_grad(|| gpt.forward(&x)?.slice(0, tokens.len() - 1, 1)).unwrap();
+                let logits = pollster::block_on(last.to_vec()).unwrap();
+                tokens.push(pick(
+                    &logits,
+                    settings.temperature,
+                    settings.top_k,
+                    &mut rng,
+                ));
+            }
+            tokens
+        }
+
+        #[test]
+        fn the_cached_sampler_picks_the_tokens_of_the_whole_window() {
+            let gpu = pollster::block_on(crate::Gpu::new()).map(Device::Gpu);
+            for device in [Device::Cpu].into_iter().chain(gpu) {
+                let gpt = tiny(&device);
+                let vocab = Vocab {
+                    chars: (0..65u8).map(|b| (b'0' + b % 60) as char).collect(),
+                };
+                let settings = SampleSettings {
+                    prompt: String::new(),
+                    tokens: 30,
+                    temperature: 1.0,
+                    top_k: 0,
+                    seed: 3,
+                };
+                let mut sampler = Sampler::new(&vocab, settings.clone()).unwrap();
+                let prompt = sampler.tokens().to_vec();
+                while !sampler.done() {
+                    pollster::block_on(sampler.next(&gpt, &vocab)).unwrap();
+                }
+                // 31 tokens fit the context of 32: the cache never restarted.
+                let on = if device.is_gpu() {
+                    "the GPU"
+                } else {
+                    "the CPU"
+                };
+                let want = uncached(&gpt, &prompt, &settings);
+                assert_eq!(sampler.tokens(), want, "on {on}");
+                // Past the context of 32 the cache starts again from the last 16 tokens.
+                let long = SampleSettings {
+                    tokens: 80,
+                    ..settings.clone()
+                };
+                let mut sampler = Sampler::new(&vocab, long).unwrap();
+                while !sampler.done() {
+                    pollster::block_on(sampler.next(&gpt, &vocab)).unwrap();
+                }
+                assert_eq!(sampler.tokens().len(), 81, "on {on}");
+            }
+        }
+
+        #[test]
+        fn cached_logits_equal_the_whole_windows() {
+            let device = Device::Cpu;
             let gpt = tiny(&device);
-            let vocab = Vocab {
-                chars: (0..65u8).map(|b| (b'0' + b % 60) as char).collect(),
-            };
-            let settings = SampleSettings {
-                prompt: String::new(),
-                tokens: 30,
-                temperature: 1.0,
-                top_k: 0,
-                seed: 3,
-            };
-            let mut sampler = Sampler::new(&vocab, settings.clone()).unwrap();
-            let prompt = sampler.tokens().to_vec();
-            while !sampler.done() {
-                pollster::block_on(sampler.next(&gpt, &vocab)).unwrap();
+            let tokens: Vec<u32> = (0..30).map(|i| (i * 7 % 65) as u32).collect();
+            let x = Tensor::from_u32(tokens.clone(), &[1, 30], &device).unwrap();
+            let whole = pollster::block_on(gpt.forward(&x).unwrap().to_vec()).unwrap();
+            // Five positions at once, then one at a time.
+            let mut cache = KvCache::default();
+            let first = Tensor::from_u32(tokens[..5].to_vec(), &[1, 5], &device).unwrap();
+            let mut got =
+                vec![
+                    pollster::block_on(gpt.forward_cached(&first, &mut cache).unwrap().to_vec())
+                        .unwrap(),
+                ];
+            for (i, &t) in tokens.iter().enumerate().skip(5) {
+                let one = Tensor::from_u32(vec![t], &[1, 1], &device).unwrap();
+                let logits = gpt.forward_cached(&one, &mut cache).unwrap();
+                got.push(pollster::block_on(logits.to_vec()).unwrap());
+                assert_eq!(cache.len(), i + 1);
             }
-            // 31 tokens fit the context of 32: the cache never restarted.
-            let on = if device.is_gpu() {
-                "the GPU"
-            } else {
-                "the CPU"
-            };
-            let want = uncached(&gpt, &prompt, &settings);
-            assert_eq!(sampler.tokens(), want, "on {on}");
-            // Past the context of 32 the cache starts again from the last 16 tokens.
-            let long = SampleSettings {
-                tokens: 80,
-                ..settings.clone()
-            };
-            let mut sampler = Sampler::new(&vocab, long).unwrap();
-            while !sampler.done() {
-                pollster::block_on(sampler.next(&gpt, &vocab)).unwrap();
+            for (j, row) in got.iter().enumerate() {
+                let position = 4 + j;
+                let want = &whole[position * 65..(position + 1) * 65];
+                for (g, w) in row.iter().zip(want) {
+                    assert!((g - w).abs() < 1e-5, "position {position}: {g} against {w}");
+                }
             }
-            assert_eq!(sampler.tokens().len(), 81, "on {on}");
+            // Past the context: refused.
+            let long = Tensor::from_u32(vec![0; 3], &[1, 3], &device).unwrap();
+            assert!(gpt.forward_cached(&long, &mut cache).is_err());
         }
-    }
-
-    #[test]
-    fn cached_logits_equal_the_whole_windows() {
-        let device = Device::Cpu;
-        let gpt = tiny(&device);
-        let tokens: Vec<u32> = (0..30).map(|i| (i * 7 % 65) as u32).collect();
-        let x = Tensor::from_u32(tokens.clone(), &[1, 30], &device).unwrap();
-        let whole = pollster::block_on(gpt.forward(&x).unwrap().to_vec()).unwrap();
-        // Five positions at once, then one at a time.
-        let mut cache = KvCache::default();
-        let first = Tensor::from_u32(tokens[..5].to_vec(), &[1, 5], &device).unwrap();
-        let mut got =
-            vec![
-                pollster::block_on(gpt.forward_cached(&first, &mut cache).unwrap().to_vec())
-                    .unwrap(),
-            ];
-        for (i, &t) in tokens.iter().enumerate().skip(5) {
-            let one = Tensor::from_u32(vec![t], &[1, 1], &device).unwrap();
-            let logits = gpt.forward_cached(&one, &mut cache).unwrap();
-            got.push(pollster::block_on(logits.to_vec()).unwrap());
-            assert_eq!(cache.len(), i + 1);
-        }
-        for (j, row) in got.iter().enumerate() {
-            let position = 4 + j;
-            let want = &whole[position * 65..(position + 1) * 65];
-            for (g, w) in row.iter().zip(want) {
-                assert!((g - w).abs() < 1e-5, "position {position}: {g} against {w}");
-            }
-        }
-        // Past the context: refused.
-        let long = Tensor::from_u32(vec![0; 3], &[1, 3], &device).unwrap();
-        assert!(gpt.forward_cached(&long, &mut cache).is_err());
     }
 
     #[test]
