@@ -81,14 +81,23 @@ fn product_and_reference(device: &Device) -> (Vec<f64>, Vec<f64>) {
     (product(device), product(&Device::Cpu))
 }
 
+/// This thread's GPU with the real GPUs' kernels forced (lavapipe would take the emulated
+/// ones, which have no variants), as a device and as itself.
+async fn real_kernels() -> (Device, std::rc::Rc<webgrad::Gpu>) {
+    let device = common::gpu().await;
+    let Device::Gpu(gpu) = &device else {
+        unreachable!("common::gpu gives a GPU")
+    };
+    gpu.use_emulated_kernels(Some(false));
+    let gpu = gpu.clone();
+    (device, gpu)
+}
+
 #[test]
 fn every_variant_a_shape_may_be_given_computes_its_product_and_is_followed() {
     run(async {
-        let device = common::gpu().await;
-        let Device::Gpu(gpu) = &device else {
-            unreachable!("common::gpu gives a GPU")
-        };
-        gpu.use_emulated_kernels(Some(false));
+        let (device, gpu) = real_kernels().await;
+        let gpu = &gpu;
         let candidates = product_candidates(SHAPE, &gpu.tuning());
         assert!(candidates.len() >= 2, "{candidates:?}");
         for variant in candidates {
@@ -113,11 +122,8 @@ fn every_variant_a_shape_may_be_given_computes_its_product_and_is_followed() {
 #[test]
 fn a_models_product_shapes_are_timed_once_and_then_remembered() {
     run(async {
-        let device = common::gpu().await;
-        let Device::Gpu(gpu) = &device else {
-            unreachable!("common::gpu gives a GPU")
-        };
-        gpu.use_emulated_kernels(Some(false));
+        let (device, gpu) = real_kernels().await;
+        let gpu = &gpu;
         gpu.product_variants().take_noted();
         // Planned without a variant: noted, and timed by the next tuning.
         product_and_reference(&device);
