@@ -339,7 +339,7 @@ pub fn hf_config_json(c: &GptConfig) -> String {
 
 /// A GPT-2 file's model, built on `device` with its weights.
 pub fn load_hf(file: &HfGpt2, device: &crate::Device) -> Result<Gpt> {
-    let gpt = Gpt::new(&file.config, &mut crate::nn::Init::new(0, device))?;
+    let gpt = Gpt::new(&file.config, &mut crate::nn::Init::for_loading(device))?;
     for (name, t) in gpt.parameters() {
         let (shape, values) = file
             .tensors

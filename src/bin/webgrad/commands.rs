@@ -443,7 +443,7 @@ pub fn sample(a: SampleArgs) -> Result<(), String> {
     Footprint::of(&ck.config)
         .check(&device)
         .map_err(|e| format!("{path}: {}", e.reason()))?;
-    let gpt = Gpt::new(config, &mut Init::new(0, &device)).map_err(|e| e.to_string())?;
+    let gpt = Gpt::new(config, &mut Init::for_loading(&device)).map_err(|e| e.to_string())?;
     let params = webgrad::nn::Module::parameters(&gpt);
     let values = ck
         .values_for(&params)
