@@ -4,7 +4,7 @@
 //! times the shapes noted and chooses. Plain data here, so that the device holds it without
 //! knowing the planner.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The most shapes noted and not yet measured: a program of random shapes (the op tests) notes
 /// no more than this, and a model has far fewer.
@@ -46,6 +46,8 @@ pub struct ProductVariant {
 pub struct ProductVariants {
     chosen: HashMap<ProductShape, ProductVariant>,
     noted: Vec<ProductShape>,
+    /// Every shape ever noted: a shape is noted once (this runs for every product planned).
+    seen: HashSet<ProductShape>,
 }
 
 impl ProductVariants {
@@ -65,8 +67,7 @@ impl ProductVariants {
 
     /// Remembers that `shape` was planned without a chosen variant (once, up to MOST_NOTED).
     pub fn note(&mut self, shape: ProductShape) {
-        let known = self.chosen.contains_key(&shape) || self.noted.contains(&shape);
-        if !known && self.noted.len() < MOST_NOTED {
+        if self.noted.len() < MOST_NOTED && self.seen.insert(shape) {
             self.noted.push(shape);
         }
     }

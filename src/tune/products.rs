@@ -55,6 +55,10 @@ pub async fn tune_products(gpu: &Rc<Gpu>, cache: &mut Cache) -> Result<ProductsT
         let Some(&planned) = candidates.first() else {
             continue;
         };
+        if candidates.len() == 1 {
+            gpu.product_variants().choose(shape, planned);
+            continue;
+        }
         let Some(timer) = ProductTimer::new(gpu, shape)? else {
             gpu.product_variants().choose(shape, planned);
             continue;

@@ -100,6 +100,17 @@ pub fn candidates(shape: ProductShape, tuning: &Tuning) -> Vec<ProductVariant> {
     unique
 }
 
+/// Whether `variant` may run a product of `shape` under `tuning`: tiled kernels (not the
+/// emulated GPUs' one), large tiles only with their workgroup memory and vec4 bindings, K in
+/// parts only where it may split. Cheaper than `candidates`, for every product planned.
+pub(super) fn allowed(shape: ProductShape, variant: ProductVariant, tuning: &Tuning) -> bool {
+    let tiles = match variant.tiles {
+        Tiles::Small => true,
+        Tiles::Large => tuning.workgroup_bytes >= BIG_TILE_WORKGROUP_BYTES && shape.vec4,
+    };
+    !tuning.emulated && tiles && (variant.parts == 1 || shape.splittable) && variant.parts >= 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::plan::tests::{EMULATED, GUARANTEED, LARGE};
@@ -149,6 +160,22 @@ mod tests {
         );
         // The emulated GPUs' kernel has no variants.
         assert!(candidates(shape(1024, 1024, 1024, true), &EMULATED).is_empty());
+    }
+
+    #[test]
+    fn every_candidate_is_allowed_and_what_cannot_run_is_not() {
+        for tuning in [LARGE, GUARANTEED, EMULATED] {
+            for splittable in [true, false] {
+                let s = shape(1024, 1024, 1024, splittable);
+                for v in candidates(s, &tuning) {
+                    assert!(allowed(s, v, &tuning), "{v:?} on {tuning:?}");
+                }
+            }
+        }
+        let whole = shape(1024, 1024, 1024, false);
+        assert!(!allowed(whole, v(Tiles::Small, 2), &LARGE));
+        assert!(!allowed(whole, v(Tiles::Large, 1), &GUARANTEED));
+        assert!(!allowed(whole, v(Tiles::Small, 1), &EMULATED));
     }
 
     #[test]

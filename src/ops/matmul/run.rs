@@ -63,7 +63,8 @@ pub(super) fn params(
 }
 
 /// The plan of a product on `gpu`: the variant `forced` (a timing's), else the one measured
-/// fastest for its shape, else the planner's, and then the shape is noted to be measured. A
+/// fastest for its shape, else the planner's, and then the shape is noted to be measured
+/// (cheaply: this runs for every product; the measurement works out its candidates). A
 /// variant forced on a shape that cannot take it is an error; one chosen under another tuning
 /// (a test's) gives way to the planner's.
 fn chosen_plan(
@@ -80,12 +81,12 @@ fn chosen_plan(
     };
     let chosen = forced.or_else(|| gpu.product_variants().chosen(&shape));
     let Some(variant) = chosen.filter(|&v| Some(v) != planned.variant()) else {
-        if chosen.is_none() && choices::candidates(shape, &tuning).len() > 1 {
+        if chosen.is_none() {
             gpu.product_variants().note(shape);
         }
         return Ok(planned);
     };
-    if choices::candidates(shape, &tuning).contains(&variant) {
+    if choices::allowed(shape, variant, &tuning) {
         return Ok(plan_variant((d, views), needs, &tuning, variant));
     }
     match forced {
