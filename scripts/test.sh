@@ -17,7 +17,7 @@ cargo test --release --locked
 
 echo "== the op suites and training under only the limits WebGPU guarantees"
 WEBGRAD_LIMITS=webgpu cargo test --release --locked --test ops_linear_algebra --test ops_product_paths \
-  --test ops_nn --test ops_elementwise --test ops_conv_pool --test ops_reduce_move --test training
+  --test ops_nn --test ops_attention --test ops_elementwise --test ops_conv_pool --test ops_reduce_move --test training
 
 echo "== browser tests (WebGPU in headless Chromium)"
 export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}

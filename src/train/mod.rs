@@ -14,6 +14,7 @@ mod kept;
 pub mod routing;
 mod sample;
 mod smoothing;
+mod stats;
 mod task;
 
 pub use best::{BestKeeper, Verdict};
@@ -32,6 +33,7 @@ use crate::optim::Optimizer;
 use crate::{no_grad, Device, Error, Result, Tensor};
 pub use sample::{sample, SampleSettings, Sampled, Sampler};
 pub use smoothing::smooth;
+use stats::mean_and_standard_error;
 
 /// Validation examples evaluated per forward pass: bounds the activations of a large split.
 const EVAL_CHUNK: usize = 500;
@@ -479,27 +481,5 @@ impl Session {
         no_grad(|| self.learner.model().forward(&xt)?.softmax())?
             .to_vec()
             .await
-    }
-}
-
-/// The mean of samples and its standard error (the samples' spread over the root of their count).
-fn mean_and_standard_error(xs: &[f32]) -> (f32, f32) {
-    let n = xs.len() as f64;
-    let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / n;
-    let var = xs.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-    (mean as f32, (var / n).sqrt() as f32)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::mean_and_standard_error;
-
-    #[test]
-    fn the_standard_error_is_the_spread_over_the_root_of_the_count() {
-        // Sample standard deviation of 1, 2, 3, 4, 5 is √2.5; over √5 that is √0.5.
-        let (mean, se) = mean_and_standard_error(&[1.0, 2.0, 3.0, 4.0, 5.0]);
-        assert_eq!(mean, 3.0);
-        assert!((se - 0.5f32.sqrt()).abs() < 1e-6, "{se}");
-        assert_eq!(mean_and_standard_error(&[2.0; 4]), (2.0, 0.0));
     }
 }
