@@ -60,11 +60,6 @@ impl ProductVariants {
         self.chosen.insert(shape, variant);
     }
 
-    /// Every shape with its chosen variant.
-    pub fn all_chosen(&self) -> impl Iterator<Item = (&ProductShape, &ProductVariant)> {
-        self.chosen.iter()
-    }
-
     /// Remembers that `shape` was planned without a chosen variant (once, up to MOST_NOTED).
     pub fn note(&mut self, shape: ProductShape) {
         if self.noted.len() < MOST_NOTED && self.seen.insert(shape) {

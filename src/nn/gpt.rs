@@ -318,6 +318,11 @@ impl Module for Gpt {
 }
 
 impl Gpt {
+    /// The device its weights are on.
+    pub fn device(&self) -> &crate::Device {
+        self.tok_emb.weight.device()
+    }
+
     /// Token ids [batch, T] (u32, T <= context) -> the last norm's output [batch * T, width],
     /// with dropout drawn from `seed` when one is given; each block's packed q, k and v added
     /// to `seen`.

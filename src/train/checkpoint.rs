@@ -164,18 +164,26 @@ impl Checkpoint {
 
     /// Checks that every one of `targets` is present with its shape; returns the values in order.
     pub fn values_for(&self, targets: &[(String, Tensor)]) -> Result<Vec<&[f32]>> {
-        targets
-            .iter()
-            .map(|(name, t)| match self.tensors.get(name) {
-                None => Err(bad(format!("{name} is missing"))),
-                Some((shape, _)) if shape != t.shape() => Err(bad(format!(
-                    "{name} has shape {shape:?}, the model needs {:?}",
-                    t.shape()
-                ))),
-                Some((_, v)) => Ok(v.as_slice()),
-            })
-            .collect()
+        values_in(&self.tensors, targets)
     }
+}
+
+/// The values of `targets` in `tensors`, in order, once every one is found with its shape.
+pub(super) fn values_in<'a>(
+    tensors: &'a NamedTensors,
+    targets: &[(String, Tensor)],
+) -> Result<Vec<&'a [f32]>> {
+    targets
+        .iter()
+        .map(|(name, t)| match tensors.get(name) {
+            None => Err(bad(format!("{name} is missing"))),
+            Some((shape, _)) if shape != t.shape() => Err(bad(format!(
+                "{name} has shape {shape:?}, the model needs {:?}",
+                t.shape()
+            ))),
+            Some((_, v)) => Ok(v.as_slice()),
+        })
+        .collect()
 }
 
 /// Loads `values` into `targets` (all checked beforehand).

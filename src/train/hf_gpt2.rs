@@ -5,7 +5,7 @@
 //! token embedding); only names and one layout differ: GPT-2's projections are `Conv1D`s,
 //! their weights stored [in, out] where ours are [out, in].
 
-use super::checkpoint::{NamedTensors, MAX_HEADER_BYTES};
+use super::checkpoint::{assign_all, values_in, NamedTensors, MAX_HEADER_BYTES};
 use crate::nn::{Gpt, GptConfig, Module, Norm};
 use crate::{Error, Result};
 use safetensors::{tensor::TensorView, Dtype, SafeTensors};
@@ -340,26 +340,9 @@ pub fn hf_config_json(c: &GptConfig) -> String {
 /// A GPT-2 file's model, built on `device` with its weights.
 pub fn load_hf(file: &HfGpt2, device: &crate::Device) -> Result<Gpt> {
     let gpt = Gpt::new(&file.config, &mut crate::nn::Init::for_loading(device))?;
-    for (name, t) in gpt.parameters() {
-        let (shape, values) = file
-            .tensors
-            .get(&name)
-            .ok_or_else(|| bad(format!("{name} is missing")))?;
-        if shape != t.shape() {
-            return Err(bad(format!(
-                "{name} is {shape:?}, the model needs {:?}",
-                t.shape()
-            )));
-        }
-        t.assign(values)?;
-    }
+    let params = gpt.parameters();
+    assign_all(&params, &values_in(&file.tensors, &params)?)?;
     Ok(gpt)
-}
-
-/// Used by tests: a tensor's values by our name.
-#[cfg(all(test, not(target_arch = "wasm32")))]
-fn values<'a>(file: &'a HfGpt2, name: &str) -> &'a [f32] {
-    &file.tensors[name].1
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -427,7 +410,7 @@ mod tests {
         );
         // The heads come from the width where no config.json is given: 128 / 64.
         assert_eq!(HfGpt2::parse(&bytes, None).unwrap().config.heads, 2);
-        assert_eq!(values(&file, "ln_f.bias").len(), 128);
+        assert_eq!(file.tensors["ln_f.bias"].1.len(), 128);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::{Learner, Session};
 use crate::data::{Tokens, Utf8Stream, Vocab};
-use crate::nn::{Gpt, KvCache, Module};
+use crate::nn::{Gpt, KvCache};
 use crate::{Error, Result, Tensor};
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 
@@ -134,8 +134,7 @@ impl Sampler {
             self.cached_from = self.tokens.len() - keep;
         }
         let new = &self.tokens[self.cached_from + self.cache.len()..];
-        let device = gpt.parameters()[0].1.device().clone();
-        let x = Tensor::from_u32(new.to_vec(), &[1, new.len()], &device)?;
+        let x = Tensor::from_u32(new.to_vec(), &[1, new.len()], gpt.device())?;
         gpt.forward_cached(&x, &mut self.cache)
     }
 }
@@ -222,7 +221,7 @@ mod tests {
         fn uncached(gpt: &Gpt, prompt: &[u32], settings: &SampleSettings) -> Vec<u32> {
             let mut rng = SmallRng::seed_from_u64(settings.seed);
             let mut tokens = prompt.to_vec();
-            let device = gpt.parameters()[0].1.device().clone();
+            let device = gpt.device().clone();
             for _ in 0..settings.tokens {
                 let x = Tensor::from_u32(tokens.clone(), &[1, tokens.len()], &device).unwrap();
                 let last =

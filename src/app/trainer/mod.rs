@@ -364,11 +364,7 @@ impl Trainer {
         let checked = session.check().await;
         let train = self.unless_diverged(checked)?;
         // After a model's first steps, its product shapes are timed (src/tune/products.rs).
-        if let Device::Gpu(gpu) = &self.device {
-            if gpu.product_variants().any_noted() {
-                scope::time_products(gpu).await;
-            }
-        }
+        scope::time_products(&self.device).await;
         if self.stale() {
             return Ok(());
         }

@@ -28,10 +28,16 @@ async fn tuned(gpu: &Rc<Gpu>) -> Tuned {
     tuned
 }
 
-/// The product shapes `gpu` planned since the last call timed as each of their variants
+/// The product shapes a GPU `device` planned since the last call timed as each of their variants
 /// (`tune::tune_products`): the page is sent what is new, and the adapter line with what was
 /// timed added to it.
-pub async fn time_products(gpu: &Rc<Gpu>) {
+pub async fn time_products(device: &Device) {
+    let Device::Gpu(gpu) = device else {
+        return;
+    };
+    if !gpu.product_variants().any_noted() {
+        return;
+    }
     let kept = TUNED.with(|t| t.borrow().clone()).unwrap_or_default();
     let (tuned, new) = tune::tune_products_kept(gpu, &kept).await;
     if let Some(text) = new {

@@ -130,11 +130,7 @@ impl Trainer {
         }
         session.check().await.map_err(err)?;
         // Timed as it will train: its product shapes on their fastest variants.
-        if let crate::Device::Gpu(gpu) = session.device() {
-            if gpu.product_variants().any_noted() {
-                super::scope::time_products(gpu).await;
-            }
-        }
+        super::scope::time_products(session.device()).await;
         let (start, mut steps) = (now_ms(), 0);
         while steps == 0 || now_ms() - start < MEASURE_MS {
             for _ in 0..MEASURED_STEPS {

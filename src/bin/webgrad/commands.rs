@@ -5,7 +5,7 @@ use std::io::Write;
 use std::str::FromStr;
 use std::time::Instant;
 use strum::VariantNames;
-use webgrad::data::{digits_from_gzip, gunzip, points, text_from_file, Text, Vocab};
+use webgrad::data::{digits_from_gzip, gunzip, points, text_from_file, Text, Tokens, Vocab};
 use webgrad::nn::{Gpt, GptConfig, Init, Norm, Preset};
 use webgrad::optim::RuleKind;
 use webgrad::train::{
@@ -449,10 +449,19 @@ pub fn sample(a: SampleArgs) -> Result<(), String> {
         .values_for(&params)
         .map_err(|e| format!("{path}: {}", e.reason()))?;
     assign_all(&params, &values).map_err(|e| e.to_string())?;
-    // Written as it comes; a closed stdout (`| head`) only means nobody reads the rest.
+    print_sample(&gpt, vocab, &settings)
+}
+
+/// The prompt and what `gpt` writes after it, on stdout as it comes; a closed stdout (`| head`)
+/// only means nobody reads the rest.
+pub(super) fn print_sample(
+    gpt: &Gpt,
+    tokenizer: &dyn Tokens,
+    settings: &SampleSettings,
+) -> Result<(), String> {
     let mut stdout = std::io::stdout();
     let _ = write!(stdout, "{}", settings.prompt);
-    pollster::block_on(generate(&gpt, vocab, &settings, |t| {
+    pollster::block_on(generate(gpt, tokenizer, settings, |t| {
         let _ = write!(stdout, "{t}");
         let _ = stdout.flush();
     }))

@@ -2,13 +2,10 @@
 //! it (webgrad::train::HfGpt2), its `config.json` read from beside it where there is one, the
 //! text through GPT-2's tokenizer.
 
-use super::commands::device;
-use std::io::Write;
+use super::commands::{device, print_sample};
 use webgrad::data::{Gpt2Tokens, Tokens};
 use webgrad::nn::GptConfig;
-use webgrad::train::{
-    load_hf, sample, Config, Footprint, HfGpt2, ModelConfig, SampleSettings, Task,
-};
+use webgrad::train::{load_hf, Config, Footprint, HfGpt2, ModelConfig, SampleSettings, Task};
 use webgrad::Result;
 
 /// Samples `settings` from the GPT-2 file at `path` (its `bytes`), written as it comes.
@@ -39,15 +36,7 @@ pub fn sample_gpt2(
         tokenizer: &tokenizer,
         vocab: file.config.vocab,
     };
-    let mut stdout = std::io::stdout();
-    let _ = write!(stdout, "{}", settings.prompt);
-    pollster::block_on(sample(&gpt, &within, &settings, |t| {
-        let _ = write!(stdout, "{t}");
-        let _ = stdout.flush();
-    }))
-    .map_err(|e| e.to_string())?;
-    let _ = writeln!(stdout);
-    Ok(())
+    print_sample(&gpt, &within, &settings)
 }
 
 /// The memory of the model alone, as a text run of it with a batch of one would need.

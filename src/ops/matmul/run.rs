@@ -81,7 +81,8 @@ fn chosen_plan(
     };
     let chosen = forced.or_else(|| gpu.product_variants().chosen(&shape));
     let Some(variant) = chosen.filter(|&v| Some(v) != planned.variant()) else {
-        if chosen.is_none() {
+        // The emulated GPUs' kernel has no variants to measure.
+        if chosen.is_none() && !tuning.emulated {
             gpu.product_variants().note(shape);
         }
         return Ok(planned);
