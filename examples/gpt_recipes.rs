@@ -33,7 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Err(USAGE.into());
         }
         let text = Text::from_gzip(SHAKESPEARE)?;
-        let vocab = text.vocab.len();
+        let vocab = text.tokenizer.len();
         let mut config = Config::defaults(Task::Text, None, None, vocab)?;
         config.model = ModelConfig::Gpt(GptConfig {
             vocab,

@@ -189,7 +189,7 @@ fn lora_fine_tunes_a_base_checkpoint_training_only_the_adapters() {
     run(async {
         let gpu = common::gpu().await;
         let text = Text::new(&"to be or not to be, that is the question. ".repeat(40)).unwrap();
-        let base_config = Config::defaults(Task::Text, None, None, text.vocab.len()).unwrap();
+        let base_config = Config::defaults(Task::Text, None, None, text.tokenizer.len()).unwrap();
         let mut base =
             Session::new(base_config.clone(), TaskData::Text(text.clone()), &gpu).unwrap();
         for _ in 0..20 {
@@ -234,7 +234,10 @@ fn lora_fine_tunes_a_base_checkpoint_training_only_the_adapters() {
         // windows as an evaluation of that text; a text of other characters is refused.
         let mut on_text = s.loss_on(&text).await.unwrap();
         assert!((on_text - after).abs() < 1e-5, "{on_text} vs {after}");
-        let other = Text::with_vocab(&"not to be, be not, to be. ".repeat(20), text.vocab.clone());
+        let other = Text::read_with(
+            &"not to be, be not, to be. ".repeat(20),
+            text.tokenizer.clone(),
+        );
         on_text = s.loss_on(&other.unwrap()).await.unwrap();
         assert!(
             on_text.is_finite() && (on_text - after).abs() > 1e-3,

@@ -4,31 +4,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use webgrad::nn::{Gpt, GptConfig, Init, Norm};
-use webgrad::train::{hf_config_json, save_hf};
+use common::gpt2_files::written;
 use webgrad::Device;
-
-/// A one-block GPT of width 64 over `vocab` tokens, written as model.safetensors and
-/// config.json in a folder of its own; the folder.
-fn written(vocab: usize, name: &str) -> std::path::PathBuf {
-    let config = GptConfig {
-        vocab,
-        context: 64,
-        layers: 1,
-        heads: 1,
-        width: 64,
-        dropout: 0.0,
-        norm: Norm::Layernorm,
-        lora: None,
-    };
-    let gpt = Gpt::new(&config, &mut Init::new(5, &Device::Cpu)).unwrap();
-    let dir = std::env::temp_dir().join(format!("webgrad-gpt2-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let bytes = pollster::block_on(save_hf(&gpt)).unwrap();
-    std::fs::write(dir.join("model.safetensors"), bytes).unwrap();
-    std::fs::write(dir.join("config.json"), hf_config_json(&config)).unwrap();
-    dir
-}
 
 #[test]
 fn the_cli_samples_a_gpt2_file_through_gpt2s_tokenizer() {

@@ -42,7 +42,7 @@ fn every_family_trains_under_webgpus_guaranteed_limits_as_on_the_cpu() {
         let digits = TaskData::Labelled(digits_from_gzip(&digits).unwrap());
         let spiral = TaskData::Labelled(points(PointSet::Spiral, 2000, 0.05, 0.2, 0).unwrap());
         let text = Text::new(&"to be or not to be, that is the question. ".repeat(60)).unwrap();
-        let vocab = text.vocab.len();
+        let vocab = text.tokenizer.len();
         let runs = [
             (
                 "spiral MLP",

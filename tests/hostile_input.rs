@@ -190,7 +190,7 @@ fn text_checkpoint() -> Vec<u8> {
     run(async {
         let device = common::gpu().await;
         let text = Text::new(&"to be or not to be, that is the question. ".repeat(200)).unwrap();
-        let vocab = text.vocab.len();
+        let vocab = text.tokenizer.len();
         let config = Config::defaults(Task::Text, None, Some(Preset::Tiny), vocab).unwrap();
         let mut s = Session::new(config, TaskData::Text(text), &device).unwrap();
         s.train_step().unwrap();

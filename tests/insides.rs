@@ -143,7 +143,7 @@ fn insides_on_the_gpu_match_the_cpu_backend() {
 
 fn text_session(device: &Device) -> Session {
     let text = Text::new(&"to be or not to be, that is the question. ".repeat(40)).unwrap();
-    let mut config = Config::defaults(Task::Text, None, None, text.vocab.len()).unwrap();
+    let mut config = Config::defaults(Task::Text, None, None, text.tokenizer.len()).unwrap();
     config.batch = 2;
     Session::new(config, TaskData::Text(text), device).unwrap()
 }
@@ -188,7 +188,14 @@ fn attention_weights_are_causal_and_computed_from_queries_and_keys() {
         ];
         let p = session.read_parameters(&names).await.unwrap();
         let c = p[1].shape[1];
-        let tokens = session.text().unwrap().vocab.encode(prompt).unwrap();
+        let tokens = session
+            .text()
+            .unwrap()
+            .tokenizer
+            .tokens()
+            .unwrap()
+            .encode(prompt)
+            .unwrap();
         let rows: Vec<Vec<f32>> = tokens
             .iter()
             .enumerate()

@@ -18,7 +18,7 @@ fn tiny_gpt_defaults_reach_2_nats_on_shakespeare() {
         ))
         .unwrap();
         let text = Text::from_gzip(&bytes).unwrap();
-        let config = Config::defaults(Task::Text, None, None, text.vocab.len()).unwrap();
+        let config = Config::defaults(Task::Text, None, None, text.tokenizer.len()).unwrap();
         let mut s = Session::new(config.clone(), TaskData::Text(text), &device).unwrap();
         let first = s.evaluate().await.unwrap().loss;
         assert!((first - 65f32.ln()).abs() < 0.3, "starts at {first}");

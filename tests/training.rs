@@ -242,7 +242,7 @@ fn gpt_with_rmsnorm_agrees_across_backends_and_learns() {
 
         // The tiny preset with RMSNorm learns a short text.
         let text = Text::new(&"to be or not to be, that is the question. ".repeat(40)).unwrap();
-        let mut setup = Config::defaults(Task::Text, None, None, text.vocab.len()).unwrap();
+        let mut setup = Config::defaults(Task::Text, None, None, text.tokenizer.len()).unwrap();
         if let ModelConfig::Gpt(g) = &mut setup.model {
             g.norm = Norm::Rmsnorm;
         }
@@ -348,7 +348,7 @@ fn a_text_evaluation_in_parts_of_the_batch_is_the_same_as_in_one() {
             let (device, text) = (device.clone(), text.clone());
             async move {
                 let mut config =
-                    Config::defaults(Task::Text, None, Some(Preset::Tiny), text.vocab.len())
+                    Config::defaults(Task::Text, None, Some(Preset::Tiny), text.tokenizer.len())
                         .unwrap();
                 (config.batch, config.eval_chars) = (batch, 16 * 32 * 6);
                 let mut s = Session::new(config, TaskData::Text(text), &device).unwrap();

@@ -11,7 +11,7 @@ pub use csv::points_from_csv;
 pub use digits::{digits_from_gzip, DIGIT_SIDE};
 pub use ink::digit_from_ink;
 pub use points::{points, PointSet};
-pub use text::{gunzip, spread_windows, text_from_file, windows, Text, Vocab};
+pub use text::{gunzip, spread_windows, text_from_file, windows, Text, Tokenizer, Vocab};
 pub use tokens::{Gpt2Tokens, Tokens, Utf8Stream, GPT2_END_OF_TEXT, GPT2_VOCAB};
 
 use rand::{rngs::SmallRng, seq::SliceRandom, SeedableRng};

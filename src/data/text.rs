@@ -1,5 +1,7 @@
-//! Character-level text: a vocabulary built from the text, and random windows for training.
+//! Text to train a GPT on: a character vocabulary built from the text (or GPT-2's tokens), and
+//! random windows for training.
 
+use super::{Gpt2Tokens, Tokens, GPT2_VOCAB};
 use crate::{Error, Result};
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -46,12 +48,66 @@ impl Vocab {
 /// so that a corpus of plays gives validation windows from every play.
 const VAL_BLOCK: usize = 20_000;
 
+/// How a text becomes tokens: one per character of the model's own vocabulary (the
+/// character GPT), or GPT-2's byte-level BPE (a GPT-2 fine-tuned).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tokenizer {
+    Chars(Vocab),
+    Gpt2,
+}
+
+impl Tokenizer {
+    /// Tokens it has: the rows a model's embedding needs at least.
+    pub fn len(&self) -> usize {
+        match self {
+            Tokenizer::Chars(v) => v.len(),
+            Tokenizer::Gpt2 => GPT2_VOCAB,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether a model with `vocab` rows of embedding reads these tokens: exactly the
+    /// characters, or at least GPT-2's tokens (a GPT-2 whose vocabulary was padded past them).
+    pub fn fits(&self, vocab: usize) -> bool {
+        match self {
+            Tokenizer::Chars(v) => v.len() == vocab,
+            Tokenizer::Gpt2 => vocab >= GPT2_VOCAB,
+        }
+    }
+
+    /// The character vocabulary, where tokens are characters.
+    pub fn chars(&self) -> Option<&Vocab> {
+        match self {
+            Tokenizer::Chars(v) => Some(v),
+            Tokenizer::Gpt2 => None,
+        }
+    }
+
+    /// What encodes and decodes its tokens.
+    pub fn tokens(&self) -> Result<&dyn Tokens> {
+        Ok(match self {
+            Tokenizer::Chars(v) => v,
+            Tokenizer::Gpt2 => Gpt2Tokens::shared()?,
+        })
+    }
+
+    /// The text of `tokens` (bytes that are not UTF-8 as U+FFFD).
+    pub fn decode(&self, tokens: &[u32]) -> Result<String> {
+        let t = self.tokens()?;
+        let bytes: Vec<u8> = tokens.iter().flat_map(|&k| t.token_bytes(k)).collect();
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
 /// A tokenised text split 90/10 into training and validation: every tenth block of
-/// `VAL_BLOCK` characters is held out, so validation reads the whole text rather than its end
+/// `VAL_BLOCK` tokens is held out, so validation reads the whole text rather than its end
 /// alone; a text shorter than ten blocks holds out its last tenth.
 #[derive(Debug, Clone)]
 pub struct Text {
-    pub vocab: Vocab,
+    pub tokenizer: Tokenizer,
     pub train: Vec<u32>,
     pub val: Vec<u32>,
 }
@@ -82,11 +138,49 @@ impl Text {
         Text::encoded(text, vocab)
     }
 
+    /// `text` as GPT-2's tokens (to fine-tune a GPT-2 on it).
+    pub fn gpt2(text: &str) -> Result<Text> {
+        let tokens = Gpt2Tokens::shared()?.encode(text);
+        if tokens.len() < 256 {
+            return Err(Error::Invalid {
+                op: "text",
+                why: format!(
+                    "{} tokens are too few to train on (at least 256; a token is about 4 characters of English)",
+                    tokens.len()
+                ),
+            });
+        }
+        let (train, val) = split(&tokens);
+        Ok(Text {
+            tokenizer: Tokenizer::Gpt2,
+            train,
+            val,
+        })
+    }
+
+    /// `text` read by a model's `tokenizer` (to fine-tune that model on it).
+    pub fn read_with(text: &str, tokenizer: Tokenizer) -> Result<Text> {
+        match tokenizer {
+            Tokenizer::Chars(vocab) => Text::with_vocab(text, vocab),
+            Tokenizer::Gpt2 => Text::gpt2(text),
+        }
+    }
+
+    /// The same text read by `tokenizer`.
+    pub fn retokenized(&self, tokenizer: Tokenizer) -> Result<Text> {
+        let whole = self.tokenizer.decode(&self.train)? + &self.tokenizer.decode(&self.val)?;
+        Text::read_with(&whole, tokenizer)
+    }
+
     /// `text` as tokens of `vocab`, split.
     fn encoded(text: &str, vocab: Vocab) -> Result<Text> {
         let tokens = vocab.encode(text)?;
         let (train, val) = split(&tokens);
-        Ok(Text { vocab, train, val })
+        Ok(Text {
+            tokenizer: Tokenizer::Chars(vocab),
+            train,
+            val,
+        })
     }
 
     /// The built-in Shakespeare from web/data/shakespeare.txt.gz.

@@ -39,7 +39,19 @@ pub const GPT2_END_OF_TEXT: u32 = 50256;
 /// Tokens of GPT-2's vocabulary.
 pub const GPT2_VOCAB: usize = 50257;
 
+/// GPT-2's tokenizer, built once: its 50,257 merges take a moment to read.
+static GPT2: std::sync::OnceLock<Gpt2Tokens> = std::sync::OnceLock::new();
+
 impl Gpt2Tokens {
+    /// The one tokenizer every user of GPT-2's tokens shares.
+    pub fn shared() -> Result<&'static Gpt2Tokens> {
+        if let Some(t) = GPT2.get() {
+            return Ok(t);
+        }
+        let made = Gpt2Tokens::new()?;
+        Ok(GPT2.get_or_init(|| made))
+    }
+
     pub fn new() -> Result<Gpt2Tokens> {
         let bpe = tiktoken_rs::r50k_base().map_err(|e| Error::Invalid {
             op: "tokenizer",

@@ -1,9 +1,12 @@
 //! What LoRA fine-tuning leaves: the adapters alone, as PyTorch's PEFT saves them
 //! (adapter_model.safetensors), and the merged model, W + s·B·A in every adapted projection,
-//! a plain checkpoint that anything loading our checkpoints can use.
+//! a plain checkpoint that anything loading our checkpoints can use. A GPT-2's files take
+//! Hugging Face's names: PEFT's adapters of transformers' GPT-2, and its `model.safetensors`.
 
-use super::checkpoint::serialize;
+use super::checkpoint::{insert_tokenizer, serialize};
+use super::hf_gpt2::{hf_config_json, hf_name, hf_safetensors};
 use super::{Config, ModelConfig, Session};
+use crate::data::Tokenizer;
 use crate::{Error, Result, Tensor};
 use std::collections::HashMap;
 
@@ -28,21 +31,51 @@ impl Session {
             .params
             .iter()
             .filter(|(n, _)| n.ends_with(ADAPTER_A) || n.ends_with(ADAPTER_B))
-            .map(|(n, t)| (format!("{PEFT_PREFIX}{n}"), t.clone()))
+            .map(|(n, t)| (self.peft_name(n), t.clone()))
             .collect();
         let mut meta = HashMap::from([("format".to_string(), "pt".to_string())]);
         meta.insert("adapter_config".into(), peft);
         if let Some(t) = self.text() {
-            let chars = serde_json::to_string(&t.vocab.chars).map_err(|e| bad(e.to_string()))?;
-            meta.insert("vocab".into(), chars);
+            insert_tokenizer(&mut meta, &t.tokenizer)?;
         }
         serialize(named.iter(), meta).await
     }
 
+    /// Whether the session's GPT reads GPT-2's tokens: a GPT-2, whose files take Hugging
+    /// Face's names.
+    pub fn is_gpt2(&self) -> bool {
+        self.text().is_some_and(|t| t.tokenizer == Tokenizer::Gpt2)
+    }
+
+    /// PEFT's name of one of our adapter's matrices.
+    fn peft_name(&self, ours: &str) -> String {
+        match self.is_gpt2() {
+            true => format!("{PEFT_PREFIX}transformer.{}", hf_name(ours).0),
+            false => format!("{PEFT_PREFIX}{ours}"),
+        }
+    }
+
     /// The adapters' settings as PEFT's adapter_config.json holds them, for PEFT to load
-    /// the adapters with (weights stored [out, in] as torch.nn.Linear's: not fan-in-fan-out).
+    /// the adapters with. Our own GPT's projections are torch.nn.Linear's, weights [out, in];
+    /// GPT-2's are transformers' Conv1D, weights [in, out]: "fan in, fan out" to PEFT (its
+    /// lora_A and lora_B are [r, in] and [out, r] either way).
     pub fn peft_config(&self) -> Result<String> {
         let lora = self.config.model.lora().ok_or_else(no_adapters)?;
+        if self.is_gpt2() {
+            let peft = serde_json::json!({
+                "peft_type": "LORA",
+                "task_type": "CAUSAL_LM",
+                "r": lora.rank,
+                "lora_alpha": lora.alpha,
+                "lora_dropout": 0.0,
+                "bias": "none",
+                "fan_in_fan_out": true,
+                "inference_mode": true,
+                "use_rslora": false,
+                "target_modules": ["c_attn", "c_proj", "c_fc"],
+            });
+            return Ok(peft.to_string());
+        }
         let peft = serde_json::json!({
             "peft_type": "LORA",
             "r": lora.rank,
@@ -58,7 +91,8 @@ impl Session {
     }
 
     /// The model with each adapter merged into its weight (W + s·B·A), as a checkpoint of the
-    /// same GPT without LoRA: its config has no adapters and it holds no optimizer state.
+    /// same GPT without LoRA: its config has no adapters and it holds no optimizer state. A
+    /// GPT-2's is Hugging Face's `model.safetensors` (its config.json: `merged_config_json`).
     pub async fn save_merged(&self) -> Result<Vec<u8>> {
         let lora = self.config.model.lora().ok_or_else(no_adapters)?;
         let scale = lora.alpha / lora.rank as f32;
@@ -76,6 +110,9 @@ impl Session {
             };
             merged.push((name.clone(), value));
         }
+        if self.is_gpt2() {
+            return hf_safetensors(&merged).await;
+        }
         let mut config: Config = self.config.clone();
         if let ModelConfig::Gpt(g) = &mut config.model {
             g.lora = None;
@@ -87,6 +124,18 @@ impl Session {
     }
 }
 
-fn bad(why: String) -> Error {
-    Error::Invalid { op: "lora", why }
+impl Session {
+    /// The config.json beside a GPT-2's merged model (None for other models, whose
+    /// checkpoints hold their own settings).
+    pub fn merged_config_json(&self) -> Option<String> {
+        let ModelConfig::Gpt(g) = &self.config.model else {
+            return None;
+        };
+        let plain = crate::nn::GptConfig {
+            lora: None,
+            dropout: 0.0,
+            ..g.clone()
+        };
+        self.is_gpt2().then(|| hf_config_json(&plain))
+    }
 }

@@ -1,9 +1,9 @@
 //! Checkpoints as safetensors: weights under their PyTorch names, optimizer state under
-//! "optimizer.{name}.{slot}", and the config, step and vocabulary in the metadata. Files are
+//! "optimizer.{name}.{slot}", and the config, step and tokenizer in the metadata. Files are
 //! untrusted: everything is checked before anything is changed.
 
 use super::{Config, ModelConfig, Session};
-use crate::data::Vocab;
+use crate::data::{Tokenizer, Vocab};
 use crate::{Error, Result, Tensor};
 use safetensors::{tensor::TensorView, Dtype, SafeTensors};
 use std::collections::HashMap;
@@ -28,7 +28,8 @@ pub struct Checkpoint {
     pub step: u64,
     /// Updates the optimizer has made (its bias corrections depend on it).
     pub optimizer_step: u64,
-    pub vocab: Option<Vocab>,
+    /// A text model's tokens: its characters ("vocab"), or GPT-2's ("tokenizer": "gpt2").
+    pub tokenizer: Option<Tokenizer>,
     pub tensors: NamedTensors,
     /// An optimizer tensor that holds a value that is not finite: the optimizer's state was
     /// left out (the weights are fine to sample; training starts the optimizer afresh).
@@ -72,14 +73,43 @@ fn f32_tensors(st: &SafeTensors) -> Result<(NamedTensors, Option<String>)> {
 /// The names of the optimizer's state begin with this.
 const STATE_PREFIX: &str = "optimizer.";
 
-/// A text model's vocabulary must come with it, one character per row of its embedding, in
-/// the sorted order that encoding relies on.
-fn check_vocab(config: &Config, vocab: Option<&Vocab>) -> Result<()> {
+/// The metadata's name of GPT-2's tokenizer.
+const GPT2_TOKENIZER: &str = "gpt2";
+
+/// A text model's tokens from the metadata: a vocabulary of characters, or GPT-2's tokenizer.
+fn tokenizer_in(meta: &HashMap<String, String>) -> Result<Option<Tokenizer>> {
+    if let Some(name) = meta.get("tokenizer") {
+        return match name.as_str() {
+            GPT2_TOKENIZER => Ok(Some(Tokenizer::Gpt2)),
+            other => Err(bad(format!(
+                "its tokenizer {other:?} is not one webgrad knows"
+            ))),
+        };
+    }
+    let Some(chars) = meta.get("vocab") else {
+        return Ok(None);
+    };
+    let chars =
+        serde_json::from_str(chars).map_err(|e| bad(format!("unreadable vocabulary: {e}")))?;
+    Ok(Some(Tokenizer::Chars(Vocab { chars })))
+}
+
+/// A text model's tokenizer must come with it: GPT-2's for a model with at least its tokens,
+/// or one character per row of its embedding, in the sorted order that encoding relies on.
+fn check_vocab(config: &Config, tokenizer: Option<&Tokenizer>) -> Result<()> {
     let ModelConfig::Gpt(g) = &config.model else {
         return Ok(());
     };
-    let Some(v) = vocab else {
-        return Err(bad("it holds a text model but no vocabulary"));
+    let v = match tokenizer {
+        None => return Err(bad("it holds a text model but no vocabulary")),
+        Some(Tokenizer::Gpt2) if !Tokenizer::Gpt2.fits(g.vocab) => {
+            return Err(bad(format!(
+                "it reads GPT-2's tokens, but its model has {} rows of embedding",
+                g.vocab
+            )))
+        }
+        Some(Tokenizer::Gpt2) => return Ok(()),
+        Some(Tokenizer::Chars(v)) => v,
     };
     if v.chars.len() != g.vocab {
         return Err(bad(format!(
@@ -132,15 +162,9 @@ impl Checkpoint {
             Some(s) => s.parse().map_err(|_| bad("unreadable optimizer step"))?,
             None => step,
         };
-        let vocab = match meta.get("vocab") {
-            Some(v) => Some(Vocab {
-                chars: serde_json::from_str(v)
-                    .map_err(|e| bad(format!("unreadable vocabulary: {e}")))?,
-            }),
-            None => None,
-        };
+        let tokenizer = tokenizer_in(&meta)?;
         let (tensors, broken_state) = f32_tensors(&st)?;
-        check_vocab(&config, vocab.as_ref())?;
+        check_vocab(&config, tokenizer.as_ref())?;
         // Bias corrections use the step as an i32 power: refuse what no run reaches.
         if step > MAX_STEP || optimizer_step > MAX_STEP {
             return Err(bad(format!("its step count is beyond {MAX_STEP}")));
@@ -149,7 +173,7 @@ impl Checkpoint {
             config,
             step,
             optimizer_step,
-            vocab,
+            tokenizer,
             tensors,
             broken_state,
         })
@@ -226,10 +250,7 @@ impl Session {
         meta.insert("step".to_string(), self.step.to_string());
         meta.insert("optimizer_step".to_string(), optimizer_step.to_string());
         if let Some(t) = self.text() {
-            meta.insert(
-                "vocab".to_string(),
-                serde_json::to_string(&t.vocab.chars).map_err(|e| bad(e.to_string()))?,
-            );
+            insert_tokenizer(&mut meta, &t.tokenizer)?;
         }
         Ok(meta)
     }
@@ -290,8 +311,8 @@ impl Session {
 impl Session {
     /// Refuses a text model's checkpoint whose vocabulary is not this session's.
     fn same_text(&self, ck: &Checkpoint) -> Result<()> {
-        match (&ck.vocab, self.text()) {
-            (Some(v), Some(t)) if *v != t.vocab => {
+        match (&ck.tokenizer, self.text()) {
+            (Some(v), Some(t)) if *v != t.tokenizer => {
                 Err(bad("it was trained on a text with other characters"))
             }
             _ => Ok(()),
@@ -311,8 +332,25 @@ impl Session {
     /// have (a new session's: B zero, so the model starts as the base), the optimizer starts
     /// afresh, at step 0.
     fn load_base(&mut self, ck: &Checkpoint) -> Result<()> {
-        let base = ck.values_for(&self.frozen)?;
         self.same_text(ck)?;
+        self.set_base(&ck.tensors)
+    }
+
+    /// A GPT-2 file's weights as the frozen base under this session's adapters, as a
+    /// checkpoint's are (`load_base`); the session must read its text as GPT-2's tokens.
+    pub fn load_gpt2_base(&mut self, file: &super::HfGpt2) -> Result<()> {
+        if !self.is_gpt2() || self.config.model.lora().is_none() {
+            return Err(bad(
+                "a GPT-2 file is the base of a LoRA run on GPT-2's tokens (set a LoRA rank)",
+            ));
+        }
+        self.set_base(&file.tensors)
+    }
+
+    /// `tensors` as the frozen base, every one checked before any is assigned; the optimizer
+    /// starts afresh at step 0.
+    fn set_base(&mut self, tensors: &NamedTensors) -> Result<()> {
+        let base = values_in(tensors, &self.frozen)?;
         assign_all(&self.frozen, &base)?;
         self.restart_optimizer()?;
         self.good.take()?;
@@ -321,6 +359,21 @@ impl Session {
         self.last_loss = None;
         Ok(())
     }
+}
+
+/// A text model's tokenizer in a file's metadata, as `tokenizer_in` reads it.
+pub(super) fn insert_tokenizer(
+    meta: &mut HashMap<String, String>,
+    tokenizer: &Tokenizer,
+) -> Result<()> {
+    match tokenizer {
+        Tokenizer::Gpt2 => meta.insert("tokenizer".into(), GPT2_TOKENIZER.into()),
+        Tokenizer::Chars(v) => {
+            let chars = serde_json::to_string(&v.chars).map_err(|e| bad(e.to_string()))?;
+            meta.insert("vocab".into(), chars)
+        }
+    };
+    Ok(())
 }
 
 /// Named tensors read back and written as a safetensors file with `meta`.

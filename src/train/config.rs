@@ -49,6 +49,10 @@ pub struct Config {
     /// the default; see `Session::evaluate`). The page evaluates fewer, more often.
     #[serde(default = "default_eval_chars")]
     pub eval_chars: usize,
+    /// Tokens in each training and evaluation window of a GPT, at most its context (None: the
+    /// whole context). GPT-2 fine-tunes on windows far shorter than its 1,024 positions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<usize>,
     /// Noise of the 2-D sets.
     pub noise: f64,
 }
@@ -203,6 +207,7 @@ impl Config {
             seed: 0,
             eval_every: 100,
             eval_chars: EVAL_CHARS,
+            window: None,
             noise: 0.05,
         })
     }
@@ -213,8 +218,25 @@ impl Config {
         self.optimizer.schedule = self.optimizer.schedule.ending_at(steps);
     }
 
+    /// Tokens per window of a GPT's text (the window set, else its context); None for the
+    /// other models.
+    pub fn text_window(&self) -> Option<usize> {
+        match &self.model {
+            ModelConfig::Gpt(g) => Some(self.window.unwrap_or(g.context)),
+            _ => None,
+        }
+    }
+
     /// Checks everything a user can set, with a sentence for the first problem.
     pub fn check(&self) -> Result<()> {
+        if let (Some(w), ModelConfig::Gpt(g)) = (self.window, &self.model) {
+            if w == 0 || w > g.context {
+                return Err(invalid(format!(
+                    "a training window of {w} tokens does not fit the model's context of {} (1 to {0})",
+                    g.context
+                )));
+            }
+        }
         if self.batch == 0 {
             return Err(invalid("the batch size must be at least 1".into()));
         }

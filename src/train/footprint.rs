@@ -157,13 +157,14 @@ fn cnn(c: &CnnConfig, batch: usize) -> Footprint {
     }
 }
 
-fn gpt(c: &GptConfig, batch: usize) -> Footprint {
+/// A GPT of `c` trained on `batch` windows of `window` tokens.
+fn gpt(c: &GptConfig, batch: usize, window: usize) -> Footprint {
     let w = c.width;
     let block = mul(&[12, w, w]).saturating_add(mul(&[13, w]));
     let parameters = mul(&[c.vocab.saturating_add(c.context), w])
         .saturating_add(block.saturating_mul(c.layers as u64))
         .saturating_add(mul(&[2, w]));
-    let tokens = mul(&[batch, c.context]);
+    let tokens = mul(&[batch, window]);
     let per_token = mul(&[GPT_FLOATS_PER_TOKEN_PER_WIDTH as usize, c.layers, w])
         .saturating_add(mul(&[3, c.vocab]))
         .saturating_add(mul(&[4, w]));
@@ -172,7 +173,7 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
         frozen: 0,
         activations: tokens
             .saturating_mul(per_token)
-            .saturating_add(attention_scores(c, batch))
+            .saturating_add(attention_scores(c, batch, window))
             .saturating_add(padded_output_layer(c)),
         parts: vec![
             part("an MLP weight (4·width × width)", mul(&[4, w, w]), "width"),
@@ -183,12 +184,12 @@ fn gpt(c: &GptConfig, batch: usize) -> Footprint {
             ),
             part(
                 "the logits of a batch (batch × context × vocabulary)",
-                mul(&[batch, c.context, c.vocab]),
+                mul(&[batch, window, c.vocab]),
                 "batch or context".to_string() + &or_the_text(c.vocab),
             ),
             part(
                 "the MLP's activations (batch × context × 4·width)",
-                mul(&[batch, c.context, 4, w]),
+                mul(&[batch, window, 4, w]),
                 "batch, context or width",
             ),
         ],
@@ -221,8 +222,8 @@ fn padded_output_layer(c: &GptConfig) -> u64 {
 /// Floats of attention probabilities a step keeps where long contexts go through the T×T
 /// scores (src/ops/attention/scores.rs): batch × heads × context² per layer, and two more
 /// layers' worth for the scores and their gradients while one is in flight.
-fn attention_scores(c: &GptConfig, batch: usize) -> u64 {
-    match crate::ops::scores_bytes(batch, c.heads, c.context) {
+fn attention_scores(c: &GptConfig, batch: usize, window: usize) -> u64 {
+    match crate::ops::scores_bytes(batch, c.heads, window) {
         Some(bytes) => (bytes / 4).saturating_mul(c.layers as u64 + 2),
         None => 0,
     }
@@ -264,7 +265,10 @@ impl Footprint {
         match &config.model {
             ModelConfig::Mlp(c) => mlp(c, config.batch),
             ModelConfig::Cnn(c) => cnn(c, config.batch),
-            ModelConfig::Gpt(c) => adapted(gpt(c, config.batch), c),
+            ModelConfig::Gpt(c) => {
+                let window = config.window.unwrap_or(c.context);
+                adapted(gpt(c, config.batch, window), c)
+            }
         }
     }
 

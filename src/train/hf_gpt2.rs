@@ -265,8 +265,9 @@ fn transposed(values: &[f32], rows: usize, cols: usize) -> Vec<f32> {
     out
 }
 
-/// Hugging Face's name of one of our parameters, and whether its weight is stored transposed.
-fn hf_name(ours: &str) -> (String, bool) {
+/// Hugging Face's name of one of our parameters (or of a LoRA adapter's matrix: PEFT's names
+/// under Hugging Face's), and whether its weight is stored transposed.
+pub(super) fn hf_name(ours: &str) -> (String, bool) {
     let renamed = match ours {
         "tok_emb.weight" => return ("wte.weight".into(), false),
         "pos_emb.weight" => return ("wpe.weight".into(), false),
@@ -296,9 +297,14 @@ pub async fn save_hf(gpt: &Gpt) -> Result<Vec<u8>> {
             "only a GPT with LayerNorm and no adapters is a GPT-2 (merge the adapters first)",
         ));
     }
+    hf_safetensors(&gpt.parameters()).await
+}
+
+/// A GPT-2's weights under our names as Hugging Face's `model.safetensors`, F32.
+pub(super) async fn hf_safetensors(named: &[(String, crate::Tensor)]) -> Result<Vec<u8>> {
     let mut data = Vec::new();
-    for (name, t) in gpt.parameters() {
-        let (hf, transpose) = hf_name(&name);
+    for (name, t) in named {
+        let (hf, transpose) = hf_name(name);
         let mut shape = t.shape().to_vec();
         let mut values = t.to_vec().await?;
         if transpose {

@@ -35,7 +35,7 @@ impl Session {
         let Learner::Text { model, data } = &self.learner else {
             return Err(not_for("only a GPT has attention")());
         };
-        let mut tokens = data.vocab.encode(prompt)?;
+        let mut tokens = data.tokenizer.tokens()?.encode(prompt)?;
         if tokens.is_empty() {
             return Err(Error::Invalid {
                 op: "attention",

@@ -66,7 +66,9 @@ enum Learner {
 
 impl Learner {
     /// Builds the model of `config` for `data`, after checking they fit each other.
-    fn new(config: &ModelConfig, data: TaskData, init: &mut Init) -> Result<Learner> {
+    fn new(config: &Config, data: TaskData, init: &mut Init) -> Result<Learner> {
+        let window = config.text_window().unwrap_or(0);
+        let config = &config.model;
         let misfit = || Error::Invalid {
             op: "settings",
             why: "the model does not fit the task's data".into(),
@@ -87,13 +89,13 @@ impl Learner {
                 d,
             ),
             (ModelConfig::Gpt(c), TaskData::Text(t)) => {
-                if t.val.len() <= c.context || t.train.len() <= c.context {
+                if t.val.len() <= window || t.train.len() <= window {
                     return Err(Error::Invalid {
                         op: "settings",
-                        why: format!("the text is too short for a context of {}", c.context),
+                        why: format!("the text is too short for a context of {window}"),
                     });
                 }
-                if c.vocab != t.vocab.len() {
+                if !t.tokenizer.fits(c.vocab) {
                     return Err(misfit());
                 }
                 let model = Gpt::new(c, init)?;
@@ -212,7 +214,7 @@ impl Session {
         }
         Footprint::of(&config).check(device)?;
         let mut init = Init::new(config.seed, device);
-        let learner = Learner::new(&config.model, data, &mut init)?;
+        let learner = Learner::new(&config, data, &mut init)?;
         let batches = Batches::new(examples, config.seed);
         let (params, frozen): (Vec<_>, Vec<_>) = learner
             .model()
@@ -282,7 +284,9 @@ impl Session {
     /// Tokens (text) or examples per step.
     pub fn items_per_step(&self) -> usize {
         match &self.learner {
-            Learner::Text { model, .. } => self.config.batch * model.config.context,
+            Learner::Text { model, .. } => {
+                self.config.batch * self.config.window.unwrap_or(model.config.context)
+            }
             Learner::Classifier { .. } => self.config.batch,
         }
     }
@@ -299,7 +303,7 @@ impl Session {
                 ))
             }
             Learner::Text { model, data } => {
-                let context = model.config.context;
+                let context = self.config.window.unwrap_or(model.config.context);
                 let (x, y) = windows(&data.train, b, context, self.config.seed, self.step);
                 Ok((
                     Tensor::from_u32(x, &[b, context], &self.device)?,
@@ -423,8 +427,10 @@ impl Session {
     /// Mean loss over the same validation windows every time, so that evaluations compare,
     /// with its standard error from the spread of the batch means (each batch spans the split).
     async fn measure_text(&self, model: &Gpt, t: &Text) -> Result<Eval> {
-        let context = model.config.context;
-        let rows = (self.config.eval_chars / (EVAL_BATCHES * context)).max(1);
+        let context = self.config.window.unwrap_or(model.config.context);
+        // No more tokens than the split holds: a short text's windows would only repeat.
+        let predicted = self.config.eval_chars.min(t.val.len());
+        let rows = (predicted / (EVAL_BATCHES * context)).max(1);
         let mut losses = Vec::with_capacity(EVAL_BATCHES);
         // An evaluation batch goes through in parts of at most the training batch: its logits
         // (rows × context × vocabulary) then fit wherever training's do.
@@ -465,10 +471,10 @@ impl Session {
                 why: "only a GPT reads text".into(),
             });
         };
-        if data.vocab != text.vocab {
+        if data.tokenizer != text.tokenizer {
             return Err(Error::Invalid {
                 op: "evaluate",
-                why: "the text has other characters than the model's".into(),
+                why: "the text has other tokens than the model's".into(),
             });
         }
         Ok(self.measure_text(model, text).await?.loss)

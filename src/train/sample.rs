@@ -3,7 +3,7 @@
 //! model's context, the cache starts again from the last half of it.
 
 use super::{Learner, Session};
-use crate::data::{Tokens, Utf8Stream, Vocab};
+use crate::data::{Tokens, Utf8Stream};
 use crate::nn::{Gpt, KvCache};
 use crate::{Error, Result, Tensor};
 use rand::{rngs::SmallRng, Rng, SeedableRng};
@@ -188,9 +188,9 @@ impl Session {
         sampler.next(model, vocab).await.map(Some)
     }
 
-    fn gpt(&self) -> Result<(&Gpt, &Vocab)> {
+    fn gpt(&self) -> Result<(&Gpt, &dyn Tokens)> {
         match &self.learner {
-            Learner::Text { model, data } => Ok((model, &data.vocab)),
+            Learner::Text { model, data } => Ok((model, data.tokenizer.tokens()?)),
             Learner::Classifier { .. } => Err(Error::Invalid {
                 op: "sample",
                 why: "only a GPT on text can generate text".into(),
@@ -207,6 +207,7 @@ mod tests {
     #[cfg(not(target_arch = "wasm32"))]
     mod with_a_model {
         use super::*;
+        use crate::data::Vocab;
         use crate::nn::{GptConfig, Init, Model, Preset};
         use crate::Device;
 

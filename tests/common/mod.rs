@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod cases;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod gpt2_files;
 pub mod launches;
 pub mod linear;
 pub mod optimizer;

@@ -27,7 +27,7 @@ pub fn seed_sessions() -> Vec<Session> {
         webgrad::data::points(webgrad::data::PointSet::Xor, 64, 0.05, 0.2, 0).expect("points");
     let text = Text::new(&SEED_TEXT.repeat(8)).expect("seed text");
     let mut gpt =
-        Config::defaults(Task::Text, None, Some(Preset::Tiny), text.vocab.len()).expect("gpt");
+        Config::defaults(Task::Text, None, Some(Preset::Tiny), text.tokenizer.len()).expect("gpt");
     if let ModelConfig::Gpt(g) = &mut gpt.model {
         (g.layers, g.width, g.heads, g.context) = (1, 8, 2, 8);
     }

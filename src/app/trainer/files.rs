@@ -3,7 +3,7 @@
 
 use super::{built, Trainer, PAGE_EVAL_CHARS};
 use crate::app::protocol::{Bytes, Report, Saving};
-use crate::data::{Text, Vocab};
+use crate::data::{Text, Tokenizer};
 use crate::train::{Checkpoint, ModelConfig, Session, TaskData};
 
 impl Trainer {
@@ -91,8 +91,8 @@ impl Trainer {
     async fn adopt(&mut self, ck: Checkpoint, bytes: &[u8]) -> Result<(), String> {
         let mut config = ck.config.clone();
         let data = self.data(config.task, config.noise, config.seed).await?;
-        let data = match (data, ck.vocab) {
-            (TaskData::Text(text), Some(vocab)) => TaskData::Text(in_vocab(&text, vocab)?),
+        let data = match (data, ck.tokenizer) {
+            (TaskData::Text(text), Some(t)) => TaskData::Text(in_vocab(&text, t)?),
             (data, _) => data,
         };
         config.eval_every = self.session.as_ref().map_or(25, |s| s.config.eval_every);
@@ -115,9 +115,8 @@ impl Trainer {
 
 /// A text encoded with a checkpoint's vocabulary: the text the page trains on (Shakespeare, or
 /// the user's own), which must use only characters the checkpoint's model knows.
-fn in_vocab(text: &Text, vocab: Vocab) -> Result<Text, String> {
-    let chars = text.vocab.decode(&text.train) + &text.vocab.decode(&text.val);
-    Text::with_vocab(&chars, vocab).map_err(|e| {
+fn in_vocab(text: &Text, tokenizer: Tokenizer) -> Result<Text, String> {
+    text.retokenized(tokenizer).map_err(|e| {
         format!(
             "its model was trained on another text ({}). Train a model from scratch on that text first, then load the file.",
             e.sentence().trim_end_matches('.')

@@ -88,7 +88,7 @@ impl Trainer {
     /// weights loaded under them, on the device the session trains on; and what it writes
     /// before its first step (the base's sample, since the adapters start at zero).
     async fn adapted(&self, base: &Base, ask: &FineTune) -> Result<(Session, String), String> {
-        let text = Text::with_vocab(&ask.text, base.text.vocab.clone()).map_err(|e| {
+        let text = Text::read_with(&ask.text, base.text.tokenizer.clone()).map_err(|e| {
             self.report(Report::Marks(vec![(
                 "user-text".into(),
                 Some(e.sentence()),

@@ -86,7 +86,7 @@ impl Trainer {
         let seed = form.value("seed").parse().unwrap_or(0);
         let data = self.data(task, noise, seed).await?;
         let (vocab, examples) = match &data {
-            TaskData::Text(t) => (t.vocab.len(), t.train.len()),
+            TaskData::Text(t) => (t.tokenizer.len(), t.train.len()),
             TaskData::Labelled(d) => (0, d.train.len()),
         };
         let Some(mut config) = self.read_settings(task, vocab, examples) else {

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::str::FromStr;
 use std::time::Instant;
 use strum::VariantNames;
-use webgrad::data::{digits_from_gzip, gunzip, points, text_from_file, Text, Tokens, Vocab};
+use webgrad::data::{digits_from_gzip, points, text_from_file, Text, Tokens};
 use webgrad::nn::{Gpt, GptConfig, Init, Norm, Preset};
 use webgrad::optim::RuleKind;
 use webgrad::train::{
@@ -15,7 +15,7 @@ use webgrad::train::{
 use webgrad::tune::How;
 use webgrad::{Device, Gpu};
 
-use super::destination::Destination;
+use super::lora::{adapt_config, lora_base, text_for, Gpt2Flags, LoraFiles};
 use super::saves::{Failure, Saves};
 
 /// Parses a flag as one of a settings enum's names, which --help lists.
@@ -88,8 +88,10 @@ pub struct TrainArgs {
     #[arg(long, value_name = "N", hide = true)]
     lose_device_at: Option<u64>,
     /// LoRA: adapters of rank R on the GPT's attention and MLP projections, and only they train
-    /// (text only). With --load, the checkpoint's GPT is the frozen base they adapt: its sizes
-    /// are the model's, and the text (--text, or the built-in one) is read with its vocabulary.
+    /// (text only). With --load, the checkpoint's GPT (or a GPT-2 as Hugging Face publishes it,
+    /// model.safetensors with its config.json beside it) is the frozen base they adapt: its
+    /// sizes are the model's, and the text (--text, or the built-in one) is read with its
+    /// tokenizer. GPT-2 defaults to --window 256 --batch 8 --lr 3e-4 --steps 1200.
     #[arg(long, value_name = "R")]
     lora_rank: Option<usize>,
     /// LoRA's alpha: the adapters' update is scaled by alpha / rank (default: the rank).
@@ -100,13 +102,18 @@ pub struct TrainArgs {
     #[arg(long, value_name = "FILE", requires = "lora_rank")]
     save_adapters: Option<String>,
     /// With --lora-rank: at the end, write the model with the adapters merged into its
-    /// weights here, a checkpoint of the plain GPT.
+    /// weights here, a checkpoint of the plain GPT (for GPT-2, Hugging Face's model.safetensors,
+    /// and its config.json beside it).
     #[arg(long, value_name = "FILE", requires = "lora_rank")]
     save_merged: Option<String>,
     /// Start from a checkpoint of the same task and model (or, with --lora-rank, of the model
     /// to fine-tune).
     #[arg(long, value_name = "FILE")]
     load: Option<String>,
+    /// Tokens in each training window of the GPT (text only; default: its context, 256 for
+    /// GPT-2, whose context is 1,024).
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = whole::<usize>)]
+    window: Option<usize>,
     /// Evaluate on the validation split every N steps (default: the task's).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole::<u64>)]
     eval_every: Option<u64>,
@@ -142,7 +149,7 @@ pub struct SampleArgs {
 }
 
 const DIGITS: &[u8] = include_bytes!("../../../web/data/digits.bin.gz");
-const SHAKESPEARE: &[u8] = include_bytes!("../../../web/data/shakespeare.txt.gz");
+pub(super) const SHAKESPEARE: &[u8] = include_bytes!("../../../web/data/shakespeare.txt.gz");
 
 /// The GPU, tuned (src/tune/): what is measured the first time on an adapter is said once.
 pub(super) fn device() -> Result<Device, String> {
@@ -201,36 +208,6 @@ fn task_data(
     }
 }
 
-/// The path of the adapter_config.json beside an adapter file.
-fn peft_config_beside(adapters: &str) -> String {
-    let path = std::path::Path::new(adapters).with_file_name("adapter_config.json");
-    path.to_string_lossy().into_owned()
-}
-
-/// The GPT a LoRA run adapts, from a checkpoint: its sizes and its vocabulary.
-fn lora_base(path: &str) -> Result<(GptConfig, Vocab), String> {
-    let ck = Checkpoint::parse(&read(path)?).map_err(|e| format!("{path}: {}", e.reason()))?;
-    match (ck.config.model, ck.vocab) {
-        (ModelConfig::Gpt(g), Some(v)) if g.lora.is_none() => Ok((g, v)),
-        (ModelConfig::Gpt(_), Some(_)) => Err(format!(
-            "{path} already holds LoRA adapters; fine-tune its merged model (--save-merged) instead"
-        )),
-        _ => Err(format!("{path} holds no text GPT to fine-tune with LoRA")),
-    }
-}
-
-/// A text file, or the built-in text, read with a model's vocabulary.
-fn text_for(path: Option<&str>, vocab: Vocab) -> Result<Text, String> {
-    match path {
-        Some(path) => text_from_file(&read(path)?)
-            .and_then(|s| Text::with_vocab(&s, vocab))
-            .map_err(|e| format!("{path}: {}", e.reason())),
-        None => gunzip(SHAKESPEARE)
-            .and_then(|s| Text::with_vocab(&s, vocab))
-            .map_err(|e| e.to_string()),
-    }
-}
-
 /// The GPT of `config`, for the flag `--flag`; refused for a task that trains none.
 fn gpt_for<'a>(config: &'a mut Config, flag: &str) -> Result<&'a mut GptConfig, String> {
     let task = config.task;
@@ -268,6 +245,10 @@ fn config(a: &TrainArgs, vocab: usize) -> Result<Config, String> {
     if let Some(norm) = a.norm {
         gpt_for(&mut config, "norm")?.norm = norm;
     }
+    if let Some(window) = a.window {
+        gpt_for(&mut config, "window")?;
+        config.window = Some(window);
+    }
     if let Some(rank) = a.lora_rank {
         let alpha = a.lora_alpha.unwrap_or(rank as f32);
         gpt_for(&mut config, "lora-rank")?.lora = Some(webgrad::nn::LoraConfig { rank, alpha });
@@ -302,43 +283,43 @@ fn report(
 
 pub fn train(a: TrainArgs) -> Result<(), String> {
     let mut saves = Saves::check(a.save.as_deref(), a.save_last.as_deref())?;
-    let check = |p: &Option<String>| p.as_deref().map(Destination::check).transpose();
-    let (adapters_to, merged_to) = (check(&a.save_adapters)?, check(&a.save_merged)?);
-    // PEFT reads an adapter with its adapter_config.json beside it, in the same folder.
-    let peft_config_to = check(&a.save_adapters.as_deref().map(peft_config_beside))?;
     // LoRA on a loaded GPT: the file decides the model's sizes, and the text is read with its
-    // vocabulary (fine-tuning on another text needs no new characters).
+    // tokenizer (fine-tuning on another text needs no new characters).
     let base = match (a.lora_rank, &a.load) {
         (Some(_), Some(path)) => Some(lora_base(path)?),
         _ => None,
     };
+    let gpt2 = base.as_ref().is_some_and(|b| b.gpt2.is_some());
+    let files = LoraFiles::check(a.save_adapters.as_deref(), a.save_merged.as_deref(), gpt2)?;
     let data = match &base {
-        Some((_, vocab)) => TaskData::Text(text_for(a.text.as_deref(), vocab.clone())?),
+        Some(b) => TaskData::Text(text_for(a.text.as_deref(), b.tokenizer.clone())?),
         None => task_data(a.task, a.text.as_deref(), 0.05, a.seed)?,
     };
     let vocab = if let TaskData::Text(t) = &data {
-        t.vocab.len()
+        t.tokenizer.len()
     } else {
         0
     };
     let mut config = config(&a, vocab)?;
-    if let (Some((sizes, _)), ModelConfig::Gpt(gpt)) = (&base, &mut config.model) {
-        *gpt = GptConfig {
-            dropout: a.dropout.unwrap_or(sizes.dropout),
-            lora: gpt.lora,
-            ..sizes.clone()
+    if let Some(base) = &base {
+        let flags = Gpt2Flags {
+            window: a.window,
+            batch: a.batch,
+            lr: a.lr,
+            steps: a.steps,
         };
+        adapt_config(&mut config, base, a.dropout, flags);
     }
+    // Before the GPU is opened: a setting's mistake is said alone.
+    config.check().map_err(|e| e.to_string())?;
     let device = device()?;
     let mut session = Session::new(config, data, &device).map_err(|e| e.to_string())?;
-    if let Some(path) = &a.load {
-        let ck = Checkpoint::parse(&read(path)?).map_err(|e| format!("{path}: {}", e.reason()))?;
-        session
-            .load_parsed(&ck)
-            .map_err(|e| format!("{path}: {}", e.reason()))?;
-        if let Some(note) = ck.state_note() {
-            eprintln!("note: {path}: {note}");
-        }
+    match (base.as_ref().and_then(|b| b.gpt2.as_ref()), &a.load) {
+        (Some(file), Some(path)) => session
+            .load_gpt2_base(file)
+            .map_err(|e| format!("{path}: {}", e.reason()))?,
+        (_, Some(path)) => load(&mut session, path)?,
+        _ => {}
     }
     let mut keeper = BestKeeper::new(a.patience);
     let stops = Stops {
@@ -354,17 +335,45 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
     saves
         .at_end(&session)
         .map_err(|f| saves.explain(&session, f))?;
-    if let Some(to) = adapters_to {
-        to.write(&pollster::block_on(session.save_adapters()).map_err(|e| e.to_string())?)?;
-    }
-    if let Some(to) = peft_config_to {
-        to.write(session.peft_config().map_err(|e| e.to_string())?.as_bytes())?;
-    }
-    if let Some(to) = merged_to {
-        to.write(&pollster::block_on(session.save_merged()).map_err(|e| e.to_string())?)?;
-    }
+    write_lora_files(&session, files)?;
     if let Some((loss, step)) = keeper.best() {
         eprintln!("best validation loss {loss:.4} at step {step}");
+    }
+    Ok(())
+}
+
+/// Loads the checkpoint at `path` into `session` (a GPT-2 file only as a LoRA run's base).
+fn load(session: &mut Session, path: &str) -> Result<(), String> {
+    let bytes = read(path)?;
+    if is_hf_gpt2(&bytes) {
+        return Err(format!(
+            "{path} is a GPT-2, which fine-tunes with LoRA here: add --lora-rank 8"
+        ));
+    }
+    let ck = Checkpoint::parse(&bytes).map_err(|e| format!("{path}: {}", e.reason()))?;
+    session
+        .load_parsed(&ck)
+        .map_err(|e| format!("{path}: {}", e.reason()))?;
+    if let Some(note) = ck.state_note() {
+        eprintln!("note: {path}: {note}");
+    }
+    Ok(())
+}
+
+/// The adapters, PEFT's config and the merged model (with a GPT-2's config.json), where asked.
+fn write_lora_files(session: &Session, files: LoraFiles) -> Result<(), String> {
+    let e = |e: webgrad::Error| e.to_string();
+    if let Some(to) = files.adapters {
+        to.write(&pollster::block_on(session.save_adapters()).map_err(e)?)?;
+    }
+    if let Some(to) = files.peft_config {
+        to.write(session.peft_config().map_err(e)?.as_bytes())?;
+    }
+    if let Some(to) = files.merged {
+        to.write(&pollster::block_on(session.save_merged()).map_err(e)?)?;
+    }
+    if let (Some(to), Some(json)) = (files.merged_config, session.merged_config_json()) {
+        to.write(json.as_bytes())?;
     }
     Ok(())
 }
@@ -435,7 +444,7 @@ pub fn sample(a: SampleArgs) -> Result<(), String> {
         return super::gpt2::sample_gpt2(path, &bytes, settings);
     }
     let ck = Checkpoint::parse(&bytes).map_err(|e| format!("{path}: {}", e.reason()))?;
-    let (ModelConfig::Gpt(config), Some(vocab)) = (&ck.config.model, &ck.vocab) else {
+    let (ModelConfig::Gpt(config), Some(tokenizer)) = (&ck.config.model, &ck.tokenizer) else {
         return Err(format!("{path} holds no text model to sample from"));
     };
     let device = device()?;
@@ -449,7 +458,11 @@ pub fn sample(a: SampleArgs) -> Result<(), String> {
         .values_for(&params)
         .map_err(|e| format!("{path}: {}", e.reason()))?;
     assign_all(&params, &values).map_err(|e| e.to_string())?;
-    print_sample(&gpt, vocab, &settings)
+    print_sample(
+        &gpt,
+        tokenizer.tokens().map_err(|e| e.to_string())?,
+        &settings,
+    )
 }
 
 /// The prompt and what `gpt` writes after it, on stdout as it comes; a closed stdout (`| head`)

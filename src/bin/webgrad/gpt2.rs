@@ -14,16 +14,13 @@ pub fn sample_gpt2(
     bytes: &[u8],
     settings: SampleSettings,
 ) -> std::result::Result<(), String> {
-    let beside = std::path::Path::new(path).with_file_name("config.json");
-    let config_json = std::fs::read_to_string(&beside).ok();
-    let file = HfGpt2::parse(bytes, config_json.as_deref())
-        .map_err(|e| format!("{path}: {}", e.reason()))?;
+    let file = parse_beside(path, bytes)?;
     let device = device()?;
     // Check the whole model's size before building any of it.
     footprint(&file.config)
         .and_then(|f| f.check(&device))
         .map_err(|e| format!("{path}: {}", e.reason()))?;
-    let tokenizer = Gpt2Tokens::new().map_err(|e| e.to_string())?;
+    let tokenizer = Gpt2Tokens::shared().map_err(|e| e.to_string())?;
     let prompt = tokenizer.encode(&settings.prompt);
     if let Some(t) = prompt.iter().find(|&&t| t as usize >= file.config.vocab) {
         return Err(format!(
@@ -33,10 +30,16 @@ pub fn sample_gpt2(
     }
     let gpt = load_hf(&file, &device).map_err(|e| format!("{path}: {}", e.reason()))?;
     let within = Within {
-        tokenizer: &tokenizer,
+        tokenizer,
         vocab: file.config.vocab,
     };
     print_sample(&gpt, &within, &settings)
+}
+
+/// The GPT-2 file at `path` (its `bytes`), with the config.json beside it where there is one.
+pub fn parse_beside(path: &str, bytes: &[u8]) -> std::result::Result<HfGpt2, String> {
+    let config_json = std::fs::read_to_string(super::lora::beside(path, "config.json")).ok();
+    HfGpt2::parse(bytes, config_json.as_deref()).map_err(|e| format!("{path}: {}", e.reason()))
 }
 
 /// The memory of the model alone, as a text run of it with a batch of one would need.

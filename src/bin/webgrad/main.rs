@@ -10,6 +10,8 @@ mod destination;
 #[cfg(not(target_arch = "wasm32"))]
 mod gpt2;
 #[cfg(not(target_arch = "wasm32"))]
+mod lora;
+#[cfg(not(target_arch = "wasm32"))]
 mod saves;
 #[cfg(not(target_arch = "wasm32"))]
 mod wgsl;
@@ -30,7 +32,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Train a model on a task; prints a JSON line per evaluation.
-    Train(commands::TrainArgs),
+    Train(Box<commands::TrainArgs>),
     /// Generate text from a GPT checkpoint saved by `train --save`, or from GPT-2 as Hugging
     /// Face publishes it.
     Sample(commands::SampleArgs),
@@ -61,7 +63,7 @@ fn main() {
         Err(e) => fail(&one_line(&e.render().to_string())),
     };
     let result = match cli.command {
-        Command::Train(args) => commands::train(args),
+        Command::Train(args) => commands::train(*args),
         Command::Sample(args) => commands::sample(args),
         Command::Bench(args) => bench::bench(args),
         Command::Wgsl(args) => wgsl::wgsl(args),

@@ -1,0 +1,142 @@
+//! What a LoRA run (`webgrad train --lora-rank R --load FILE`) adapts: a GPT of ours from its
+//! checkpoint, or a GPT-2 as Hugging Face publishes it; the text read with that model's
+//! tokenizer; and where the files it leaves go.
+
+use super::commands::{read, SHAKESPEARE};
+use super::destination::Destination;
+use webgrad::data::{gunzip, text_from_file, Text, Tokenizer};
+use webgrad::nn::GptConfig;
+use webgrad::optim::{Schedule, ScheduleKind};
+use webgrad::train::{is_hf_gpt2, Checkpoint, Config, HfGpt2, ModelConfig};
+
+/// The model a LoRA run adapts: its sizes and tokenizer, and a GPT-2 file's weights (a
+/// checkpoint of ours is loaded as any `--load` is, once the session exists).
+pub struct LoraBase {
+    pub sizes: GptConfig,
+    pub tokenizer: Tokenizer,
+    pub gpt2: Option<HfGpt2>,
+}
+
+/// Reads the base at `path`.
+pub fn lora_base(path: &str) -> Result<LoraBase, String> {
+    let bytes = read(path)?;
+    if is_hf_gpt2(&bytes) {
+        let file = super::gpt2::parse_beside(path, &bytes)?;
+        if !Tokenizer::Gpt2.fits(file.config.vocab) {
+            return Err(format!(
+                "{path}: its vocabulary has {} tokens, fewer than GPT-2's 50,257, so GPT-2's tokenizer cannot write text for it",
+                file.config.vocab
+            ));
+        }
+        return Ok(LoraBase {
+            sizes: file.config.clone(),
+            tokenizer: Tokenizer::Gpt2,
+            gpt2: Some(file),
+        });
+    }
+    let ck = Checkpoint::parse(&bytes).map_err(|e| format!("{path}: {}", e.reason()))?;
+    match (ck.config.model, ck.tokenizer) {
+        (ModelConfig::Gpt(g), Some(tokenizer)) if g.lora.is_none() => Ok(LoraBase {
+            sizes: g,
+            tokenizer,
+            gpt2: None,
+        }),
+        (ModelConfig::Gpt(_), Some(_)) => Err(format!(
+            "{path} already holds LoRA adapters; fine-tune its merged model (--save-merged) instead"
+        )),
+        _ => Err(format!("{path} holds no text GPT to fine-tune with LoRA")),
+    }
+}
+
+/// A text file, or the built-in text, read with a model's tokenizer.
+pub fn text_for(path: Option<&str>, tokenizer: Tokenizer) -> Result<Text, String> {
+    match path {
+        Some(path) => text_from_file(&read(path)?)
+            .and_then(|s| Text::read_with(&s, tokenizer))
+            .map_err(|e| format!("{path}: {}", e.reason())),
+        None => gunzip(SHAKESPEARE)
+            .and_then(|s| Text::read_with(&s, tokenizer))
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// GPT-2's tokens per training window where `--window` leaves it: a quarter of its 1,024
+/// positions, which a paragraph fills and which keeps a step's logits (batch × window ×
+/// 50,257) to a few hundred MB.
+const GPT2_WINDOW: usize = 256;
+/// GPT-2's windows per step where `--batch` leaves it.
+const GPT2_BATCH: usize = 8;
+/// GPT-2's learning rate where `--lr` leaves it: the adapters of a pretrained model need far
+/// smaller steps than a character GPT learning from scratch.
+const GPT2_LR: f32 = 3e-4;
+
+/// GPT-2's steps where `--steps` leaves it: 2.5 M tokens at the default batch and window,
+/// a few passes over a long essay; a couple of minutes of a desktop GPU.
+const GPT2_STEPS: u64 = 1200;
+/// The share of a GPT-2 run's steps that warm the learning rate up.
+const GPT2_WARMUP_SHARE: u64 = 10;
+
+/// The flags a GPT-2 fine-tuning has its own defaults for.
+pub struct Gpt2Flags {
+    pub window: Option<usize>,
+    pub batch: Option<usize>,
+    pub lr: Option<f32>,
+    pub steps: Option<u64>,
+}
+
+/// The run's config made the base's: its sizes, and for GPT-2 its fine-tuning defaults where
+/// the flags leave them, warming up over a tenth of the run (the character GPT's 50 steps
+/// would be most of a short fine-tuning).
+pub fn adapt_config(config: &mut Config, base: &LoraBase, dropout: Option<f32>, flags: Gpt2Flags) {
+    if let ModelConfig::Gpt(gpt) = &mut config.model {
+        *gpt = GptConfig {
+            dropout: dropout.unwrap_or(base.sizes.dropout),
+            lora: gpt.lora,
+            ..base.sizes.clone()
+        };
+    }
+    if base.gpt2.is_some() {
+        config.window = Some(flags.window.unwrap_or(GPT2_WINDOW.min(base.sizes.context)));
+        config.batch = flags.batch.unwrap_or(GPT2_BATCH);
+        config.optimizer.lr = flags.lr.unwrap_or(GPT2_LR);
+        let steps = flags.steps.unwrap_or(GPT2_STEPS);
+        config.set_steps(steps);
+        if config.optimizer.schedule.kind() == ScheduleKind::Cosine {
+            config.optimizer.schedule = Schedule::warmup_cosine(steps / GPT2_WARMUP_SHARE, steps);
+        }
+    }
+}
+
+/// A file's path with its name replaced by `name`: the adapter_config.json PEFT reads beside
+/// the adapters, the config.json transformers reads beside a model.
+pub fn beside(path: &str, name: &str) -> String {
+    let path = std::path::Path::new(path).with_file_name(name);
+    path.to_string_lossy().into_owned()
+}
+
+/// Where the files of a LoRA run go, each checked before training starts.
+pub struct LoraFiles {
+    pub adapters: Option<Destination>,
+    pub peft_config: Option<Destination>,
+    pub merged: Option<Destination>,
+    /// A GPT-2's config.json beside its merged model.
+    pub merged_config: Option<Destination>,
+}
+
+impl LoraFiles {
+    /// The files asked for; `gpt2`: the merged model is a GPT-2, with a config.json.
+    pub fn check(
+        adapters: Option<&str>,
+        merged: Option<&str>,
+        gpt2: bool,
+    ) -> Result<LoraFiles, String> {
+        let check = |p: Option<String>| p.as_deref().map(Destination::check).transpose();
+        Ok(LoraFiles {
+            adapters: check(adapters.map(str::to_string))?,
+            // PEFT reads an adapter with its adapter_config.json beside it, in the same folder.
+            peft_config: check(adapters.map(|a| beside(a, "adapter_config.json")))?,
+            merged: check(merged.map(str::to_string))?,
+            merged_config: check(merged.filter(|_| gpt2).map(|m| beside(m, "config.json")))?,
+        })
+    }
+}
