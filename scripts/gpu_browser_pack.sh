@@ -36,11 +36,11 @@ cargo build --release --locked --quiet
 rm -rf ".dev/$name" && cp -r dist ".dev/$name"
 cp target/release/webgrad ".dev/webgrad-$name"
 # The bench page, the playground page, the text task's two-minute run, the frame count while
-# training, the spiral on each backend, LoRA fine-tuning and the soak run (tools/browser/): the built index.html with a driver script.
+# training, the spiral on each backend, LoRA fine-tuning, GPT-2 and the soak run (tools/browser/): the built index.html with a driver script.
 cp tools/browser/inject_bench.js tools/browser/inject_play.js tools/browser/inject_text.js \
   tools/browser/inject_frames.js tools/browser/inject_backends.js tools/browser/inject_lora.js \
-  tools/browser/inject_soak.js ".dev/$name/"
-for page in bench play text frames backends lora soak; do
+  tools/browser/inject_soak.js tools/browser/inject_gpt2.js ".dev/$name/"
+for page in bench play text frames backends lora soak gpt2; do
   sed "s#</body>#<script src=\"inject_$page.js\"></script></body>#" dist/index.html > ".dev/$name/$page.html"
 done
 # TensorFlow.js 4.22, the anchor run beside the page (bench/tfjs.html).

@@ -5,14 +5,15 @@
 # PyTorch's reference and the page's bench mode in Chromium (WebGPU on Vulkan). Everything
 # lands in $OUT (default /tmp/out).
 # Usage: [PARTS=...] [PROFILE=WORKLOADS] bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
-# PARTS, a comma list of bench, play, frames, backends, text, lora, soak, firefox, autotune, tfjs
-# and torch (default: all but frames, backends, text, lora, soak, firefox and autotune), picks
-# what runs; firefox the bench page in Firefox ESR beside Chromium (parts of
+# PARTS, a comma list of bench, play, frames, backends, text, lora, gpt2, soak, firefox, autotune,
+# tfjs and torch (default: all but frames, backends, text, lora, gpt2, soak, firefox and
+# autotune), picks what runs; firefox the bench page in Firefox ESR beside Chromium (parts of
 # tools/browser/pack_firefox.sh in /tmp); autotune the bench natively, in Chromium and in Firefox
 # with each workload's product shapes timed and without (the planner's variants), two rounds in
-# turns; lora the page's LoRA fine-tuning; text is the playground's text task for two minutes
-# as a user runs it (docs/TRAINING.md), frames the page's frames while it trains each task,
-# backends the spiral with the Backend control on auto, GPU and CPU.
+# turns; lora the page's LoRA fine-tuning; gpt2 GPT-2 124M in the page and natively; text is the
+# playground's text task for two minutes as a user runs it (docs/TRAINING.md), frames the page's
+# frames while it trains each task, backends the spiral with the Backend control on auto, GPU
+# and CPU.
 set -uo pipefail
 parts=",${PARTS:-bench,play,tfjs,torch},"
 want() { [[ $parts == *",$1,"* ]]; }
@@ -82,6 +83,16 @@ fi
 if want lora; then
   echo "== LoRA fine-tuning, $last" >&2
   bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "lora.html" "$out/lora-$last.txt" 240 "${vulkan[@]}"
+fi
+# GPT-2 124M (random weights, written by transformers beside the page) loaded, fine-tuned and
+# sampled in the page, then fine-tuned by the native binary from the same file.
+if want gpt2; then
+  echo "== GPT-2 in the page and natively, $last" >&2
+  mkdir -p ".dev/$last/gpt2"
+  python3 -c "from transformers import GPT2Config, GPT2LMHeadModel; import torch; torch.manual_seed(0); GPT2LMHeadModel(GPT2Config()).save_pretrained('.dev/$last/gpt2', safe_serialization=True)" 2>/dev/null
+  bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "gpt2.html" "$out/gpt2-$last.txt" 300 "${vulkan[@]}"
+  ".dev/webgrad-$last" train --task text --load ".dev/$last/gpt2/model.safetensors" --lora-rank 8 \
+    --steps 300 --eval-every 100 > "$out/gpt2-native-$last.txt" 2>&1
 fi
 # The bench page in Firefox ESR and in Chromium, one after the other, in the last site given.
 if want firefox; then

@@ -164,6 +164,9 @@ fn attention_weights_are_causal_and_computed_from_queries_and_keys() {
         let layers = session.attention(prompt).await.unwrap();
         let (heads, t) = (layers[0].shape[0], prompt.len());
         assert_eq!(layers[0].shape, [heads, t, t]);
+        // The map's sides: a character per token.
+        let labels = session.attention_labels(prompt).unwrap();
+        assert_eq!(labels, ["t", "o", " ", "b", "e"]);
         for l in &layers {
             for row in l.values.chunks(t).enumerate() {
                 let (i, w) = (row.0 % t, row.1);

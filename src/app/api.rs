@@ -256,11 +256,10 @@ pub fn wire_controls() {
     on("lora-merged", "click", |_| {
         post(Request::Save(Saving::Merged))
     });
-    on_file(
-        "load",
-        |f| f.array_buffer(),
-        |buf| post(Request::Load(Bytes(js_sys::Uint8Array::new(&buf).to_vec()))),
-    );
+    for id in ["load", "gpt2-file"] {
+        on_file(id, |f| f.array_buffer(), load_bytes);
+    }
+    super::drop_file::wire_drop(load_file);
     on_file("text-file", |f| f.array_buffer(), use_text_file);
     on_file("points-file", |f| f.array_buffer(), use_points_file);
     on("points-builtin", "click", |_| {
@@ -359,10 +358,41 @@ fn use_points_file(buffer: JsValue) {
     }
 }
 
+/// A checkpoint's (or a GPT-2's) bytes, read, to the worker.
+fn load_bytes(buffer: JsValue) {
+    post(Request::Load(Bytes(
+        js_sys::Uint8Array::new(&buffer).to_vec(),
+    )));
+}
+
+/// Reads `file` into the run as Load does; the page counts the seconds while it reads (a GPT-2
+/// is hundreds of MB).
+fn load_file(file: web_sys::File) {
+    let name = file.name();
+    let megabytes = file.size() / 1e6;
+    with(|s| {
+        s.busy = Some((
+            format!("Reading {name} ({megabytes:.0} MB)"),
+            js_sys::Date::now(),
+        ));
+        s.loading = Some(name);
+    });
+    let promise = file.array_buffer();
+    wasm_bindgen_futures::spawn_local(async move {
+        match wasm_bindgen_futures::JsFuture::from(promise).await {
+            Ok(value) => load_bytes(value),
+            Err(e) => super::show_error(Some(format!(
+                "That file cannot be read: {}",
+                dom::js_error(e)
+            ))),
+        }
+    });
+}
+
 /// When a file is chosen in the input `id`, reads it with `read` (a File method returning a
 /// promise) and hands the result to `done`; a failure becomes the page's error sentence.
 fn on_file(id: &str, read: fn(&web_sys::File) -> js_sys::Promise, done: fn(JsValue)) {
-    let is_load = id == "load";
+    let is_load = id == "load" || id == "gpt2-file";
     on(id, "change", move |e| {
         let Some(input) = e
             .target()
@@ -375,9 +405,7 @@ fn on_file(id: &str, read: fn(&web_sys::File) -> js_sys::Promise, done: fn(JsVal
         };
         input.set_value("");
         if is_load {
-            // Named when it is loaded.
-            let name = file.name();
-            with(|s| s.loading = Some(name));
+            return load_file(file);
         }
         let promise = read(&file);
         wasm_bindgen_futures::spawn_local(async move {

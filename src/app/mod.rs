@@ -11,6 +11,7 @@ mod charts;
 mod client;
 mod cnn_views;
 mod dom;
+mod drop_file;
 mod edits;
 mod flow_chart;
 mod form;

@@ -255,7 +255,8 @@ pub enum Views {
     /// The attention of each layer over the prompt (none for an empty prompt).
     Attention {
         layers: Vec<Inside>,
-        prompt: String,
+        /// The text of each token read, for the map's sides.
+        labels: Vec<String>,
     },
 }
 

@@ -23,13 +23,12 @@ pub fn views() {
             network::draw(neurons, weights);
         }
         Views::Digits(d) => digits(d),
-        Views::Attention { layers, prompt } => {
+        Views::Attention { layers, labels } => {
             if layers.is_empty() {
                 // Nothing to attend over: an empty map.
                 let _ = dom::sharp("attention");
             } else {
-                let chars: Vec<char> = prompt.chars().collect();
-                text_views::draw_attention(layers, &chars);
+                text_views::draw_attention(layers, labels);
             }
         }
     }

@@ -35,8 +35,8 @@ pub fn offer_choices(layers: usize, heads: usize) {
 }
 
 /// Draws the chosen layer's and head's weights ([heads, T, T] per layer) with the prompt's
-/// characters along both sides.
-pub fn draw_attention(layers: &[Inside], prompt: &[char]) {
+/// tokens along both sides.
+pub fn draw_attention(layers: &[Inside], labels: &[String]) {
     let Some((ctx, w, _)) = sharp("attention") else {
         return;
     };
@@ -47,7 +47,7 @@ pub fn draw_attention(layers: &[Inside], prompt: &[char]) {
     let (heads, t) = (layer.shape[0], layer.shape[1]);
     let head = pick("attn-head").min(heads - 1);
     let weights = &layer.values[head * t * t..(head + 1) * t * t];
-    let shown = &prompt[prompt.len().saturating_sub(t)..];
+    let shown = &labels[labels.len().saturating_sub(t)..];
     let margin = 16.0;
     let cell = ((w - margin) / t as f64).min(MAX_CELL);
     for i in 0..t {
@@ -76,23 +76,23 @@ pub fn draw_attention(layers: &[Inside], prompt: &[char]) {
             (cell * 0.8).clamp(11.0, 12.0) as u32
         ));
         ctx.set_text_align("center");
-        for (k, c) in shown.iter().enumerate() {
-            let label = visible(*c);
+        // As many characters of a token as its cell holds (GPT-2's tokens are word pieces).
+        let fits = ((cell / 7.0) as usize).max(1);
+        for (k, token) in shown.iter().enumerate() {
+            let label: String = visible(token).chars().take(fits).collect();
             let mid = margin + (k as f64 + 0.5) * cell;
             let _ = ctx.fill_text(&label, mid, margin - 4.0);
-            let _ = ctx.fill_text(&label, margin / 2.0, mid + 4.0);
+            // The left margin holds one character.
+            let first: String = label.chars().take(1).collect();
+            let _ = ctx.fill_text(&first, margin / 2.0, mid + 4.0);
         }
         ctx.set_text_align("left");
     }
 }
 
-/// A character as it can be shown as a label: spaces and line breaks made visible.
-fn visible(c: char) -> String {
-    match c {
-        ' ' => "·".into(),
-        '\n' => "↵".into(),
-        c => c.to_string(),
-    }
+/// A token's text as it can be shown as a label: spaces and line breaks made visible.
+fn visible(token: &str) -> String {
+    token.replace(' ', "·").replace('\n', "↵")
 }
 
 /// Samples kept: the newest at the bottom, the oldest dropped.

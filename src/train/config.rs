@@ -164,6 +164,26 @@ fn text_gpt(preset: Preset, vocab: usize) -> Recipe {
     }
 }
 
+/// GPT-2's tokens per training window: a quarter of its 1,024 positions, which a paragraph
+/// fills and which keeps a step's logits (batch × window × 50,257) to a few hundred MB.
+pub const GPT2_WINDOW: usize = 256;
+/// GPT-2's windows per step.
+const GPT2_BATCH: usize = 8;
+/// GPT-2's learning rate: the adapters of a pretrained model need far smaller steps than a
+/// character GPT learning from scratch.
+const GPT2_LR: f32 = 3e-4;
+/// GPT-2's steps: 2.5 M tokens at the batch and window above, a few passes over a long essay;
+/// a couple of minutes of a desktop GPU.
+pub const GPT2_STEPS: u64 = 1200;
+/// The share of a GPT-2 run's steps that warm the learning rate up (the character GPT's 50
+/// steps would be most of a short fine-tuning).
+const GPT2_WARMUP_SHARE: u64 = 10;
+
+/// The warm-up and cosine decay of a GPT-2 fine-tuning of `steps` steps.
+pub fn gpt2_schedule(steps: u64) -> Schedule {
+    Schedule::warmup_cosine(steps / GPT2_WARMUP_SHARE, steps)
+}
+
 fn invalid(why: String) -> Error {
     Error::Invalid {
         op: "settings",
@@ -210,6 +230,24 @@ impl Config {
             window: None,
             noise: 0.05,
         })
+    }
+
+    /// LoRA adapters `lora` on a GPT-2 of `sizes` (whose weights are loaded after), trained
+    /// on GPT-2's tokens for `steps`: the character GPT's AdamW, clipping and decay, with
+    /// GPT-2's window, batch, learning rate and schedule.
+    pub fn gpt2_lora(sizes: &GptConfig, lora: LoraConfig, steps: u64) -> Result<Config> {
+        let mut config = Config::defaults(Task::Text, Some(Family::Gpt), None, sizes.vocab)?;
+        config.model = ModelConfig::Gpt(GptConfig {
+            lora: Some(lora),
+            dropout: 0.0,
+            ..sizes.clone()
+        });
+        config.window = Some(GPT2_WINDOW.min(sizes.context));
+        config.batch = GPT2_BATCH;
+        config.optimizer.lr = GPT2_LR;
+        config.steps = steps;
+        config.optimizer.schedule = gpt2_schedule(steps);
+        Ok(config)
     }
 
     /// Sets the run's step count, with the schedule ending there.

@@ -49,6 +49,22 @@ impl Session {
         read_all(named).await
     }
 
+    /// The text of each token `attention` reads of `prompt` (its last `context` tokens): a
+    /// character each for the character GPT, a piece of a word for GPT-2 (bytes that are not
+    /// UTF-8 on their own as U+FFFD).
+    pub fn attention_labels(&self, prompt: &str) -> Result<Vec<String>> {
+        let Learner::Text { model, data } = &self.learner else {
+            return Err(not_for("only a GPT has attention")());
+        };
+        let tokens = data.tokenizer.tokens()?;
+        let mut ids = tokens.encode(prompt)?;
+        ids.drain(..ids.len().saturating_sub(model.config.context));
+        Ok(ids
+            .iter()
+            .map(|&t| String::from_utf8_lossy(&tokens.token_bytes(t)).into_owned())
+            .collect())
+    }
+
     /// The values of the parameters named (PyTorch names), in the order asked.
     pub async fn read_parameters(&self, names: &[&str]) -> Result<Vec<Inside>> {
         let named = names

@@ -19,7 +19,7 @@ mod task;
 
 pub use best::{BestKeeper, Verdict};
 pub use checkpoint::{assign_all, Checkpoint, CHECKPOINT_FORMAT, MAX_HEADER_BYTES};
-pub use config::{Config, Family, ModelConfig};
+pub use config::{gpt2_schedule, Config, Family, ModelConfig, GPT2_STEPS, GPT2_WINDOW};
 pub use flow::{Flow, LayerFlow};
 pub use footprint::{Footprint, Part};
 pub use hf_gpt2::{hf_config_json, is_hf_gpt2, load_hf, save_hf, HfGpt2};

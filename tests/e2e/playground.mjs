@@ -7,6 +7,7 @@
 import { open, firstEvaluation, trainTask, drew, trainsWithoutFrames } from './lib.mjs';
 import { badInput } from './bad_input.mjs';
 import { loraFineTune } from './lora.mjs';
+import { gpt2InThePage } from './gpt2.mjs';
 import { snapshot, viewsChanged, padPreparesDrawings, digitClicks, sampleBesideTraining, phone, ownPoints } from './views.mjs';
 
 const [url, out] = process.argv.slice(2);
@@ -63,6 +64,7 @@ for (const { task, canvases, timeout } of tasks) {
     await sampleBesideTraining(t);
     await trainsWithoutFrames(t, 'text on the GPU');
     await loraFineTune(t, out);
+    await gpt2InThePage(t, out);
   }
   await page.setInputFiles('#load', { name: 'broken.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from('this is not a checkpoint') });
   await page.waitForFunction(() => { const e = document.getElementById('error'); return !e.hidden && e.textContent.includes('cannot be loaded: This is not a safetensors file'); }, null, { timeout: 30000 })

@@ -1,10 +1,11 @@
 //! Files in and out of the run: the checkpoint (and a LoRA run's adapters or merged model)
 //! offered as a download, and a checkpoint loaded into the run.
 
+use super::finetune::BaseWeights;
 use super::{built, Trainer, PAGE_EVAL_CHARS};
 use crate::app::protocol::{Bytes, Report, Saving};
 use crate::data::{Text, Tokenizer};
-use crate::train::{Checkpoint, ModelConfig, Session, TaskData};
+use crate::train::{is_hf_gpt2, Checkpoint, ModelConfig, Session, TaskData};
 
 impl Trainer {
     /// Offers the run as a download: the checkpoint, or a LoRA run's adapters or merged model.
@@ -19,6 +20,9 @@ impl Trainer {
             Saving::Merged => session.save_merged().await,
         }
         .map_err(|e| e.sentence())?;
+        if session.is_gpt2() && what != Saving::Checkpoint {
+            return self.save_for_hugging_face(session, what, bytes);
+        }
         let kind = match what {
             Saving::Checkpoint => "",
             Saving::Adapters => "-lora-adapters",
@@ -32,9 +36,48 @@ impl Trainer {
         Ok(())
     }
 
+    /// A GPT-2's adapters or merged model as the files PEFT or transformers read from a
+    /// folder, under their names: the weights, and the settings beside them.
+    fn save_for_hugging_face(
+        &self,
+        session: &Session,
+        what: Saving,
+        bytes: Vec<u8>,
+    ) -> Result<(), String> {
+        let (weights, settings, json) = match what {
+            Saving::Adapters => (
+                "adapter_model.safetensors",
+                "adapter_config.json",
+                session.peft_config().map_err(|e| e.sentence())?,
+            ),
+            _ => (
+                "model.safetensors",
+                "config.json",
+                session.merged_config_json().unwrap_or_default(),
+            ),
+        };
+        for (name, bytes) in [(weights, bytes), (settings, json.into_bytes())] {
+            self.report(Report::Saved {
+                bytes: Bytes(bytes),
+                name: name.to_string(),
+            });
+        }
+        Ok(())
+    }
+
     /// Loads a checkpoint into the run; one of another task or another model becomes a new
     /// run of its own settings (its task, sizes and vocabulary), which the page then shows.
     pub(super) async fn load(&mut self, bytes: &[u8]) -> Result<(), String> {
+        if is_hf_gpt2(bytes) {
+            let adopted = self.adopt_gpt2(bytes).await;
+            let why = adopted.as_ref().err().cloned();
+            let marks = ["load", "gpt2-file"].map(|id| (id.to_string(), why.clone()));
+            self.report(Report::Marks(marks.to_vec()));
+            if adopted.is_ok() {
+                self.report(Report::ClearError);
+            }
+            return adopted.map_err(|why| format!("That file cannot be loaded: {why}"));
+        }
         let session = self
             .session
             .as_mut()
@@ -62,7 +105,7 @@ impl Trainer {
         }
         // A base model loaded under a LoRA run's adapters is what a new fine-tuning adapts.
         if let Some(base) = self.lora_base.as_mut().filter(|_| holds_base(bytes)) {
-            base.checkpoint = bytes.to_vec();
+            base.weights = BaseWeights::Checkpoint(bytes.to_vec());
         }
         // The figures of the weights it replaced are not this model's.
         self.best = crate::train::BestKeeper::new(None);

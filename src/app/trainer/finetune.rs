@@ -6,19 +6,27 @@
 
 use super::{built, Trainer};
 use crate::app::protocol::{FineTune, Report};
-use crate::data::Text;
+use crate::data::{Text, Tokenizer};
 use crate::nn::LoraConfig;
-use crate::train::{Config, ModelConfig, Session, TaskData};
+use crate::train::{Config, HfGpt2, ModelConfig, Session, TaskData};
 
 /// Characters of the sample taken before fine-tuning (fewer than a Sample's: it holds up the
 /// start of the run).
 const BEFORE_CHARS: usize = 200;
 
-/// What a LoRA run adapts: the base model's checkpoint, settings and text.
+/// The weights a LoRA run adapts: a checkpoint's bytes, or a GPT-2 file read.
+pub(super) enum BaseWeights {
+    Checkpoint(Vec<u8>),
+    Gpt2(HfGpt2),
+}
+
+/// What a LoRA run adapts: the base model's weights, settings and tokenizer, and the text it
+/// learnt before (for the second validation curve; none for GPT-2, whose own is not here).
 pub(super) struct Base {
-    pub(super) checkpoint: Vec<u8>,
-    config: Config,
-    pub(super) text: Text,
+    pub(super) weights: BaseWeights,
+    pub(super) config: Config,
+    pub(super) text: Option<Text>,
+    pub(super) tokenizer: Tokenizer,
 }
 
 impl Trainer {
@@ -77,10 +85,12 @@ impl Trainer {
             .filter(|s| s.text().is_some())
             .ok_or("Train (or load) a text model first: LoRA fine-tunes a GPT.")?;
         let checkpoint = session.save().await.map_err(|e| e.sentence())?;
+        let text = session.text().cloned().expect("filtered above");
         Ok(Base {
-            checkpoint,
+            weights: BaseWeights::Checkpoint(checkpoint),
             config: session.config.clone(),
-            text: session.text().cloned().expect("filtered above"),
+            tokenizer: text.tokenizer.clone(),
+            text: Some(text),
         })
     }
 
@@ -88,7 +98,7 @@ impl Trainer {
     /// weights loaded under them, on the device the session trains on; and what it writes
     /// before its first step (the base's sample, since the adapters start at zero).
     async fn adapted(&self, base: &Base, ask: &FineTune) -> Result<(Session, String), String> {
-        let text = Text::read_with(&ask.text, base.text.tokenizer.clone()).map_err(|e| {
+        let text = Text::read_with(&ask.text, base.tokenizer.clone()).map_err(|e| {
             self.report(Report::Marks(vec![(
                 "user-text".into(),
                 Some(e.sentence()),
@@ -107,9 +117,11 @@ impl Trainer {
         let device = self.session.as_ref().map_or(&self.device, |s| s.device());
         let mut session = Session::new(config, TaskData::Text(text), device)
             .map_err(|e| format!("The fine-tuning cannot start: {}", e.sentence()))?;
-        session
-            .load(&base.checkpoint)
-            .map_err(|e| format!("The fine-tuning cannot start: {}", e.sentence()))?;
+        let loaded = match &base.weights {
+            BaseWeights::Checkpoint(bytes) => session.load(bytes),
+            BaseWeights::Gpt2(file) => session.load_gpt2_base(file),
+        };
+        loaded.map_err(|e| format!("The fine-tuning cannot start: {}", e.sentence()))?;
         let before = session
             .sample(&before_settings(ask), |_| ())
             .await

@@ -112,13 +112,17 @@ impl Trainer {
             self.report(Report::PromptNote(None));
             return Some(Views::Attention {
                 layers: Vec::new(),
-                prompt,
+                labels: Vec::new(),
             });
         }
-        match session.attention(&prompt).await {
-            Ok(layers) => {
+        let read = match session.attention(&prompt).await {
+            Ok(layers) => session.attention_labels(&prompt).map(|l| (layers, l)),
+            Err(e) => Err(e),
+        };
+        match read {
+            Ok((layers, labels)) => {
                 self.report(Report::PromptNote(None));
-                Some(Views::Attention { layers, prompt })
+                Some(Views::Attention { layers, labels })
             }
             Err(e) => {
                 self.report(Report::PromptNote(Some(e.sentence())));

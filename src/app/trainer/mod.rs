@@ -6,6 +6,7 @@
 mod built;
 mod files;
 mod finetune;
+mod gpt2;
 mod inbox;
 mod inspect;
 mod loader;
@@ -438,13 +439,8 @@ impl Trainer {
         let Some(session) = self.session.as_ref() else {
             return Ok(());
         };
-        let base_loss = match &self.lora_base {
-            Some(base) => Some(
-                session
-                    .loss_on(&base.text)
-                    .await
-                    .map_err(|e| e.sentence())?,
-            ),
+        let base_loss = match self.lora_base.as_ref().and_then(|b| b.text.as_ref()) {
+            Some(text) => Some(session.loss_on(text).await.map_err(|e| e.sentence())?),
             None => None,
         };
         let flow = match inspect || flow_at_each_evaluation(session) {

@@ -26,7 +26,13 @@ impl Trainer {
     /// After an evaluation: keeps the session's checkpoint when the last one kept is old. Only
     /// a GPU can be lost; the CPU backend keeps nothing.
     pub(super) async fn keep_weights(&mut self) -> Result<(), String> {
-        let Some(session) = self.session.as_ref().filter(|s| s.device().is_gpu()) else {
+        // GPT-2's checkpoint is its whole frozen base, hundreds of MB read back every few
+        // seconds: a lost device starts its run again instead.
+        let Some(session) = self
+            .session
+            .as_ref()
+            .filter(|s| s.device().is_gpu() && !s.is_gpt2())
+        else {
             return Ok(());
         };
         if self

@@ -308,7 +308,7 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
             lr: a.lr,
             steps: a.steps,
         };
-        adapt_config(&mut config, base, a.dropout, flags);
+        adapt_config(&mut config, base, a.dropout, flags)?;
     }
     // Before the GPU is opened: a setting's mistake is said alone.
     config.check().map_err(|e| e.to_string())?;

@@ -6,8 +6,10 @@ use super::commands::{read, SHAKESPEARE};
 use super::destination::Destination;
 use webgrad::data::{gunzip, text_from_file, Text, Tokenizer};
 use webgrad::nn::GptConfig;
-use webgrad::optim::{Schedule, ScheduleKind};
-use webgrad::train::{is_hf_gpt2, Checkpoint, Config, HfGpt2, ModelConfig};
+use webgrad::optim::ScheduleKind;
+use webgrad::train::{
+    gpt2_schedule, is_hf_gpt2, Checkpoint, Config, HfGpt2, ModelConfig, GPT2_STEPS,
+};
 
 /// The model a LoRA run adapts: its sizes and tokenizer, and a GPT-2 file's weights (a
 /// checkpoint of ours is loaded as any `--load` is, once the session exists).
@@ -60,22 +62,6 @@ pub fn text_for(path: Option<&str>, tokenizer: Tokenizer) -> Result<Text, String
     }
 }
 
-/// GPT-2's tokens per training window where `--window` leaves it: a quarter of its 1,024
-/// positions, which a paragraph fills and which keeps a step's logits (batch × window ×
-/// 50,257) to a few hundred MB.
-const GPT2_WINDOW: usize = 256;
-/// GPT-2's windows per step where `--batch` leaves it.
-const GPT2_BATCH: usize = 8;
-/// GPT-2's learning rate where `--lr` leaves it: the adapters of a pretrained model need far
-/// smaller steps than a character GPT learning from scratch.
-const GPT2_LR: f32 = 3e-4;
-
-/// GPT-2's steps where `--steps` leaves it: 2.5 M tokens at the default batch and window,
-/// a few passes over a long essay; a couple of minutes of a desktop GPU.
-const GPT2_STEPS: u64 = 1200;
-/// The share of a GPT-2 run's steps that warm the learning rate up.
-const GPT2_WARMUP_SHARE: u64 = 10;
-
 /// The flags a GPT-2 fine-tuning has its own defaults for.
 pub struct Gpt2Flags {
     pub window: Option<usize>,
@@ -84,27 +70,36 @@ pub struct Gpt2Flags {
     pub steps: Option<u64>,
 }
 
-/// The run's config made the base's: its sizes, and for GPT-2 its fine-tuning defaults where
-/// the flags leave them, warming up over a tenth of the run (the character GPT's 50 steps
-/// would be most of a short fine-tuning).
-pub fn adapt_config(config: &mut Config, base: &LoraBase, dropout: Option<f32>, flags: Gpt2Flags) {
-    if let ModelConfig::Gpt(gpt) = &mut config.model {
-        *gpt = GptConfig {
-            dropout: dropout.unwrap_or(base.sizes.dropout),
-            lora: gpt.lora,
-            ..base.sizes.clone()
-        };
+/// The run's config made the base's: its sizes, and for GPT-2 its fine-tuning recipe
+/// (`Config::gpt2_lora`) where the flags leave it.
+pub fn adapt_config(
+    config: &mut Config,
+    base: &LoraBase,
+    dropout: Option<f32>,
+    flags: Gpt2Flags,
+) -> Result<(), String> {
+    let ModelConfig::Gpt(gpt) = &mut config.model else {
+        return Ok(());
+    };
+    let lora = gpt.lora;
+    *gpt = GptConfig {
+        dropout: dropout.unwrap_or(base.sizes.dropout),
+        lora,
+        ..base.sizes.clone()
+    };
+    let (Some(_), Some(lora)) = (&base.gpt2, lora) else {
+        return Ok(());
+    };
+    let steps = flags.steps.unwrap_or(GPT2_STEPS);
+    let recipe = Config::gpt2_lora(&base.sizes, lora, steps).map_err(|e| e.to_string())?;
+    config.window = flags.window.or(recipe.window);
+    config.batch = flags.batch.unwrap_or(recipe.batch);
+    config.optimizer.lr = flags.lr.unwrap_or(recipe.optimizer.lr);
+    config.set_steps(steps);
+    if config.optimizer.schedule.kind() == ScheduleKind::Cosine {
+        config.optimizer.schedule = gpt2_schedule(steps);
     }
-    if base.gpt2.is_some() {
-        config.window = Some(flags.window.unwrap_or(GPT2_WINDOW.min(base.sizes.context)));
-        config.batch = flags.batch.unwrap_or(GPT2_BATCH);
-        config.optimizer.lr = flags.lr.unwrap_or(GPT2_LR);
-        let steps = flags.steps.unwrap_or(GPT2_STEPS);
-        config.set_steps(steps);
-        if config.optimizer.schedule.kind() == ScheduleKind::Cosine {
-            config.optimizer.schedule = Schedule::warmup_cosine(steps / GPT2_WARMUP_SHARE, steps);
-        }
-    }
+    Ok(())
 }
 
 /// A file's path with its name replaced by `name`: the adapter_config.json PEFT reads beside

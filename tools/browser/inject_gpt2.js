@@ -1,0 +1,49 @@
+// Appended to a copy of the built site's index.html (scripts/gpu_browser_pack.sh makes gpt2.html):
+// GPT-2 in the page as a user runs it. The file at gpt2/model.safetensors (served beside the
+// page; scripts/gpu_browser_run.sh has transformers write a random GPT-2 124M there) goes into
+// the "Load GPT-2" control; the run it makes fine-tunes on Shakespeare for a minute, posting
+// the rate and the worker's memory every 10 s; then Sample writes its tokens, timed. Posts
+// DONE at the end (tools/browser/serve_collect.py collects the lines).
+(() => {
+  const TRAIN_S = 60;
+  const post = (s) => fetch('/result', {method: 'POST', body: s});
+  window.addEventListener('error', (e) => post('page error: ' + e.message));
+  const sleep = (ms) => new Promise(r => setTimeout(r, ms));
+  const state = () => window.webgrad.state();
+  const figures = (s) => JSON.stringify({step: s.step, val_loss: s.val_loss, steps_per_s: s.steps_per_s, memory: s.memory, error: s.error});
+  (async () => {
+    for (let i = 0; i < 300 && !(window.webgrad && window.webgrad.state); i++) await sleep(100);
+    while (state().val_loss == null) await sleep(200);
+    try {
+      const t0 = performance.now();
+      const bytes = await (await fetch('gpt2/model.safetensors')).arrayBuffer();
+      const input = document.getElementById('gpt2-file');
+      const files = new DataTransfer();
+      files.items.add(new File([bytes], 'model.safetensors'));
+      input.files = files.files;
+      input.dispatchEvent(new Event('change'));
+      const loaded = (s) => s.lora_rank === 8 && s.step === 0 && s.val_loss != null;
+      for (let i = 0; i < 1200 && !loaded(state()) && !state().error; i++) await sleep(100);
+      await post(`loaded in ${((performance.now() - t0) / 1000).toFixed(1)} s (fetched ${(bytes.byteLength / 1e6).toFixed(0)} MB): ${figures(state())} ${state().note}`);
+      window.webgrad.train();
+      const t1 = performance.now();
+      for (let next = 10000; performance.now() - t1 < TRAIN_S * 1000;) {
+        await sleep(250);
+        if (performance.now() - t1 >= next) {
+          next += 10000;
+          await post(`train at ${((performance.now() - t1) / 1000).toFixed(0)} s: ${figures(state())}`);
+        }
+      }
+      window.webgrad.pause();
+      await sleep(2000);
+      const t2 = performance.now();
+      document.getElementById('sample').click();
+      const written = () => (state().sampling || [0, 1]);
+      await sleep(500);
+      for (let i = 0; i < 1200 && written()[0] < written()[1]; i++) await sleep(50);
+      await post(`sampled ${JSON.stringify(state().sampling)} in ${((performance.now() - t2) / 1000).toFixed(2)} s`);
+      await post('sample: ' + document.getElementById('sample-out').textContent.slice(-300));
+    } catch (e) { await post('gpt2 error: ' + e); }
+    await post('DONE gpt2');
+  })();
+})();
