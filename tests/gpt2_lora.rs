@@ -215,3 +215,97 @@ fn gpt2_is_refused_where_it_cannot_be_fine_tuned() {
         std::fs::remove_dir_all(d).unwrap();
     }
 }
+
+/// Adapters PEFT made on the tiny GPT-2 of tests/data/gpt2_tiny, the model with them merged,
+/// and PEFT's logits of the adapted model (tools/gpt2_peft_golden.py).
+const PAIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gpt2_tiny_lora");
+const TINY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gpt2_tiny");
+
+#[test]
+fn peft_adapters_and_the_model_they_merge_into_give_peft_s_logits() {
+    use webgrad::nn::Model;
+    use webgrad::train::{load_hf, load_hf_adapted, HfGpt2, PeftAdapters};
+    use webgrad::Device;
+    let read = |path: String| std::fs::read(path).unwrap();
+    let text = |path: String| String::from_utf8(read(path)).unwrap();
+    let base = HfGpt2::parse(
+        &read(format!("{TINY}/model.safetensors")),
+        Some(&text(format!("{TINY}/config.json"))),
+    )
+    .unwrap();
+    let adapters = PeftAdapters::parse(
+        &read(format!("{PAIR}/adapter_model.safetensors")),
+        &text(format!("{PAIR}/adapter_config.json")),
+    )
+    .unwrap();
+    assert_eq!((adapters.lora.rank, adapters.lora.alpha), (4, 8.0));
+    let merged = HfGpt2::parse(
+        &read(format!("{PAIR}/merged/model.safetensors")),
+        Some(&text(format!("{PAIR}/merged/config.json"))),
+    )
+    .unwrap();
+    let golden: serde_json::Value =
+        serde_json::from_slice(&read(format!("{PAIR}/golden.json"))).unwrap();
+    let tokens: Vec<Vec<u32>> = serde_json::from_value(golden["tokens"].clone()).unwrap();
+    let want: Vec<Vec<Vec<f64>>> = serde_json::from_value(golden["logits"].clone()).unwrap();
+    let want: Vec<f64> = want.concat().concat();
+    common::run(async {
+        for device in [Device::Cpu, common::gpu().await] {
+            let x = webgrad::Tensor::from_u32(
+                tokens.concat(),
+                &[tokens.len(), tokens[0].len()],
+                &device,
+            )
+            .unwrap();
+            let adapted = load_hf_adapted(&base, &adapters, &device).unwrap();
+            let got = adapted.forward(&x).unwrap().to_vec_f64().await.unwrap();
+            common::assert_close("adapted logits", &got, &want, 1e-4);
+            let plain = load_hf(&merged, &device).unwrap();
+            let got = plain.forward(&x).unwrap().to_vec_f64().await.unwrap();
+            common::assert_close("merged logits", &got, &want, 1e-4);
+            // The adapters matter: the base alone gives other logits.
+            let bare = load_hf(&base, &device).unwrap();
+            let got = bare.forward(&x).unwrap().to_vec_f64().await.unwrap();
+            let moved = got.iter().zip(&want).any(|(a, b)| (a - b).abs() > 1e-2);
+            assert!(moved, "the adapters changed nothing");
+        }
+    });
+}
+
+#[test]
+fn the_cli_samples_gpt2_with_peft_s_adapters_on_it() {
+    let (base, adapters) = (
+        format!("{TINY}/model.safetensors"),
+        format!("{PAIR}/adapter_model.safetensors"),
+    );
+    let with = |adapters: &str| {
+        common::cli(&[
+            "sample",
+            "--load",
+            &base,
+            "--adapters",
+            adapters,
+            "--tokens",
+            "8",
+        ])
+    };
+    let (code, out, err) = with(&adapters);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.trim().is_empty(), "nothing sampled");
+    // The adapters change what it writes, from the same seed.
+    let (_, bare, _) = common::cli(&["sample", "--load", &base, "--tokens", "8"]);
+    assert_ne!(out, bare);
+    // PEFT's settings must be beside the adapters.
+    common::assert_refused(
+        &[
+            "sample",
+            "--load",
+            &base,
+            "--adapters",
+            &base,
+            "--tokens",
+            "8",
+        ],
+        "adapter_config.json, which PEFT writes beside",
+    );
+}

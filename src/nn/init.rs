@@ -13,8 +13,18 @@ pub struct Init {
     device: Device,
     /// Whether the parameters made now are frozen (LoRA's base): leaves that need no gradient.
     frozen: bool,
-    /// Whether random draws give zeros instead: the values are about to be replaced.
-    placeholders: bool,
+    /// Which random draws give zeros instead, their values about to be replaced.
+    placeholders: Placeholders,
+}
+
+/// Parameters made as zeros rather than drawn, since a file is about to replace them.
+#[derive(Clone, Copy, PartialEq)]
+enum Placeholders {
+    None,
+    /// Every parameter (a checkpoint loaded whole).
+    All,
+    /// The frozen ones (LoRA's base, loaded under adapters that are drawn as usual).
+    Frozen,
 }
 
 impl Init {
@@ -23,7 +33,7 @@ impl Init {
             rng: SmallRng::seed_from_u64(seed),
             device: device.clone(),
             frozen: false,
-            placeholders: false,
+            placeholders: Placeholders::None,
         }
     }
 
@@ -31,8 +41,26 @@ impl Init {
     /// made on the device, nothing drawn (GPT-2 124M's 124 M draws took seconds on the CPU).
     pub fn for_loading(device: &Device) -> Init {
         Init {
-            placeholders: true,
+            placeholders: Placeholders::All,
             ..Init::new(0, device)
+        }
+    }
+
+    /// As `new`, with the frozen parameters (a LoRA run's base, about to be loaded) made as
+    /// zeros; the adapters are drawn from `seed`.
+    pub fn for_loading_base(seed: u64, device: &Device) -> Init {
+        Init {
+            placeholders: Placeholders::Frozen,
+            ..Init::new(seed, device)
+        }
+    }
+
+    /// Whether the parameter made now is a placeholder.
+    fn placeholder(&self) -> bool {
+        match self.placeholders {
+            Placeholders::None => false,
+            Placeholders::All => true,
+            Placeholders::Frozen => self.frozen,
         }
     }
 
@@ -71,7 +99,7 @@ impl Init {
 
     /// U(-bound, bound).
     pub fn uniform(&mut self, shape: &[usize], bound: f64) -> Result<Tensor> {
-        if self.placeholders {
+        if self.placeholder() {
             return self.constant(shape, 0.0);
         }
         let n = shape.iter().product();
@@ -83,7 +111,7 @@ impl Init {
 
     /// N(0, std²) by Box–Muller.
     pub fn normal(&mut self, shape: &[usize], std: f64) -> Result<Tensor> {
-        if self.placeholders {
+        if self.placeholder() {
             return self.constant(shape, 0.0);
         }
         let n = self.count(shape)?;

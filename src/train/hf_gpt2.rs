@@ -15,7 +15,7 @@ use std::collections::HashMap;
 /// without its config.json.
 const HEAD_WIDTH: usize = 64;
 /// Our names of a block's projections and Hugging Face's, which store their weights [in, out].
-const PROJECTIONS: [(&str, &str); 4] = [
+pub(super) const PROJECTIONS: [(&str, &str); 4] = [
     ("attn.qkv", "attn.c_attn"),
     ("attn.proj", "attn.c_proj"),
     ("mlp.fc", "mlp.c_fc"),
@@ -77,7 +77,7 @@ impl HfGpt2 {
 }
 
 /// A tensor's values as f32, from F32, F16 or BF16.
-fn floats(view: &TensorView) -> Result<Vec<f32>> {
+pub(super) fn floats(view: &TensorView) -> Result<Vec<f32>> {
     let data = view.data();
     let values: Vec<f32> = match view.dtype() {
         Dtype::F32 => data

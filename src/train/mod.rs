@@ -11,6 +11,7 @@ mod hf_gpt2;
 mod histograms;
 mod insides;
 mod kept;
+mod peft;
 pub mod routing;
 mod sample;
 mod smoothing;
@@ -25,6 +26,7 @@ pub use footprint::{Footprint, Part};
 pub use hf_gpt2::{hf_config_json, is_hf_gpt2, load_hf, save_hf, HfGpt2};
 pub use histograms::{Histogram, BINS};
 pub use insides::Inside;
+pub use peft::{load_hf_adapted, PeftAdapters};
 pub use task::Task;
 
 use crate::data::{spread_windows, windows, Batches, Labelled, Text};
@@ -200,6 +202,18 @@ pub struct Session {
 impl Session {
     /// A new run of `config` on `data` on `device`; checks everything before allocating.
     pub fn new(config: Config, data: TaskData, device: &Device) -> Result<Session> {
+        let init = Init::new(config.seed, device);
+        Session::built(config, data, device, init)
+    }
+
+    /// As `new`, for a LoRA run whose base is loaded next (`load`, `load_gpt2_base`): the
+    /// base is made as zeros rather than drawn (GPT-2 124M's draws take seconds).
+    pub fn for_base(config: Config, data: TaskData, device: &Device) -> Result<Session> {
+        let init = Init::for_loading_base(config.seed, device);
+        Session::built(config, data, device, init)
+    }
+
+    fn built(config: Config, data: TaskData, device: &Device, mut init: Init) -> Result<Session> {
         config.check()?;
         // Before the footprint: a batch larger than the data is the cause, not its size.
         let examples = data.examples();
@@ -213,7 +227,6 @@ impl Session {
             });
         }
         Footprint::of(&config).check(device)?;
-        let mut init = Init::new(config.seed, device);
         let learner = Learner::new(&config, data, &mut init)?;
         let batches = Batches::new(examples, config.seed);
         let (params, frozen): (Vec<_>, Vec<_>) = learner

@@ -115,7 +115,7 @@ impl Trainer {
             });
         }
         let device = self.session.as_ref().map_or(&self.device, |s| s.device());
-        let mut session = Session::new(config, TaskData::Text(text), device)
+        let mut session = Session::for_base(config, TaskData::Text(text), device)
             .map_err(|e| format!("The fine-tuning cannot start: {}", e.sentence()))?;
         let loaded = match &base.weights {
             BaseWeights::Checkpoint(bytes) => session.load(bytes),

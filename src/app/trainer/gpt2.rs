@@ -16,6 +16,7 @@ const GPT2_RANK: usize = 8;
 impl Trainer {
     /// Replaces the run with a LoRA fine-tuning of the GPT-2 in `bytes` on the page's text.
     pub(super) async fn adopt_gpt2(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.report(Report::Busy(Some("Reading GPT-2's weights".into())));
         let file = HfGpt2::parse(bytes, None).map_err(|e| e.sentence())?;
         let lora = LoraConfig {
             rank: GPT2_RANK,
@@ -30,6 +31,9 @@ impl Trainer {
         footprint
             .check(&self.device)
             .map_err(|e| format!("GPT-2 does not fit on this GPU: {} A smaller GPT-2 may: distilgpt2's model.safetensors is 353 MB.", e.sentence()))?;
+        self.report(Report::Busy(Some(
+            "Reading the text as GPT-2's tokens".into(),
+        )));
         let text = match self.data(Task::Text, config.noise, config.seed).await? {
             TaskData::Text(t) => t.retokenized(Tokenizer::Gpt2).map_err(|e| e.sentence())?,
             TaskData::Labelled(_) => return Err("The text task reads no text.".into()),
@@ -38,8 +42,9 @@ impl Trainer {
         self.report(Report::Busy(Some(format!(
             "Putting GPT-2 ({model}) on the GPU"
         ))));
-        let mut session = Session::new(config.clone(), TaskData::Text(text.clone()), &self.device)
-            .map_err(|e| format!("GPT-2 cannot start here: {}", e.sentence()))?;
+        let mut session =
+            Session::for_base(config.clone(), TaskData::Text(text.clone()), &self.device)
+                .map_err(|e| format!("GPT-2 cannot start here: {}", e.sentence()))?;
         session.load_gpt2_base(&file).map_err(|e| e.sentence())?;
         self.begin(session);
         self.sampler = None;

@@ -126,6 +126,10 @@ pub struct SampleArgs {
     /// Face publishes it (model.safetensors, with its config.json beside it).
     #[arg(long, value_name = "FILE")]
     load: String,
+    /// With a GPT-2 file as --load: LoRA adapters on it as PEFT saves them
+    /// (adapter_model.safetensors, its adapter_config.json beside it).
+    #[arg(long, value_name = "FILE")]
+    adapters: Option<String>,
     /// Text the model continues.
     #[arg(long, default_value = "")]
     prompt: String,
@@ -313,7 +317,12 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
     // Before the GPU is opened: a setting's mistake is said alone.
     config.check().map_err(|e| e.to_string())?;
     let device = device()?;
-    let mut session = Session::new(config, data, &device).map_err(|e| e.to_string())?;
+    // A LoRA run's base is loaded next: it is not drawn first.
+    let make = match base.is_some() {
+        true => Session::for_base,
+        false => Session::new,
+    };
+    let mut session = make(config, data, &device).map_err(|e| e.to_string())?;
     match (base.as_ref().and_then(|b| b.gpt2.as_ref()), &a.load) {
         (Some(file), Some(path)) => session
             .load_gpt2_base(file)
@@ -441,7 +450,12 @@ pub fn sample(a: SampleArgs) -> Result<(), String> {
         seed: a.seed,
     };
     if is_hf_gpt2(&bytes) {
-        return super::gpt2::sample_gpt2(path, &bytes, settings);
+        return super::gpt2::sample_gpt2(path, &bytes, a.adapters.as_deref(), settings);
+    }
+    if a.adapters.is_some() {
+        return Err(format!(
+            "--adapters go on a GPT-2 as Hugging Face publishes it; {path} is not one"
+        ));
     }
     let ck = Checkpoint::parse(&bytes).map_err(|e| format!("{path}: {}", e.reason()))?;
     let (ModelConfig::Gpt(config), Some(tokenizer)) = (&ck.config.model, &ck.tokenizer) else {

@@ -5,13 +5,17 @@
 use super::commands::{device, print_sample};
 use webgrad::data::{Gpt2Tokens, Tokens};
 use webgrad::nn::GptConfig;
-use webgrad::train::{load_hf, Config, Footprint, HfGpt2, ModelConfig, SampleSettings, Task};
+use webgrad::train::{
+    load_hf, load_hf_adapted, Config, Footprint, HfGpt2, ModelConfig, PeftAdapters, SampleSettings,
+    Task,
+};
 use webgrad::Result;
 
 /// Samples `settings` from the GPT-2 file at `path` (its `bytes`), written as it comes.
 pub fn sample_gpt2(
     path: &str,
     bytes: &[u8],
+    adapters: Option<&str>,
     settings: SampleSettings,
 ) -> std::result::Result<(), String> {
     let file = parse_beside(path, bytes)?;
@@ -28,7 +32,11 @@ pub fn sample_gpt2(
             file.config.vocab
         ));
     }
-    let gpt = load_hf(&file, &device).map_err(|e| format!("{path}: {}", e.reason()))?;
+    let gpt = match adapters {
+        Some(at) => load_hf_adapted(&file, &read_adapters(at)?, &device)
+            .map_err(|e| format!("{at}: {}", e.reason()))?,
+        None => load_hf(&file, &device).map_err(|e| format!("{path}: {}", e.reason()))?,
+    };
     let within = Within {
         tokenizer,
         vocab: file.config.vocab,
@@ -40,6 +48,15 @@ pub fn sample_gpt2(
 pub fn parse_beside(path: &str, bytes: &[u8]) -> std::result::Result<HfGpt2, String> {
     let config_json = std::fs::read_to_string(super::lora::beside(path, "config.json")).ok();
     HfGpt2::parse(bytes, config_json.as_deref()).map_err(|e| format!("{path}: {}", e.reason()))
+}
+
+/// PEFT's adapters at `path`, with the adapter_config.json beside them.
+fn read_adapters(path: &str) -> std::result::Result<PeftAdapters, String> {
+    let config_path = super::lora::beside(path, "adapter_config.json");
+    let config = std::fs::read_to_string(&config_path)
+        .map_err(|e| format!("cannot read {config_path}, which PEFT writes beside {path}: {e}"))?;
+    PeftAdapters::parse(&super::commands::read(path)?, &config)
+        .map_err(|e| format!("{path}: {}", e.reason()))
 }
 
 /// The memory of the model alone, as a text run of it with a batch of one would need.
