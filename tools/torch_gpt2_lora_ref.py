@@ -11,8 +11,8 @@ Usage: python3 tools/torch_gpt2_lora_ref.py [--save DIR] [--reps N]
 """
 import argparse
 import json
-import statistics
-import time
+import pathlib
+import sys
 
 import peft
 import torch
@@ -20,20 +20,10 @@ import torch.nn.functional as F
 import transformers
 from transformers import GPT2Config, GPT2LMHeadModel
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from torch_gpt2_ref import median_step_s  # noqa: E402
+
 BATCH, WINDOW, RANK = 8, 256, 8
-
-
-def median_step_s(step, reps, warm=5):
-    for _ in range(warm):
-        step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        step()
-        torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def lora_model(save):

@@ -257,7 +257,7 @@ pub fn wire_controls() {
         post(Request::Save(Saving::Merged))
     });
     for id in ["load", "gpt2-file"] {
-        on_file(id, |f| f.array_buffer(), load_bytes);
+        on_chosen(id, load_file);
     }
     super::drop_file::wire_drop(load_file);
     on_file("text-file", |f| f.array_buffer(), use_text_file);
@@ -377,10 +377,15 @@ fn load_file(file: web_sys::File) {
         ));
         s.loading = Some(name);
     });
-    let promise = file.array_buffer();
+    read_then(file.array_buffer(), load_bytes);
+}
+
+/// Waits for `promise` (a file being read) and hands what it read to `done`; a failure becomes
+/// the page's error sentence.
+fn read_then(promise: js_sys::Promise, done: fn(JsValue)) {
     wasm_bindgen_futures::spawn_local(async move {
         match wasm_bindgen_futures::JsFuture::from(promise).await {
-            Ok(value) => load_bytes(value),
+            Ok(value) => done(value),
             Err(e) => super::show_error(Some(format!(
                 "That file cannot be read: {}",
                 dom::js_error(e)
@@ -389,10 +394,9 @@ fn load_file(file: web_sys::File) {
     });
 }
 
-/// When a file is chosen in the input `id`, reads it with `read` (a File method returning a
-/// promise) and hands the result to `done`; a failure becomes the page's error sentence.
-fn on_file(id: &str, read: fn(&web_sys::File) -> js_sys::Promise, done: fn(JsValue)) {
-    let is_load = id == "load" || id == "gpt2-file";
+/// When a file is chosen in the input `id`, hands it to `take`; the input is emptied, so that
+/// choosing the same file again counts.
+fn on_chosen(id: &str, take: impl Fn(web_sys::File) + 'static) {
     on(id, "change", move |e| {
         let Some(input) = e
             .target()
@@ -404,20 +408,14 @@ fn on_file(id: &str, read: fn(&web_sys::File) -> js_sys::Promise, done: fn(JsVal
             return;
         };
         input.set_value("");
-        if is_load {
-            return load_file(file);
-        }
-        let promise = read(&file);
-        wasm_bindgen_futures::spawn_local(async move {
-            match wasm_bindgen_futures::JsFuture::from(promise).await {
-                Ok(value) => done(value),
-                Err(e) => super::show_error(Some(format!(
-                    "That file cannot be read: {}",
-                    dom::js_error(e)
-                ))),
-            }
-        });
+        take(file);
     });
+}
+
+/// When a file is chosen in the input `id`, reads it with `read` (a File method returning a
+/// promise) and hands the result to `done`.
+fn on_file(id: &str, read: fn(&web_sys::File) -> js_sys::Promise, done: fn(JsValue)) {
+    on_chosen(id, move |file| read_then(read(&file), done));
 }
 
 /// Offers `bytes` as a file download.

@@ -94,7 +94,12 @@ impl Learner {
                 if t.val.len() <= window || t.train.len() <= window {
                     return Err(Error::Invalid {
                         op: "settings",
-                        why: format!("the text is too short for a context of {window}"),
+                        why: format!(
+                            "the text is too short for a context of {window}: its validation tenth holds {} tokens, and a window needs {} (give the model at least {} tokens of text)",
+                            t.val.len(),
+                            window + 1,
+                            10 * (window + 1)
+                        ),
                     });
                 }
                 if !t.tokenizer.fits(c.vocab) {

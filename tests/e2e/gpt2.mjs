@@ -1,50 +1,27 @@
 // GPT-2 in the page: Hugging Face's model.safetensors of a small GPT-2 (one block of width 64,
 // GPT-2's 50,257 tokens, random weights, made here in its layout) loaded through the GPT-2
 // control becomes a LoRA run on the page's text; it samples through GPT-2's tokenizer, trains,
-// and its adapters and merged model download as the files PEFT and transformers read. A damaged
-// GPT-2 file is refused with its reason beside the control.
+// and its adapters and merged model download as the files PEFT and transformers read; Fine-tune
+// starts again from it on another text. A damaged GPT-2 file is refused with its reason beside
+// the control.
 
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
 
-const [VOCAB, CONTEXT, WIDTH] = [50257, 64, 64];
+const VOCAB = 50257;
 
-// GPT-2's tensors and their shapes in Hugging Face's layout (Conv1D weights [in, out]).
-function gpt2Shapes() {
-  const w = WIDTH;
-  const shapes = { 'wte.weight': [VOCAB, w], 'wpe.weight': [CONTEXT, w], 'ln_f.weight': [w], 'ln_f.bias': [w] };
-  const block = {
-    'ln_1.weight': [w], 'ln_1.bias': [w], 'ln_2.weight': [w], 'ln_2.bias': [w],
-    'attn.c_attn.weight': [w, 3 * w], 'attn.c_attn.bias': [3 * w], 'attn.c_proj.weight': [w, w], 'attn.c_proj.bias': [w],
-    'mlp.c_fc.weight': [w, 4 * w], 'mlp.c_fc.bias': [4 * w], 'mlp.c_proj.weight': [4 * w, w], 'mlp.c_proj.bias': [w],
-  };
-  for (const [name, shape] of Object.entries(block)) shapes[`h.0.${name}`] = shape;
-  return shapes;
+// A tiny GPT-2's model.safetensors (without `leaveOut`, where given), made by the script the
+// Firefox test runs in its page (tools/browser/gpt2_file.js), run here.
+function gpt2File(leaveOut = null) {
+  const source = readFileSync(fileURLToPath(new URL('../../tools/browser/gpt2_file.js', import.meta.url)), 'utf8');
+  const window = {};
+  vm.runInNewContext(source, { window, TextEncoder });
+  return Buffer.from(window.tinyGpt2File(leaveOut));
 }
 
-// A safetensors file of those tensors: norms' weights 1, everything else small seeded noise.
-export function gpt2File(leaveOut = null) {
-  const shapes = gpt2Shapes();
-  if (leaveOut) delete shapes[leaveOut];
-  const header = { __metadata__: { format: 'pt' } };
-  let offset = 0;
-  const arrays = [];
-  let seed = 12345;
-  const noise = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return (seed / 2147483648 - 0.5) * 0.2; };
-  for (const [name, shape] of Object.entries(shapes)) {
-    const n = shape.reduce((a, b) => a * b, 1);
-    const values = new Float32Array(n);
-    const norm = /ln_.*weight/.test(name);
-    for (let i = 0; i < n; i++) values[i] = norm ? 1 : noise();
-    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + 4 * n] };
-    offset += 4 * n;
-    arrays.push(Buffer.from(values.buffer));
-  }
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - (json.length % 8)) % 8);
-  const length = Buffer.alloc(8);
-  length.writeBigUInt64LE(BigInt(json.length));
-  return Buffer.concat([length, Buffer.from(json), ...arrays]);
-}
+// Loads `bytes` through the GPT-2 control, as a person choosing the file would.
+const chooseGpt2 = (page, bytes) => page.setInputFiles('#gpt2-file', { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: bytes });
 
 const header = (path) => {
   const bytes = readFileSync(path);
@@ -66,13 +43,13 @@ async function downloads(page, id) {
 
 export async function gpt2InThePage({ page, state, fail }, out) {
   // A damaged file: its reason beside the control, and the run as it was.
-  await page.setInputFiles('#gpt2-file', { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: gpt2File('wpe.weight') });
+  await chooseGpt2(page, gpt2File('wpe.weight'));
   await page.waitForFunction(() => (window.webgrad.state().error || '').includes('wpe.weight is missing'), null, { timeout: 60000 })
     .catch(() => fail('gpt2: no sentence for a GPT-2 file without wpe.weight'));
   const beside = await page.textContent('#gpt2-file-hint').catch(() => '');
   if (!beside.includes('wpe.weight is missing')) await fail(`gpt2: no sentence beside the GPT-2 control: "${beside}"`);
 
-  await page.setInputFiles('#gpt2-file', { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: gpt2File() });
+  await chooseGpt2(page, gpt2File());
   await page.waitForFunction(() => { const s = window.webgrad.state(); return s.lora_rank === 8 && s.task === 'text' && s.step === 0 && s.val_loss != null && !s.error; }, null, { timeout: 180000 })
     .catch(() => fail('gpt2: loading the file made no LoRA run of rank 8'));
   const loaded = await state();
@@ -109,5 +86,14 @@ export async function gpt2InThePage({ page, state, fail }, out) {
   const tensors = Object.keys(header(model.path));
   if (!(tensors.includes('h.0.attn.c_attn.weight') && tensors.includes('wte.weight') && !tensors.some((n) => n.includes('lora')))) await fail(`gpt2: the merged model holds ${tensors.join(', ')}`);
   if (JSON.parse(readFileSync(json.path, 'utf8')).vocab_size !== VOCAB) await fail('gpt2: config.json lacks the vocabulary');
+  // Fine-tune starts again from the same GPT-2 on the text in the box, with the text it was
+  // loaded on as the second curve and a sample from before kept.
+  await page.fill('#user-text', 'The cat sat on the mat, and the dog sat on the log. '.repeat(200));
+  await page.selectOption('#lora-rank', '4');
+  await page.click('#lora-start');
+  await page.waitForFunction(() => { const s = window.webgrad.state(); return s.lora_rank === 4 && s.val_loss != null && s.base_loss != null && !s.error; }, null, { timeout: 180000 })
+    .catch(() => fail('gpt2: Fine-tune on a new text did not start from GPT-2 with both validation losses'));
+  await page.evaluate(() => window.webgrad.pause());
+  if (!(await page.isVisible('#lora-before'))) await fail('gpt2: no sample from before the fine-tuning');
   await page.screenshot({ path: `${out}/gpt2.png`, fullPage: true });
 }

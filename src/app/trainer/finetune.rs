@@ -21,7 +21,8 @@ pub(super) enum BaseWeights {
 }
 
 /// What a LoRA run adapts: the base model's weights, settings and tokenizer, and the text it
-/// learnt before (for the second validation curve; none for GPT-2, whose own is not here).
+/// learnt before, for the second validation curve (none for a GPT-2 just loaded, whose own
+/// text is not here: once it is fine-tuned on another, the text it was loaded on).
 pub(super) struct Base {
     pub(super) weights: BaseWeights,
     pub(super) config: Config,
@@ -35,10 +36,14 @@ impl Trainer {
     pub(super) async fn fine_tune(&mut self, ask: FineTune) -> Result<(), String> {
         self.run = ask.run;
         let adapting = self.adapting();
-        let base = match self.lora_base.take() {
+        let mut base = match self.lora_base.take() {
             Some(base) if adapting => base,
             _ => self.base_of_session().await?,
         };
+        // A GPT-2 fine-tuned on a new text: the text it was loaded on gives the second curve.
+        if base.text.is_none() {
+            base.text = self.session.as_ref().and_then(|s| s.text().cloned());
+        }
         let started = self.adapted(&base, &ask).await;
         let replaced = started.is_ok() && !self.stale();
         // The base stays with the session that adapts it: the new one, or a LoRA run whose new
