@@ -53,6 +53,7 @@ export async function gpt2InThePage({ page, state, fail }, out) {
   await page.waitForFunction(() => { const s = window.webgrad.state(); return s.lora_rank === 8 && s.task === 'text' && s.step === 0 && s.val_loss != null && !s.error; }, null, { timeout: 180000 })
     .catch(() => fail('gpt2: loading the file made no LoRA run of rank 8'));
   const loaded = await state();
+  if (!(await page.isVisible('#lora-before')) || (await page.textContent('#lora-before')).length < 20) await fail('gpt2: no sample of GPT-2 before fine-tuning kept beside the new ones');
   if (!(loaded.note || '').startsWith('GPT-2 loaded')) await fail(`gpt2: no sentence saying GPT-2 loaded: "${loaded.note}"`);
   // Random weights over GPT-2's 50,257 tokens: a loss near ln(50,257) = 10.8.
   if (!(loaded.val_loss > 9 && loaded.val_loss < 12)) await fail(`gpt2: a first validation loss of ${loaded.val_loss}`);

@@ -12,7 +12,7 @@ use crate::train::{Config, HfGpt2, ModelConfig, Session, TaskData};
 
 /// Characters of the sample taken before fine-tuning (fewer than a Sample's: it holds up the
 /// start of the run).
-const BEFORE_CHARS: usize = 200;
+pub(super) const BEFORE_CHARS: usize = 200;
 
 /// The weights a LoRA run adapts: a checkpoint's bytes, or a GPT-2 file read.
 pub(super) enum BaseWeights {

@@ -1,14 +1,17 @@
 //! GPT-2 in the page: Hugging Face's `model.safetensors` of GPT-2 (loaded from the disk, never
 //! uploaded) becomes the frozen base of a LoRA run on the page's text, read as GPT-2's tokens.
 //! Its size is checked against the device before anything is allocated; it writes with its
-//! own weights from the start (the adapters begin at zero) and Train fine-tunes it.
+//! own weights from the start (the adapters begin at zero: a sample of that is kept to compare)
+//! and Train fine-tunes it.
 
-use super::finetune::{Base, BaseWeights};
+use super::finetune::{Base, BaseWeights, BEFORE_CHARS};
 use super::{built, Trainer, PAGE_EVAL_CHARS};
 use crate::app::protocol::Report;
 use crate::data::Tokenizer;
 use crate::nn::LoraConfig;
-use crate::train::{Config, Footprint, HfGpt2, Session, Task, TaskData, GPT2_STEPS};
+use crate::train::{
+    Config, Footprint, HfGpt2, SampleSettings, Session, Task, TaskData, GPT2_STEPS,
+};
 
 /// The adapters' rank when GPT-2 is loaded (the rank control changes it at Fine-tune).
 const GPT2_RANK: usize = 8;
@@ -64,6 +67,22 @@ impl Trainer {
             made.lora = Some(GPT2_RANK);
             self.report(Report::Built(made));
         }
+        self.sample_before().await?;
         self.evaluate(None, true).await
+    }
+
+    /// What the model writes before any fine-tuning, kept beside the samples that follow (with
+    /// the page's sampling settings, when they are valid).
+    async fn sample_before(&self) -> Result<(), String> {
+        let (Some(session), Some(settings)) = (&self.session, self.choices.sampling.clone()) else {
+            return Ok(());
+        };
+        let settings = SampleSettings {
+            tokens: settings.tokens.min(BEFORE_CHARS),
+            ..settings
+        };
+        let before = session.sample(&settings, |_| ()).await;
+        self.report(Report::BaseSample(before.map_err(|e| e.sentence())?));
+        Ok(())
     }
 }
