@@ -78,14 +78,6 @@ impl Tokenizer {
         }
     }
 
-    /// The character vocabulary, where tokens are characters.
-    pub fn chars(&self) -> Option<&Vocab> {
-        match self {
-            Tokenizer::Chars(v) => Some(v),
-            Tokenizer::Gpt2 => None,
-        }
-    }
-
     /// What encodes and decodes its tokens.
     pub fn tokens(&self) -> Result<&dyn Tokens> {
         Ok(match self {

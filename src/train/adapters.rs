@@ -61,32 +61,27 @@ impl Session {
     /// lora_A and lora_B are [r, in] and [out, r] either way).
     pub fn peft_config(&self) -> Result<String> {
         let lora = self.config.model.lora().ok_or_else(no_adapters)?;
-        if self.is_gpt2() {
-            let peft = serde_json::json!({
-                "peft_type": "LORA",
-                "task_type": "CAUSAL_LM",
-                "r": lora.rank,
-                "lora_alpha": lora.alpha,
-                "lora_dropout": 0.0,
-                "bias": "none",
-                "fan_in_fan_out": true,
-                "inference_mode": true,
-                "use_rslora": false,
-                "target_modules": ["c_attn", "c_proj", "c_fc"],
-            });
-            return Ok(peft.to_string());
-        }
-        let peft = serde_json::json!({
+        let gpt2 = self.is_gpt2();
+        let targets: &[&str] = match gpt2 {
+            true => &["c_attn", "c_proj", "c_fc"],
+            false => &["attn.qkv", "attn.proj", "mlp.fc", "mlp.proj"],
+        };
+        let mut peft = serde_json::json!({
             "peft_type": "LORA",
             "r": lora.rank,
             "lora_alpha": lora.alpha,
             "lora_dropout": 0.0,
             "bias": "none",
-            "fan_in_fan_out": false,
+            "fan_in_fan_out": gpt2,
             "inference_mode": true,
             "use_rslora": false,
-            "target_modules": ["attn.qkv", "attn.proj", "mlp.fc", "mlp.proj"],
+            "target_modules": targets,
         });
+        // transformers' GPT-2 loads as PEFT's causal language model; our GPT is no
+        // transformers model.
+        if gpt2 {
+            peft["task_type"] = "CAUSAL_LM".into();
+        }
         Ok(peft.to_string())
     }
 
@@ -122,9 +117,7 @@ impl Session {
         meta.insert("step".into(), "0".into());
         serialize(merged.iter(), meta).await
     }
-}
 
-impl Session {
     /// The config.json beside a GPT-2's merged model (None for other models, whose
     /// checkpoints hold their own settings).
     pub fn merged_config_json(&self) -> Option<String> {

@@ -381,12 +381,22 @@ pub(super) async fn serialize(
     named: impl Iterator<Item = &(String, Tensor)>,
     meta: HashMap<String, String>,
 ) -> Result<Vec<u8>> {
-    let mut data = Vec::new();
+    let mut read = Vec::new();
     for (name, t) in named {
-        let values = t.to_vec().await?;
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        data.push((name.clone(), t.shape().to_vec(), bytes));
+        read.push((name.clone(), t.shape().to_vec(), t.to_vec().await?));
     }
+    write_f32(read, meta)
+}
+
+/// Tensors as (name, shape, values) written as an F32 safetensors file with `meta`.
+pub(super) fn write_f32(
+    tensors: Vec<(String, Vec<usize>, Vec<f32>)>,
+    meta: HashMap<String, String>,
+) -> Result<Vec<u8>> {
+    let data: Vec<(String, Vec<usize>, Vec<u8>)> = tensors
+        .into_iter()
+        .map(|(n, s, v)| (n, s, v.iter().flat_map(|x| x.to_le_bytes()).collect()))
+        .collect();
     let views = data
         .iter()
         .map(|(n, s, b)| TensorView::new(Dtype::F32, s.clone(), b).map(|v| (n.clone(), v)))

@@ -266,7 +266,7 @@ impl Footprint {
             ModelConfig::Mlp(c) => mlp(c, config.batch),
             ModelConfig::Cnn(c) => cnn(c, config.batch),
             ModelConfig::Gpt(c) => {
-                let window = config.window.unwrap_or(c.context);
+                let window = config.text_window().unwrap_or(c.context);
                 adapted(gpt(c, config.batch, window), c)
             }
         }

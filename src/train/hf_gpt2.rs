@@ -5,7 +5,7 @@
 //! token embedding); only names and one layout differ: GPT-2's projections are `Conv1D`s,
 //! their weights stored [in, out] where ours are [out, in].
 
-use super::checkpoint::{assign_all, values_in, NamedTensors, MAX_HEADER_BYTES};
+use super::checkpoint::{assign_all, values_in, write_f32, NamedTensors, MAX_HEADER_BYTES};
 use crate::nn::{Gpt, GptConfig, Module, Norm};
 use crate::{Error, Result};
 use safetensors::{tensor::TensorView, Dtype, SafeTensors};
@@ -311,16 +311,10 @@ pub(super) async fn hf_safetensors(named: &[(String, crate::Tensor)]) -> Result<
             values = transposed(&values, shape[0], shape[1]);
             shape.swap(0, 1);
         }
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        data.push((hf, shape, bytes));
+        data.push((hf, shape, values));
     }
-    let views = data
-        .iter()
-        .map(|(n, s, b)| TensorView::new(Dtype::F32, s.clone(), b).map(|v| (n.clone(), v)))
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| bad(e.to_string()))?;
     let meta = HashMap::from([("format".to_string(), "pt".to_string())]);
-    safetensors::serialize(views, Some(meta)).map_err(|e| bad(e.to_string()))
+    write_f32(data, meta)
 }
 
 /// The `config.json` that `transformers` reads `save_hf`'s model with.

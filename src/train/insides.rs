@@ -2,6 +2,8 @@
 //! values of chosen parameters, each set read back from the GPU at once.
 
 use super::{Learner, Session};
+use crate::data::Tokens;
+use crate::nn::Gpt;
 use crate::{no_grad, Error, Result, Tensor};
 
 /// A named tensor read back: its shape and values.
@@ -29,40 +31,43 @@ impl Session {
         read_all(named).await
     }
 
-    /// Each layer's attention weights over `prompt` (its last `context` characters): one
+    /// Each layer's attention weights over `prompt` (its last `context` tokens): one
     /// [heads, T, T] per layer.
     pub async fn attention(&self, prompt: &str) -> Result<Vec<Inside>> {
-        let Learner::Text { model, data } = &self.learner else {
-            return Err(not_for("only a GPT has attention")());
-        };
-        let mut tokens = data.tokenizer.tokens()?.encode(prompt)?;
+        let (model, _, tokens) = self.attended(prompt)?;
         if tokens.is_empty() {
             return Err(Error::Invalid {
                 op: "attention",
                 why: "the prompt is empty".into(),
             });
         }
-        tokens.drain(..tokens.len().saturating_sub(model.config.context));
         let t = tokens.len();
         let x = Tensor::from_u32(tokens, &[1, t], &self.device)?;
         let named = no_grad(|| crate::nn::Model::insides(model, &x))?;
         read_all(named).await
     }
 
-    /// The text of each token `attention` reads of `prompt` (its last `context` tokens): a
-    /// character each for the character GPT, a piece of a word for GPT-2 (bytes that are not
-    /// UTF-8 on their own as U+FFFD).
+    /// The text of each token `attention` reads of `prompt`: a character each for the
+    /// character GPT, a piece of a word for GPT-2 (bytes that are not UTF-8 on their own as
+    /// U+FFFD).
     pub fn attention_labels(&self, prompt: &str) -> Result<Vec<String>> {
+        let (_, tokenizer, tokens) = self.attended(prompt)?;
+        Ok(tokens
+            .iter()
+            .map(|&t| String::from_utf8_lossy(&tokenizer.token_bytes(t)).into_owned())
+            .collect())
+    }
+
+    /// The GPT, its tokenizer and the tokens of `prompt` its attention reads: the last
+    /// `context` of them.
+    fn attended(&self, prompt: &str) -> Result<(&Gpt, &dyn Tokens, Vec<u32>)> {
         let Learner::Text { model, data } = &self.learner else {
             return Err(not_for("only a GPT has attention")());
         };
-        let tokens = data.tokenizer.tokens()?;
-        let mut ids = tokens.encode(prompt)?;
-        ids.drain(..ids.len().saturating_sub(model.config.context));
-        Ok(ids
-            .iter()
-            .map(|&t| String::from_utf8_lossy(&tokens.token_bytes(t)).into_owned())
-            .collect())
+        let tokenizer = data.tokenizer.tokens()?;
+        let mut tokens = tokenizer.encode(prompt)?;
+        tokens.drain(..tokens.len().saturating_sub(model.config.context));
+        Ok((model, tokenizer, tokens))
     }
 
     /// The values of the parameters named (PyTorch names), in the order asked.

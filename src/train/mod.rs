@@ -177,12 +177,15 @@ impl Session {
         self.params.iter().map(|(_, p)| p.numel()).sum()
     }
 
+    /// Tokens in each window of a GPT's text (`Config::text_window`; 0 for other models).
+    fn window(&self) -> usize {
+        self.config.text_window().unwrap_or(0)
+    }
+
     /// Tokens (text) or examples per step.
     pub fn items_per_step(&self) -> usize {
         match &self.learner {
-            Learner::Text { model, .. } => {
-                self.config.batch * self.config.window.unwrap_or(model.config.context)
-            }
+            Learner::Text { .. } => self.config.batch * self.window(),
             Learner::Classifier { .. } => self.config.batch,
         }
     }
@@ -198,8 +201,8 @@ impl Session {
                     Tensor::from_u32(y, &[b], &self.device)?,
                 ))
             }
-            Learner::Text { model, data } => {
-                let context = self.config.window.unwrap_or(model.config.context);
+            Learner::Text { data, .. } => {
+                let context = self.window();
                 let (x, y) = windows(&data.train, b, context, self.config.seed, self.step);
                 Ok((
                     Tensor::from_u32(x, &[b, context], &self.device)?,
@@ -323,7 +326,7 @@ impl Session {
     /// Mean loss over the same validation windows every time, so that evaluations compare,
     /// with its standard error from the spread of the batch means (each batch spans the split).
     async fn measure_text(&self, model: &Gpt, t: &Text) -> Result<Eval> {
-        let context = self.config.window.unwrap_or(model.config.context);
+        let context = self.window();
         // No more tokens than the split holds: a short text's windows would only repeat.
         let predicted = self.config.eval_chars.min(t.val.len());
         let rows = (predicted / (EVAL_BATCHES * context)).max(1);

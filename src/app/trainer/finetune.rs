@@ -8,11 +8,11 @@ use super::{built, Trainer};
 use crate::app::protocol::{FineTune, Report};
 use crate::data::{Text, Tokenizer};
 use crate::nn::LoraConfig;
-use crate::train::{Config, HfGpt2, ModelConfig, Session, TaskData};
+use crate::train::{Config, HfGpt2, ModelConfig, SampleSettings, Session, TaskData};
 
 /// Characters of the sample taken before fine-tuning (fewer than a Sample's: it holds up the
 /// start of the run).
-pub(super) const BEFORE_CHARS: usize = 200;
+const BEFORE_CHARS: usize = 200;
 
 /// The weights a LoRA run adapts: a checkpoint's bytes, or a GPT-2 file read.
 pub(super) enum BaseWeights {
@@ -128,7 +128,7 @@ impl Trainer {
         };
         loaded.map_err(|e| format!("The fine-tuning cannot start: {}", e.sentence()))?;
         let before = session
-            .sample(&before_settings(ask), |_| ())
+            .sample(&before_settings(&ask.sample), |_| ())
             .await
             .map_err(|e| e.sentence())?;
         Ok((session, before))
@@ -136,10 +136,11 @@ impl Trainer {
 }
 
 /// The sample settings of the page, shortened for the sample before fine-tuning.
-fn before_settings(ask: &FineTune) -> crate::train::SampleSettings {
-    let mut settings = ask.sample.clone();
-    settings.tokens = settings.tokens.min(BEFORE_CHARS);
-    settings
+pub(super) fn before_settings(sample: &SampleSettings) -> SampleSettings {
+    SampleSettings {
+        tokens: sample.tokens.min(BEFORE_CHARS),
+        ..sample.clone()
+    }
 }
 
 fn built_lora(session: &Session, note: String, rank: usize) -> crate::app::protocol::Built {

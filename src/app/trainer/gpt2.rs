@@ -4,14 +4,12 @@
 //! own weights from the start (the adapters begin at zero: a sample of that is kept to compare)
 //! and Train fine-tunes it.
 
-use super::finetune::{Base, BaseWeights, BEFORE_CHARS};
+use super::finetune::{before_settings, Base, BaseWeights};
 use super::{built, Trainer, PAGE_EVAL_CHARS};
 use crate::app::protocol::Report;
 use crate::data::Tokenizer;
 use crate::nn::LoraConfig;
-use crate::train::{
-    Config, Footprint, HfGpt2, SampleSettings, Session, Task, TaskData, GPT2_STEPS,
-};
+use crate::train::{Config, Footprint, HfGpt2, Session, Task, TaskData, GPT2_STEPS};
 
 /// The adapters' rank when GPT-2 is loaded (the rank control changes it at Fine-tune).
 const GPT2_RANK: usize = 8;
@@ -77,11 +75,7 @@ impl Trainer {
         let (Some(session), Some(settings)) = (&self.session, self.choices.sampling.clone()) else {
             return Ok(());
         };
-        let settings = SampleSettings {
-            tokens: settings.tokens.min(BEFORE_CHARS),
-            ..settings
-        };
-        let before = session.sample(&settings, |_| ()).await;
+        let before = session.sample(&before_settings(&settings), |_| ()).await;
         self.report(Report::BaseSample(before.map_err(|e| e.sentence())?));
         Ok(())
     }

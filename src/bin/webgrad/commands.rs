@@ -15,7 +15,7 @@ use webgrad::train::{
 use webgrad::tune::How;
 use webgrad::{Device, Gpu};
 
-use super::lora::{adapt_config, lora_base, text_for, Gpt2Flags, LoraFiles};
+use super::lora::{adapt_config, lora_base, text_for, Gpt2Flags, LoraBase, LoraFiles};
 use super::saves::{Failure, Saves};
 
 /// Parses a flag as one of a settings enum's names, which --help lists.
@@ -293,7 +293,7 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
         (Some(_), Some(path)) => Some(lora_base(path)?),
         _ => None,
     };
-    let gpt2 = base.as_ref().is_some_and(|b| b.gpt2.is_some());
+    let gpt2 = base.as_ref().is_some_and(LoraBase::is_gpt2);
     let files = LoraFiles::check(a.save_adapters.as_deref(), a.save_merged.as_deref(), gpt2)?;
     let data = match &base {
         Some(b) => TaskData::Text(text_for(a.text.as_deref(), b.tokenizer.clone())?),
@@ -323,11 +323,9 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
         false => Session::new,
     };
     let mut session = make(config, data, &device).map_err(|e| e.to_string())?;
-    match (base.as_ref().and_then(|b| b.gpt2.as_ref()), &a.load) {
-        (Some(file), Some(path)) => session
-            .load_gpt2_base(file)
-            .map_err(|e| format!("{path}: {}", e.reason()))?,
-        (_, Some(path)) => load(&mut session, path)?,
+    match (&base, &a.load) {
+        (Some(base), Some(path)) => base.load_into(&mut session, path)?,
+        (None, Some(path)) => load(&mut session, path)?,
         _ => {}
     }
     let mut keeper = BestKeeper::new(a.patience);

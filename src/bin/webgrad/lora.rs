@@ -8,15 +8,43 @@ use webgrad::data::{gunzip, text_from_file, Text, Tokenizer};
 use webgrad::nn::GptConfig;
 use webgrad::optim::ScheduleKind;
 use webgrad::train::{
-    gpt2_schedule, is_hf_gpt2, Checkpoint, Config, HfGpt2, ModelConfig, GPT2_STEPS,
+    gpt2_schedule, is_hf_gpt2, Checkpoint, Config, HfGpt2, ModelConfig, Session, GPT2_STEPS,
 };
 
-/// The model a LoRA run adapts: its sizes and tokenizer, and a GPT-2 file's weights (a
-/// checkpoint of ours is loaded as any `--load` is, once the session exists).
+/// The model a LoRA run adapts: its sizes and tokenizer, and the file read, whose weights
+/// become the frozen base once the session exists.
 pub struct LoraBase {
     pub sizes: GptConfig,
     pub tokenizer: Tokenizer,
-    pub gpt2: Option<HfGpt2>,
+    pub file: BaseFile,
+}
+
+/// A LoRA base's file, parsed: a checkpoint of ours, or a GPT-2 as Hugging Face publishes it.
+pub enum BaseFile {
+    Checkpoint(Checkpoint),
+    Gpt2(HfGpt2),
+}
+
+impl LoraBase {
+    pub fn is_gpt2(&self) -> bool {
+        matches!(self.file, BaseFile::Gpt2(_))
+    }
+
+    /// Its weights as `session`'s frozen base; a checkpoint's note on its optimizer state is
+    /// said as any `--load` says it.
+    pub fn load_into(&self, session: &mut Session, path: &str) -> Result<(), String> {
+        let loaded = match &self.file {
+            BaseFile::Checkpoint(ck) => session.load_parsed(ck),
+            BaseFile::Gpt2(file) => session.load_gpt2_base(file),
+        };
+        loaded.map_err(|e| format!("{path}: {}", e.reason()))?;
+        if let BaseFile::Checkpoint(ck) = &self.file {
+            if let Some(note) = ck.state_note() {
+                eprintln!("note: {path}: {note}");
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Reads the base at `path`.
@@ -33,15 +61,15 @@ pub fn lora_base(path: &str) -> Result<LoraBase, String> {
         return Ok(LoraBase {
             sizes: file.config.clone(),
             tokenizer: Tokenizer::Gpt2,
-            gpt2: Some(file),
+            file: BaseFile::Gpt2(file),
         });
     }
     let ck = Checkpoint::parse(&bytes).map_err(|e| format!("{path}: {}", e.reason()))?;
-    match (ck.config.model, ck.tokenizer) {
+    match (&ck.config.model, &ck.tokenizer) {
         (ModelConfig::Gpt(g), Some(tokenizer)) if g.lora.is_none() => Ok(LoraBase {
-            sizes: g,
-            tokenizer,
-            gpt2: None,
+            sizes: g.clone(),
+            tokenizer: tokenizer.clone(),
+            file: BaseFile::Checkpoint(ck),
         }),
         (ModelConfig::Gpt(_), Some(_)) => Err(format!(
             "{path} already holds LoRA adapters; fine-tune its merged model (--save-merged) instead"
@@ -87,7 +115,7 @@ pub fn adapt_config(
         lora,
         ..base.sizes.clone()
     };
-    let (Some(_), Some(lora)) = (&base.gpt2, lora) else {
+    let (true, Some(lora)) = (base.is_gpt2(), lora) else {
         return Ok(());
     };
     let steps = flags.steps.unwrap_or(GPT2_STEPS);
