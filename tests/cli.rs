@@ -274,3 +274,30 @@ fn wgsl_prints_a_kernel_as_compiled_and_refuses_an_unknown_slot() {
     .concat();
     assert_refused(&args, "the slot WIDTH is not one the shader takes");
 }
+
+/// 20,000 distinct characters (Chinese) at a batch of 64: its logits, 164 MB, are more than the
+/// 128 MiB lavapipe binds, and the output layer's loss goes through them in chunks of rows
+/// (`Tensor::linear_cross_entropy`), so it trains, from the loss of a uniform guess.
+#[test]
+fn a_text_whose_logits_exceed_a_binding_trains_in_chunks() {
+    let dir = std::env::temp_dir().join(format!("webgrad-cjk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cjk: String = (0..20_000u32)
+        .map(|i| char::from_u32(0x4e00 + i).unwrap())
+        .cycle()
+        .take(60_000)
+        .collect();
+    let text = dir.join("cjk.txt");
+    std::fs::write(&text, cjk).unwrap();
+    let text = text.to_str().unwrap();
+    let args = ["train", "--task", "text", "--text", text, "--batch", "64"];
+    let (code, out, err) = cli(&[&args[..], &["--steps", "1", "--eval-every", "1"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let (_, loss) = val_losses(&out)[0];
+    let uniform = (20_000f64).ln();
+    assert!(
+        (loss - uniform).abs() < 0.1,
+        "validation loss {loss}, a uniform guess's {uniform}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

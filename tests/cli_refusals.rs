@@ -62,20 +62,6 @@ fn a_run_that_diverges_before_its_first_evaluation_leaves_the_save_file_alone() 
 
 #[test]
 fn a_refused_size_names_its_cause() {
-    let dir = std::env::temp_dir().join(format!("webgrad-cause-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    // 20,000 distinct characters: a batch of 64 makes logits of 164 MB, above the 128 MiB a
-    // binding holds here; the cause named is the vocabulary the text brings, beside the batch.
-    let cjk: String = (0..20_000u32)
-        .map(|i| char::from_u32(0x4e00 + i).unwrap())
-        .cycle()
-        .take(60_000)
-        .collect();
-    let text = dir.join("cjk.txt");
-    std::fs::write(&text, cjk).unwrap();
-    let text = text.to_str().unwrap();
-    let args = ["train", "--task", "text", "--text", text, "--batch", "64"];
-    assert_refused(&args, "fewer distinct characters than its 20000");
     // A batch beyond the data is refused as such, not as the memory it would take.
     let huge = [
         "train",
@@ -85,5 +71,4 @@ fn a_refused_size_names_its_cause() {
         "18446744073709551615",
     ];
     assert_refused(&huge, "is larger than the");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

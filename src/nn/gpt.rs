@@ -6,6 +6,7 @@ mod cache;
 pub use cache::KvCache;
 
 use super::{prefixed, Adapter, Embedding, Init, Linear, Model, Module, Norm, NormLayer};
+use crate::ops::cross_entropy_chunk_rows;
 use crate::{Error, Result, Tensor};
 use serde::{Deserialize, Serialize};
 
@@ -367,16 +368,31 @@ impl Gpt {
         hidden.matmul_t(&self.tok_emb.weight, false, true)
     }
 
-    /// Logits over the vocabulary padded to a multiple of 4 (`vocab_padding`), the pads'
-    /// weights zero and their logits masked far below the tokens': the same loss and
-    /// gradients as `logits`, through faster products. Without a mask, `logits`.
-    fn padded_logits(&self, hidden: &Tensor) -> Result<Tensor> {
+    /// The output layer the training loss runs through: the token embedding padded to a
+    /// multiple of 4 words (`vocab_padding`), the pads' weights zero and their logits masked
+    /// far below the tokens' by the bias, for the same loss and gradients as `logits` through
+    /// faster products; without a mask, the embedding itself.
+    fn output_layer(&self) -> Result<(Tensor, Option<&Tensor>)> {
         let Some(mask) = &self.pad_mask else {
-            return self.logits(hidden);
+            return Ok((self.tok_emb.weight.clone(), None));
         };
         let pad = mask.shape()[0] - self.config.vocab;
-        let weight = self.tok_emb.weight.pad(0, (0, pad), 0.0)?;
-        hidden.linear(&weight, Some(mask))
+        Ok((self.tok_emb.weight.pad(0, (0, pad), 0.0)?, Some(mask)))
+    }
+
+    /// The mean loss of the logits of `hidden`: whole, or in chunks of rows where the logits
+    /// would take more than a chunk may (`cross_entropy_chunk_rows`: GPT-2's 50,257 words).
+    fn output_loss(&self, hidden: &Tensor, targets: &Tensor) -> Result<Tensor> {
+        let (weight, mask) = self.output_layer()?;
+        let trains = crate::autograd::is_enabled() && weight.requires_grad();
+        let chunk = cross_entropy_chunk_rows(self.device(), weight.shape()[0], trains);
+        if chunk < hidden.shape()[0] {
+            return hidden.linear_cross_entropy((&weight, mask), targets, chunk);
+        }
+        match mask {
+            Some(mask) => hidden.linear(&weight, Some(mask))?.cross_entropy(targets),
+            None => self.logits(hidden)?.cross_entropy(targets),
+        }
     }
 }
 
@@ -390,8 +406,7 @@ impl Model for Gpt {
     }
 
     fn loss(&self, tokens: &Tensor, targets: &Tensor, seed: Option<u32>) -> Result<Tensor> {
-        let logits = self.padded_logits(&self.hidden(tokens, seed, None)?)?;
-        logits.cross_entropy(targets)
+        self.output_loss(&self.hidden(tokens, seed, None)?, targets)
     }
 
     /// Each layer's attention weights over one sequence of tokens [1, T]: [heads, T, T] as

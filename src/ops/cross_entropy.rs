@@ -20,7 +20,7 @@ crate::kernel_params! {
 const MEAN_IN_ONE_PASS_UNDER: usize = 1 << 16;
 
 /// (rows, classes) of logits [rows, classes] and u32 targets [rows] on one device.
-fn checked(logits: &Tensor, targets: &Tensor) -> Result<(usize, usize)> {
+pub(super) fn checked(logits: &Tensor, targets: &Tensor) -> Result<(usize, usize)> {
     let name = "cross_entropy";
     logits.expect_dtype(name, DType::F32)?;
     targets.expect_dtype(name, DType::U32)?;
@@ -38,7 +38,7 @@ fn checked(logits: &Tensor, targets: &Tensor) -> Result<(usize, usize)> {
 
 /// Per-row loss scale · (logsumexp(x) - x[target]) for logits [rows, classes] and u32 targets
 /// [rows], as `checked` found them.
-fn cross_entropy_rows(
+pub(super) fn cross_entropy_rows(
     (logits, targets): (&Tensor, &Tensor),
     (rows, cols): (usize, usize),
     scale: f32,
@@ -185,14 +185,14 @@ enum PerRow {
 /// The gradient the cross-entropy's rows are scaled by: each its own, all the mean's one
 /// value, or the 1 that backward starts from at the loss (no pass then fills it).
 #[derive(Clone, Copy)]
-enum RowsGrad<'a> {
+pub(super) enum RowsGrad<'a> {
     Each(&'a Tensor),
     Shared(&'a Tensor),
     One,
 }
 
 /// dx of the per-row cross-entropy: scale · g (softmax - onehot), g as `rows_grad` gives it.
-fn cross_entropy_backward(
+pub(super) fn cross_entropy_backward(
     (logits, targets): (&Tensor, &Tensor),
     rows_grad: RowsGrad,
     scale: f32,

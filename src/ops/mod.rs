@@ -12,6 +12,7 @@ mod dropout;
 mod embedding;
 mod layernorm;
 mod linear;
+mod linear_cross_entropy;
 mod lora;
 mod matmul;
 mod movement;
@@ -25,6 +26,8 @@ mod unary;
 
 pub(crate) use attention::scores_bytes;
 pub use binary::Binary;
+pub use linear_cross_entropy::cross_entropy_chunk_rows;
+pub(crate) use linear_cross_entropy::FROZEN_CHUNK_BYTES;
 /// The variants a product shape may run as on a device, the planner's own first.
 pub use matmul::product_candidates;
 /// The kernel a product takes, which tests assert through `Gpu::dispatches_of`.

@@ -165,14 +165,14 @@ fn gpt(c: &GptConfig, batch: usize, window: usize) -> Footprint {
         .saturating_add(block.saturating_mul(c.layers as u64))
         .saturating_add(mul(&[2, w]));
     let tokens = mul(&[batch, window]);
-    let per_token = mul(&[GPT_FLOATS_PER_TOKEN_PER_WIDTH as usize, c.layers, w])
-        .saturating_add(mul(&[3, c.vocab]))
-        .saturating_add(mul(&[4, w]));
+    let per_token =
+        mul(&[GPT_FLOATS_PER_TOKEN_PER_WIDTH as usize, c.layers, w]).saturating_add(mul(&[4, w]));
     Footprint {
         parameters,
         frozen: 0,
         activations: tokens
             .saturating_mul(per_token)
+            .saturating_add(logits(c, tokens))
             .saturating_add(attention_scores(c, batch, window))
             .saturating_add(padded_output_layer(c)),
         parts: vec![
@@ -181,11 +181,6 @@ fn gpt(c: &GptConfig, batch: usize, window: usize) -> Footprint {
                 "the token embedding (vocabulary × width)",
                 mul(&[c.vocab, w]),
                 "width".to_string() + &or_the_text(c.vocab),
-            ),
-            part(
-                "the logits of a batch (batch × context × vocabulary)",
-                mul(&[batch, window, c.vocab]),
-                "batch or context".to_string() + &or_the_text(c.vocab),
             ),
             part(
                 "the MLP's activations (batch × context × 4·width)",
@@ -208,6 +203,19 @@ fn or_the_text(vocab: usize) -> String {
         true => format!(", or train on a text with fewer distinct characters than its {vocab}"),
         false => String::new(),
     }
+}
+
+/// Floats of the logits a step keeps over `tokens` (their values, the loss's gradient of
+/// them, and a product's output), chunked where the output layer is frozen
+/// (`ops::cross_entropy_chunk_rows`): a trained output layer may take them whole.
+fn logits(c: &GptConfig, tokens: u64) -> u64 {
+    // A chunk's rows may be rounded up to where a binding may start: 64 more at most.
+    let chunk = crate::ops::FROZEN_CHUNK_BYTES / 4 / c.vocab.max(1) as u64 + 64;
+    let rows = match c.lora {
+        Some(_) => tokens.min(chunk),
+        None => tokens,
+    };
+    rows.saturating_mul(mul(&[3, c.vocab]))
 }
 
 /// Floats of the output layer's padded copy and its gradient, where the training loss pads a

@@ -138,11 +138,23 @@ fn a_huge_model_is_refused_by_the_setting_that_makes_it_huge() {
         "{layers}"
     );
     let batch = refusal(&gpt_config(1, 96, 1_000_000, 256));
-    assert!(batch.ends_with("lower the batch or context"), "{batch}");
+    assert!(batch.contains("lower the batch, context"), "{batch}");
     let wide = refusal(&gpt_config(1, 1 << 20, 1, 32));
     assert!(
         wide.contains("an MLP weight") && wide.ends_with("lower the width"),
         "{wide}"
+    );
+    // Millions of distinct characters make an embedding no buffer holds: the text is named.
+    let mut text = gpt_config(1, 96, 1, 32);
+    let ModelConfig::Gpt(g) = &mut text.model else {
+        unreachable!("the text task's model is a GPT")
+    };
+    g.vocab = 5_000_000;
+    let text = refusal(&text);
+    assert!(
+        text.contains("the token embedding")
+            && text.ends_with("fewer distinct characters than its 5000000"),
+        "{text}"
     );
     // Sizes near the integer limit saturate instead of wrapping to a small figure.
     let absurd = refusal(&gpt_config(usize::MAX, usize::MAX, usize::MAX, usize::MAX));

@@ -1,0 +1,208 @@
+//! An output layer and its mean cross-entropy, a chunk of rows at a time: the logits of a
+//! large vocabulary (GPT-2's 50,257 words over 8 × 256 tokens are 412 MB) never exist whole.
+//! Each chunk's logits make its part of the loss and, when a gradient is wanted, their own
+//! gradient at once, which goes straight into the input's and the weight's gradients; the
+//! chunk's logits are then dropped. Backward only scales those gradients by the loss's.
+
+use super::cross_entropy::{checked, cross_entropy_backward, cross_entropy_rows, RowsGrad};
+use crate::autograd::{self, no_grad, Backward, Inputs};
+use crate::error::{Error, Result};
+use crate::tensor::{Device, Tensor};
+
+/// The logits a chunk may hold where the weight is frozen: small enough that the chunks of a
+/// GPT-2 step take a tenth of its memory, large enough (hundreds of rows of 50,257 words) that
+/// each chunk's products still fill a GPU.
+pub(crate) const FROZEN_CHUNK_BYTES: u64 = 64 << 20;
+
+/// The rows of logits over `classes` that one chunk takes on `device`, for a weight that
+/// trains or not. A trained weight sums its gradient over the chunks (a pass over the whole
+/// weight each), so it chunks only where one buffer could not hold the logits; a frozen one
+/// chunks to `FROZEN_CHUNK_BYTES`. Whole multiples of 64 rows where a chunk holds more, as the
+/// products' tiles are. The CPU takes every row at once.
+pub fn cross_entropy_chunk_rows(device: &Device, classes: usize, weight_trains: bool) -> usize {
+    let Device::Gpu(gpu) = device else {
+        return usize::MAX;
+    };
+    let largest = gpu.largest_buffer();
+    let budget = match weight_trains {
+        true => largest,
+        false => largest.min(FROZEN_CHUNK_BYTES),
+    };
+    let rows = (budget / (classes.max(1) as u64 * 4)).max(1) as usize;
+    match rows >= 64 {
+        true => rows / 64 * 64,
+        false => rows,
+    }
+}
+
+impl Tensor {
+    /// The mean softmax cross-entropy of the logits self · weightᵀ + bias (self [rows, K],
+    /// weight [classes, K], bias [classes]) against u32 targets [rows], `chunk_rows` rows at a
+    /// time. The bias takes no gradient (a constant such as a mask of padded classes). Equal to
+    /// `self.linear(weight, bias)?.cross_entropy(targets)` in value and gradients.
+    pub fn linear_cross_entropy(
+        &self,
+        (weight, bias): (&Tensor, Option<&Tensor>),
+        targets: &Tensor,
+        chunk_rows: usize,
+    ) -> Result<Tensor> {
+        let invalid = |why: String| Error::Invalid {
+            op: "linear_cross_entropy",
+            why,
+        };
+        if chunk_rows == 0 {
+            return Err(invalid("a chunk must hold at least one row".into()));
+        }
+        if bias.is_some_and(|b| b.requires_grad()) {
+            return Err(invalid("the bias takes no gradient here".into()));
+        }
+        let rows = self.shape().first().copied().unwrap_or(0);
+        if targets.shape() != [rows] {
+            return Err(invalid(format!(
+                "{:?} targets for inputs {:?}: one a row",
+                targets.shape(),
+                self.shape()
+            )));
+        }
+        if rows == 0 {
+            return Err(invalid("no rows to take the mean of".into()));
+        }
+        let chunk_rows = aligned_rows(self.device(), chunk_rows);
+        let wanted = |t: &Tensor| autograd::is_enabled() && t.requires_grad();
+        let (x_grad, w_grad) = (wanted(self), wanted(weight));
+        let parts = no_grad(|| {
+            let mut parts = Chunks::default();
+            for start in (0..rows).step_by(chunk_rows) {
+                let len = chunk_rows.min(rows - start);
+                let (x, t) = match len == rows {
+                    true => (self.clone(), targets.clone()),
+                    false => (
+                        self.slice(0, start, len)?,
+                        targets_from(targets, start, len)?,
+                    ),
+                };
+                parts.add(chunk(&x, (weight, bias), &t, (rows, x_grad, w_grad))?)?;
+            }
+            Ok::<_, Error>(parts)
+        })?;
+        let mut grads = Vec::new();
+        if let Some(dx) = parts.dx {
+            grads.push((self.clone(), no_grad(|| Tensor::concat(&dx, 0))?));
+        }
+        if let Some(dw) = parts.dw {
+            grads.push((weight.clone(), dw));
+        }
+        let loss = parts.loss.expect("at least one row, so one chunk");
+        Ok(Tensor::adopt(&loss, LinearCrossEntropy { grads }))
+    }
+}
+
+/// `rows` rounded up to where a binding may start in a buffer of u32s on `device` (64 rows
+/// for the usual 256 bytes), for each chunk's targets to be a view of the batch's.
+fn aligned_rows(device: &Device, rows: usize) -> usize {
+    match device {
+        Device::Gpu(gpu) => {
+            let align = (gpu.limits().min_storage_buffer_offset_alignment as usize / 4).max(1);
+            rows.next_multiple_of(align)
+        }
+        Device::Cpu => rows,
+    }
+}
+
+/// Targets `start..start + len` of `targets`: on the GPU a view sharing the batch's buffer
+/// (`start` is aligned by `aligned_rows`), on the CPU a copy.
+fn targets_from(targets: &Tensor, start: usize, len: usize) -> Result<Tensor> {
+    match targets.device() {
+        Device::Gpu(_) => Ok(targets.part(start, &[len])),
+        Device::Cpu => {
+            let all = targets.host_u32("linear_cross_entropy")?;
+            Tensor::from_u32(all[start..start + len].to_vec(), &[len], targets.device())
+        }
+    }
+}
+
+/// What one chunk gives: its part of the mean loss, and its rows' input gradient and its share
+/// of the weight's, each for a loss gradient of 1, where wanted.
+struct Chunk {
+    loss: Tensor,
+    dx: Option<Tensor>,
+    dw: Option<Tensor>,
+}
+
+/// One chunk's logits, loss and gradients: `rows` is the whole batch's (the mean divides by
+/// it), then whether the input's and the weight's gradients are wanted.
+fn chunk(
+    x: &Tensor,
+    (weight, bias): (&Tensor, Option<&Tensor>),
+    targets: &Tensor,
+    (rows, x_grad, w_grad): (usize, bool, bool),
+) -> Result<Chunk> {
+    let logits = x.linear(weight, bias)?;
+    let dims = checked(&logits, targets)?;
+    let scale = 1.0 / rows as f32;
+    let loss = cross_entropy_rows((&logits, targets), dims, scale)?.sum_all()?;
+    if !(x_grad || w_grad) {
+        return Ok(Chunk {
+            loss,
+            dx: None,
+            dw: None,
+        });
+    }
+    let dlogits = cross_entropy_backward((&logits, targets), RowsGrad::One, scale)?;
+    // The chunk's logits go back to the pool before its products take their outputs.
+    logits.free();
+    Ok(Chunk {
+        loss,
+        dx: x_grad.then(|| dlogits.matmul(weight)).transpose()?,
+        dw: w_grad
+            .then(|| dlogits.matmul_t(x, true, false))
+            .transpose()?,
+    })
+}
+
+/// The chunks' parts as they come: the loss and the weight's gradient summed, the input's
+/// gradient in its rows' order.
+#[derive(Default)]
+struct Chunks {
+    loss: Option<Tensor>,
+    dx: Option<Vec<Tensor>>,
+    dw: Option<Tensor>,
+}
+
+impl Chunks {
+    fn add(&mut self, c: Chunk) -> Result<()> {
+        self.loss = Some(sum(self.loss.take(), c.loss)?);
+        if let Some(dx) = c.dx {
+            self.dx.get_or_insert_with(Vec::new).push(dx);
+        }
+        if let Some(dw) = c.dw {
+            self.dw = Some(sum(self.dw.take(), dw)?);
+        }
+        Ok(())
+    }
+}
+
+fn sum(so_far: Option<Tensor>, more: Tensor) -> Result<Tensor> {
+    match so_far {
+        None => Ok(more),
+        Some(s) => s.add(&more),
+    }
+}
+
+/// The chunked loss as recorded for backward: each input that wanted a gradient, with that
+/// gradient for a loss gradient of 1 (made in the forward pass, chunk by chunk).
+struct LinearCrossEntropy {
+    grads: Vec<(Tensor, Tensor)>,
+}
+
+impl Backward for LinearCrossEntropy {
+    fn inputs(&self) -> Inputs<'_> {
+        self.grads.iter().map(|(input, _)| input).collect()
+    }
+    fn backward(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        self.grads.iter().map(|(_, d)| d.mul(g)).collect()
+    }
+    fn backward_from_one(&self, _out: &Tensor) -> Result<Option<Vec<Tensor>>> {
+        Ok(Some(self.grads.iter().map(|(_, d)| d.clone()).collect()))
+    }
+}
