@@ -275,6 +275,11 @@ fn report(
     if let Some(noise) = eval.noise {
         line["val_noise"] = serde_json::json!((noise * 1e4).round() / 1e4);
     }
+    // The GPU memory the run holds: its pool's buffers, those kept free for reuse included.
+    if let webgrad::Device::Gpu(gpu) = session.device() {
+        let mb = gpu.counters().bytes_allocated as f64 / 1e6;
+        line["gpu_mb"] = serde_json::json!((mb * 10.0).round() / 10.0);
+    }
     writeln!(std::io::stdout(), "{line}").map_err(|e| e.to_string())?;
     eprintln!(
         "[{:>5.1}s] step {}/{}",
