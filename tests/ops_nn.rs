@@ -326,66 +326,80 @@ fn dropout_is_the_same_on_both_backends_and_repeats_with_its_seed() {
 
 /// An output layer and its loss in chunks of rows (GPT-2's logits never whole): 150 rows in
 /// chunks of 64 (the last one short), a class masked by the bias, give the loss and gradients
-/// of the logits made whole, the weight trained or frozen, and the loss alone without them.
+/// of the logits made whole, the weight trained or frozen, and the loss alone without them;
+/// so do 9,000 classes, which the GPU's kernels take in three blocks of columns.
 #[test]
 fn the_linear_cross_entropy_in_chunks_matches_the_logits_made_whole() {
     run(async {
         let (rows, width, classes) = (150, 12, 30);
-        // The last class is masked, as a padded vocabulary's are, and never a target.
-        let targets = indices(rows, classes as u32 - 1, 4);
-        let mut mask = vec![0.0; classes];
-        mask[classes - 1] = -1e30;
-        let mask_on = |d: &Device| Tensor::from_vec(mask.clone(), &[classes], d);
-        let targets_on = |d: &Device| Tensor::from_u32(targets.clone(), &[rows], d);
+        let (mask, targets) = masked_last_class(rows, classes);
         let inputs = [input(&[rows, width], 1), input(&[classes, width], 2)];
         check_op("linear_cross_entropy", &inputs, 1e-4, |d, t| {
-            t[0].linear_cross_entropy((&t[1], Some(&mask_on(d)?)), &targets_on(d)?, 64)
+            let mask = Tensor::from_vec(mask.clone(), &[classes], d)?;
+            let targets = Tensor::from_u32(targets.clone(), &[rows], d)?;
+            t[0].linear_cross_entropy((&t[1], Some(&mask)), &targets, 64)
         })
         .await;
-        let gpu = common::gpu().await;
-        for (device, weight_trains) in [(Device::Cpu, true), (gpu.clone(), true), (gpu, false)] {
-            let name = format!("{} kernels, weight trains {weight_trains}", device.name());
-            let x = Tensor::from_f64(inputs[0].values.clone(), &[rows, width], &device)
-                .unwrap()
-                .with_grad();
-            let w = Tensor::from_f64(inputs[1].values.clone(), &[classes, width], &device).unwrap();
-            let w = if weight_trains { w.with_grad() } else { w };
-            let (mask, t) = (mask_on(&device).unwrap(), targets_on(&device).unwrap());
-            let whole = x
-                .linear(&w, Some(&mask))
-                .unwrap()
-                .cross_entropy(&t)
-                .unwrap();
-            let chunked = x.linear_cross_entropy((&w, Some(&mask)), &t, 64).unwrap();
-            let unrecorded = webgrad::no_grad(|| x.linear_cross_entropy((&w, Some(&mask)), &t, 64));
-            let want = whole.to_vec_f64().await.unwrap();
-            for (what, loss) in [
-                ("loss", &chunked),
-                ("loss without gradients", &unrecorded.unwrap()),
-            ] {
-                assert_close(
-                    &format!("{name}: {what}"),
-                    &loss.to_vec_f64().await.unwrap(),
-                    &want,
-                    1e-6,
-                );
-            }
-            let (mut want, mut got) = (whole.backward().unwrap(), chunked.backward().unwrap());
-            assert_eq!(
-                got.get(&w).is_some(),
-                weight_trains,
-                "{name}: the weight's gradient"
-            );
-            for (what, p) in [("input", &x), ("weight", &w)] {
-                let Some(want) = want.take(p) else { continue };
-                let got = got.take(p).unwrap().to_vec_f64().await.unwrap();
-                assert_close(
-                    &format!("{name}: the {what}'s gradient"),
-                    &got,
-                    &want.to_vec_f64().await.unwrap(),
-                    1e-5,
-                );
-            }
-        }
+        chunks_match_the_whole(rows, width, classes).await;
+        chunks_match_the_whole(70, 4, 9000).await;
     });
+}
+
+/// A bias masking the last of `classes` as a padded vocabulary's pads are, and `rows`
+/// targets that are never it.
+fn masked_last_class(rows: usize, classes: usize) -> (Vec<f32>, Vec<u32>) {
+    let mut mask = vec![0.0; classes];
+    mask[classes - 1] = -1e30;
+    (mask, indices(rows, classes as u32 - 1, 4))
+}
+
+/// The chunked loss, 64 rows a chunk, against the logits made whole, on the CPU and the GPU.
+async fn chunks_match_the_whole(rows: usize, width: usize, classes: usize) {
+    let (mask, targets) = masked_last_class(rows, classes);
+    let gpu = common::gpu().await;
+    for (device, weight_trains) in [(Device::Cpu, true), (gpu.clone(), true), (gpu, false)] {
+        let name = format!(
+            "{classes} classes on {}, weight trains {weight_trains}",
+            device.name()
+        );
+        let x = Tensor::from_f64(uniform(rows * width, -1.0, 1.0, 1), &[rows, width], &device)
+            .unwrap()
+            .with_grad();
+        let w = Tensor::from_f64(
+            uniform(classes * width, -1.0, 1.0, 2),
+            &[classes, width],
+            &device,
+        )
+        .unwrap();
+        let w = if weight_trains { w.with_grad() } else { w };
+        let mask = Tensor::from_vec(mask.clone(), &[classes], &device).unwrap();
+        let t = Tensor::from_u32(targets.clone(), &[rows], &device).unwrap();
+        let whole = x
+            .linear(&w, Some(&mask))
+            .unwrap()
+            .cross_entropy(&t)
+            .unwrap();
+        let chunked = x.linear_cross_entropy((&w, Some(&mask)), &t, 64).unwrap();
+        let unrecorded = webgrad::no_grad(|| x.linear_cross_entropy((&w, Some(&mask)), &t, 64));
+        let want = whole.to_vec_f64().await.unwrap();
+        for (what, loss) in [
+            ("loss", &chunked),
+            ("loss without gradients", &unrecorded.unwrap()),
+        ] {
+            let got = loss.to_vec_f64().await.unwrap();
+            assert_close(&format!("{name}: {what}"), &got, &want, 1e-6);
+        }
+        let (mut want, mut got) = (whole.backward().unwrap(), chunked.backward().unwrap());
+        assert_eq!(
+            got.get(&w).is_some(),
+            weight_trains,
+            "{name}: the weight's gradient"
+        );
+        for (what, p) in [("input", &x), ("weight", &w)] {
+            let Some(want) = want.take(p) else { continue };
+            let got = got.take(p).unwrap().to_vec_f64().await.unwrap();
+            let want = want.to_vec_f64().await.unwrap();
+            assert_close(&format!("{name}: the {what}'s gradient"), &got, &want, 1e-5);
+        }
+    }
 }

@@ -5,9 +5,11 @@
 //! chunk's logits are then dropped. Backward only scales those gradients by the loss's.
 
 use super::cross_entropy::{checked, cross_entropy_backward, cross_entropy_rows, RowsGrad};
+use super::{gpu_of, launch};
 use crate::autograd::{self, no_grad, Backward, Inputs};
 use crate::error::{Error, Result};
-use crate::tensor::{Device, Tensor};
+use crate::gpu::Kernel;
+use crate::tensor::{DType, Device, Storage, Tensor};
 
 /// The logits a chunk may hold where the weight is frozen: small enough that the chunks of a
 /// GPT-2 step take a tenth of its memory, large enough (hundreds of rows of 50,257 words) that
@@ -138,19 +140,18 @@ fn chunk(
     (rows, x_grad, w_grad): (usize, bool, bool),
 ) -> Result<Chunk> {
     let logits = x.linear(weight, bias)?;
-    let dims = checked(&logits, targets)?;
     let scale = 1.0 / rows as f32;
-    let loss = cross_entropy_rows((&logits, targets), dims, scale)?.sum_all()?;
-    if !(x_grad || w_grad) {
+    let (row_losses, dlogits) = loss_and_gradient(&logits, targets, scale, x_grad || w_grad)?;
+    let loss = row_losses.sum_all()?;
+    // The chunk's logits go back to the pool before its products take their outputs.
+    logits.free();
+    let Some(dlogits) = dlogits else {
         return Ok(Chunk {
             loss,
             dx: None,
             dw: None,
         });
-    }
-    let dlogits = cross_entropy_backward((&logits, targets), RowsGrad::One, scale)?;
-    // The chunk's logits go back to the pool before its products take their outputs.
-    logits.free();
+    };
     Ok(Chunk {
         loss,
         dx: x_grad.then(|| dlogits.matmul(weight)).transpose()?,
@@ -158,6 +159,79 @@ fn chunk(
             .then(|| dlogits.matmul_t(x, true, false))
             .transpose()?,
     })
+}
+
+crate::kernel_params! {
+    /// The blocked cross-entropy's: `rows` rows of `cols` logits, `blocks` blocks of
+    /// `BLOCK_COLUMNS` columns a row, each row's loss and gradient times `scale`.
+    struct BlockParams { rows: u32, cols: u32, blocks: u32, scale: f32 }
+}
+
+/// The columns a workgroup of the blocked cross-entropy takes (the shaders' BLOCK): 16 a
+/// thread, so that a row of 50,257 logits is 13 workgroups' work, not one's.
+const BLOCK_COLUMNS: usize = 4096;
+
+/// Each row's loss times `scale` (scale · (logsumexp - logit of the target)) and, when
+/// `with_grad`, the logits' gradient for a loss gradient of 1. On a GPU through blocks of
+/// columns (shaders/cross_entropy_partials.wgsl, then cross_entropy_blocks.wgsl): a chunk's
+/// few hundred rows, one workgroup each, left most of an H200 idle and took as long as
+/// 2,048 rows; on the CPU through the cross-entropy's reference.
+fn loss_and_gradient(
+    logits: &Tensor,
+    targets: &Tensor,
+    scale: f32,
+    with_grad: bool,
+) -> Result<(Tensor, Option<Tensor>)> {
+    let (rows, cols) = checked(logits, targets)?;
+    let Some(gpu) = gpu_of(logits.device()) else {
+        let losses = cross_entropy_rows((logits, targets), (rows, cols), scale)?;
+        let grad = with_grad
+            .then(|| cross_entropy_backward((logits, targets), RowsGrad::One, scale))
+            .transpose()?;
+        return Ok((losses, grad));
+    };
+    let blocks = cols.div_ceil(BLOCK_COLUMNS);
+    let params = BlockParams {
+        rows: rows as u32,
+        cols: cols as u32,
+        blocks: blocks as u32,
+        scale,
+    };
+    let groups = gpu.groups_1d(rows * blocks, 1);
+    let device = logits.device();
+    let partials = Kernel::new(
+        "cross_entropy_partials",
+        include_str!("../../shaders/cross_entropy_partials.wgsl"),
+        "main",
+    );
+    let [partials] = launch(
+        gpu,
+        &partials,
+        &params,
+        &[logits],
+        [rows * blocks * 2],
+        groups,
+    )?;
+    let partials = Tensor::from_storage(
+        vec![rows * blocks * 2],
+        DType::F32,
+        device,
+        Storage::Gpu(partials),
+    );
+    let kernel = Kernel::new(
+        "cross_entropy_blocks",
+        include_str!("../../shaders/cross_entropy_blocks.wgsl"),
+        "main",
+    )
+    .constant("GRAD", with_grad);
+    // Without the gradient its binding holds one unwritten value.
+    let grad_len = if with_grad { rows * cols } else { 1 };
+    let inputs = [logits, targets, &partials];
+    let [dx, losses] = launch(gpu, &kernel, &params, &inputs, [grad_len, rows], groups)?;
+    let losses = Tensor::from_storage(vec![rows], DType::F32, device, Storage::Gpu(losses));
+    let dx = with_grad
+        .then(|| Tensor::from_storage(vec![rows, cols], DType::F32, device, Storage::Gpu(dx)));
+    Ok((losses, dx))
 }
 
 /// The chunks' parts as they come: the loss and the weight's gradient summed, the input's
