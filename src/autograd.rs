@@ -18,7 +18,17 @@ pub fn is_enabled() -> bool {
 
 /// Runs `f` without recording any op (evaluation, optimizer updates, backward itself).
 pub fn no_grad<T>(f: impl FnOnce() -> T) -> T {
-    let before = GRAD_ENABLED.with(|g| g.replace(false));
+    recording(false, f)
+}
+
+/// Runs `f` recording ops, even within backward (which records none): a recomputed part of a
+/// model (`recompute.rs`) is recorded again to be differentiated.
+pub(crate) fn with_grad<T>(f: impl FnOnce() -> T) -> T {
+    recording(true, f)
+}
+
+fn recording<T>(on: bool, f: impl FnOnce() -> T) -> T {
+    let before = GRAD_ENABLED.with(|g| g.replace(on));
     let out = f();
     GRAD_ENABLED.with(|g| g.set(before));
     out
@@ -168,6 +178,24 @@ impl Tensor {
                 self.shape()
             )));
         }
+        self.backward_seeded(None)
+    }
+
+    /// Backpropagates `g`, the gradient of something with respect to this tensor (of its
+    /// shape); returns the gradients of every leaf that needs one.
+    pub(crate) fn backward_from(&self, g: &Tensor) -> Result<Gradients> {
+        if g.shape() != self.shape() {
+            return Err(Error::Backward(format!(
+                "a gradient of shape {:?} for a tensor of shape {:?}",
+                g.shape(),
+                self.shape()
+            )));
+        }
+        self.backward_seeded(Some(g))
+    }
+
+    /// Backward from this tensor, its gradient `seed` or, for a scalar, 1.
+    fn backward_seeded(&self, seed: Option<&Tensor>) -> Result<Gradients> {
         if !self.requires_grad() {
             return Err(Error::Backward(
                 "the tensor does not depend on anything that needs a gradient".into(),
@@ -178,16 +206,19 @@ impl Tensor {
                 grads: HashMap::with_capacity_and_hasher(GRAPH_NODES, Default::default()),
                 through_relu: HashSet::default(),
             };
+            if let Some(g) = seed {
+                gathered.grads.insert(self.id(), g.clone());
+            }
             for node in topological_order(self).into_iter().rev() {
                 let Some(op) = node.op() else {
-                    if node.id() == self.id() {
+                    if node.id() == self.id() && seed.is_none() {
                         gathered.grads.insert(self.id(), self.one()?);
                     }
                     continue;
                 };
                 let inputs = op.inputs();
                 let first = inputs.first().map(|x| x.id());
-                let rule = match node.id() == self.id() {
+                let rule = match node.id() == self.id() && seed.is_none() {
                     true => from_one(&node, op.as_ref())?,
                     false => match gathered.apply((&node, op.as_ref()), first)? {
                         Some(rule) => rule,

@@ -10,6 +10,7 @@ pub mod gpu;
 pub mod nn;
 pub mod ops;
 pub mod optim;
+mod recompute;
 mod setting;
 pub mod tensor;
 pub mod train;

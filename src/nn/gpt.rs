@@ -9,6 +9,7 @@ use super::{prefixed, Adapter, Embedding, Init, Linear, Model, Module, Norm, Nor
 use crate::ops::cross_entropy_chunk_rows;
 use crate::{Error, Result, Tensor};
 use serde::{Deserialize, Serialize};
+use std::rc::Rc;
 
 /// Sizes of a GPT, and its dropout.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -103,6 +104,7 @@ impl GptConfig {
     }
 }
 
+#[derive(Clone)]
 struct Block {
     ln1: NormLayer,
     qkv: Linear,
@@ -182,6 +184,7 @@ impl Module for Block {
 
 /// The dropout of one forward pass: off (evaluation, sampling), or a probability and the seed
 /// of the step, each site of the pass drawing its own mask.
+#[derive(Clone, Copy)]
 enum DropoutPass {
     Off,
     On { p: f32, seed: u32, site: u32 },
@@ -246,6 +249,9 @@ pub struct Gpt {
     pos_emb: Embedding,
     blocks: Vec<Block>,
     ln_f: NormLayer,
+    /// Whether training keeps only each block's input for backward and runs the block again
+    /// there (`set_recompute`).
+    recompute: bool,
     /// On a GPU with a vocabulary that `vocab_padding` pads, what the training loss adds to
     /// the logits of the padded vocabulary (`padded_logits`): 0 for each token, a large
     /// negative number for each pad, so that the softmax gives the pads nothing.
@@ -290,6 +296,7 @@ impl Gpt {
                 .map(|_| Block::new(init, c, config.layers, config.norm))
                 .collect::<Result<_>>()?,
             ln_f: NormLayer::new(config.norm, init, c)?,
+            recompute: false,
             pad_mask: None,
         };
         let pad = vocab_padding(config.vocab);
@@ -347,12 +354,34 @@ impl Gpt {
             .forward(tokens)?
             .add(&self.pos_emb.forward(&positions)?)?;
         let mut x = drop.apply(embedded)?;
+        let recompute = self.recompute && seen.is_none() && crate::autograd::is_enabled();
         for block in &self.blocks {
-            x = block.forward(&x, self.config.heads, &mut drop, seen.as_deref_mut())?;
+            x = match recompute {
+                true => self.recomputed(block, &x, &mut drop)?,
+                false => block.forward(&x, self.config.heads, &mut drop, seen.as_deref_mut())?,
+            };
         }
         self.ln_f
             .forward(&x)?
             .reshape(&[batch * t, self.config.width])
+    }
+
+    /// Training keeps only each block's input for backward, which runs the block again
+    /// (`recompute.rs`): GPT-2's blocks on 8 × 256 tokens keep about 1.5 GB otherwise, at the
+    /// cost of a second forward pass through them.
+    pub fn set_recompute(&mut self, on: bool) {
+        self.recompute = on;
+    }
+
+    /// `block` on `x`, recorded as one op that keeps only `x` and runs the block again in
+    /// backward, its dropout from the same sites.
+    fn recomputed(&self, block: &Block, x: &Tensor, drop: &mut DropoutPass) -> Result<Tensor> {
+        let (start, heads) = (*drop, self.config.heads);
+        let out = crate::no_grad(|| block.forward(x, heads, drop, None))?;
+        let params = block.parameters().into_iter().map(|(_, p)| p).collect();
+        let block = block.clone();
+        let part = move |x: &Tensor| block.forward(x, heads, &mut start.clone(), None);
+        Ok(crate::recompute::recorded(&out, x, params, Rc::new(part)))
     }
 
     /// The vocabulary the training loss runs over: `config.vocab`, or more with the pads of

@@ -5,6 +5,7 @@ use crate::{Result, Tensor};
 
 /// y = x Wᵀ + b, with W [out, in] as in torch.nn.Linear; with an adapter, LoRA's
 /// y = x Wᵀ + b + s · x Aᵀ Bᵀ.
+#[derive(Clone)]
 pub struct Linear {
     pub weight: Tensor,
     pub bias: Option<Tensor>,
@@ -13,6 +14,7 @@ pub struct Linear {
 
 /// LoRA's low-rank update of a (frozen) Linear: `a` [r, in] and `b` [out, r], PEFT's lora_A
 /// and lora_B weights, and the scale α / r.
+#[derive(Clone)]
 pub struct Adapter {
     pub a: Tensor,
     pub b: Tensor,
@@ -183,6 +185,7 @@ impl Module for Conv2d {
 }
 
 /// torch.nn.LayerNorm over the last axis (eps 1e-5).
+#[derive(Clone)]
 pub struct LayerNorm {
     pub weight: Tensor,
     pub bias: Tensor,
@@ -222,11 +225,13 @@ crate::setting_enum! {
 }
 
 /// torch.nn.RMSNorm over the last axis (eps 1e-5).
+#[derive(Clone)]
 pub struct RmsNorm {
     pub weight: Tensor,
 }
 
 /// A normalisation layer of either kind.
+#[derive(Clone)]
 pub enum NormLayer {
     Layer(LayerNorm),
     Rms(RmsNorm),

@@ -53,6 +53,11 @@ pub struct Config {
     /// whole context). GPT-2 fine-tunes on windows far shorter than its 1,024 positions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<usize>,
+    /// A GPT's blocks run again in backward instead of keeping their activations
+    /// (`Gpt::set_recompute`): GPT-2's fine-tuning holds about 1.5 GB less for a second pass
+    /// through its blocks. `--recompute` in the CLI; on in GPT-2's recipe.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recompute: bool,
     /// Noise of the 2-D sets.
     pub noise: f64,
 }
@@ -228,6 +233,7 @@ impl Config {
             eval_every: 100,
             eval_chars: EVAL_CHARS,
             window: None,
+            recompute: false,
             noise: 0.05,
         })
     }
@@ -243,6 +249,7 @@ impl Config {
             ..sizes.clone()
         });
         config.window = Some(GPT2_WINDOW.min(sizes.context));
+        config.recompute = true;
         config.batch = GPT2_BATCH;
         config.optimizer.lr = GPT2_LR;
         config.steps = steps;

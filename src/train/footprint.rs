@@ -157,23 +157,31 @@ fn cnn(c: &CnnConfig, batch: usize) -> Footprint {
     }
 }
 
-/// A GPT of `c` trained on `batch` windows of `window` tokens.
-fn gpt(c: &GptConfig, batch: usize, window: usize) -> Footprint {
+/// A GPT of `c` trained on `batch` windows of `window` tokens, its blocks run again in
+/// backward when `recompute` (`Gpt::set_recompute`): each keeps its input, and one block's
+/// activations are in flight at a time.
+fn gpt(c: &GptConfig, (batch, window): (usize, usize), recompute: bool) -> Footprint {
     let w = c.width;
     let block = mul(&[12, w, w]).saturating_add(mul(&[13, w]));
     let parameters = mul(&[c.vocab.saturating_add(c.context), w])
         .saturating_add(block.saturating_mul(c.layers as u64))
         .saturating_add(mul(&[2, w]));
     let tokens = mul(&[batch, window]);
-    let per_token =
-        mul(&[GPT_FLOATS_PER_TOKEN_PER_WIDTH as usize, c.layers, w]).saturating_add(mul(&[4, w]));
+    let (kept, in_flight) = match recompute {
+        true => (c.layers, 1),
+        false => (0, c.layers),
+    };
+    let per_block = GPT_FLOATS_PER_TOKEN_PER_WIDTH as usize;
+    let per_token = mul(&[per_block, in_flight, w])
+        .saturating_add(mul(&[kept, w]))
+        .saturating_add(mul(&[4, w]));
     Footprint {
         parameters,
         frozen: 0,
         activations: tokens
             .saturating_mul(per_token)
             .saturating_add(logits(c, tokens))
-            .saturating_add(attention_scores(c, batch, window))
+            .saturating_add(attention_scores(c, (batch, window), in_flight))
             .saturating_add(padded_output_layer(c)),
         parts: vec![
             part("an MLP weight (4·width × width)", mul(&[4, w, w]), "width"),
@@ -228,11 +236,12 @@ fn padded_output_layer(c: &GptConfig) -> u64 {
 }
 
 /// Floats of attention probabilities a step keeps where long contexts go through the T×T
-/// scores (src/ops/attention/scores.rs): batch × heads × context² per layer, and two more
-/// layers' worth for the scores and their gradients while one is in flight.
-fn attention_scores(c: &GptConfig, batch: usize, window: usize) -> u64 {
+/// scores (src/ops/attention/scores.rs): batch × heads × context² for each of `layers` kept
+/// at once, and two more layers' worth for the scores and their gradients while one is in
+/// flight.
+fn attention_scores(c: &GptConfig, (batch, window): (usize, usize), layers: usize) -> u64 {
     match crate::ops::scores_bytes(batch, c.heads, window) {
-        Some(bytes) => (bytes / 4).saturating_mul(c.layers as u64 + 2),
+        Some(bytes) => (bytes / 4).saturating_mul(layers as u64 + 2),
         None => 0,
     }
 }
@@ -275,7 +284,7 @@ impl Footprint {
             ModelConfig::Cnn(c) => cnn(c, config.batch),
             ModelConfig::Gpt(c) => {
                 let window = config.text_window().unwrap_or(c.context);
-                adapted(gpt(c, config.batch, window), c)
+                adapted(gpt(c, (config.batch, window), config.recompute), c)
             }
         }
     }

@@ -35,6 +35,7 @@ impl Learner {
     /// Builds the model of `config` for `data`, after checking they fit each other.
     pub(super) fn new(config: &Config, data: TaskData, init: &mut Init) -> Result<Learner> {
         let window = config.text_window().unwrap_or(0);
+        let recompute = config.recompute;
         let config = &config.model;
         let misfit = || Error::Invalid {
             op: "settings",
@@ -70,7 +71,8 @@ impl Learner {
                 if !t.tokenizer.fits(c.vocab) {
                     return Err(misfit());
                 }
-                let model = Gpt::new(c, init)?;
+                let mut model = Gpt::new(c, init)?;
+                model.set_recompute(recompute);
                 Ok(Learner::Text { model, data: t })
             }
             _ => Err(misfit()),

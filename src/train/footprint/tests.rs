@@ -93,6 +93,21 @@ fn long_contexts_count_the_attention_probabilities_they_keep() {
 }
 
 #[test]
+fn recomputed_blocks_count_their_inputs_and_one_block_s_activations() {
+    let at = |recompute| {
+        let mut config = gpt_config(12, 64, 8, 256);
+        config.recompute = recompute;
+        Footprint::of(&config).activations
+    };
+    // 8 × 256 tokens of width 64: eleven blocks' activations and probabilities fewer, twelve
+    // inputs of the blocks more.
+    let (tokens, per_block) = (8 * 256, GPT_FLOATS_PER_TOKEN_PER_WIDTH);
+    let scores = 8 * 4 * 256 * 256;
+    let saved = tokens * 64 * (11 * per_block - 12) + 11 * scores;
+    assert_eq!(at(false) - at(true), saved);
+}
+
+#[test]
 fn a_padded_vocabulary_counts_the_output_layer_s_padded_copy() {
     let with_vocab = |vocab: usize| {
         let mut config = gpt_config(2, 64, 8, 128);
