@@ -301,3 +301,30 @@ fn a_text_whose_logits_exceed_a_binding_trains_in_chunks() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--recompute true` trains the same (the same validation losses: the blocks run again in
+/// backward instead of keeping their activations; tests/recompute.rs checks the memory), and
+/// is refused where there are no blocks.
+#[test]
+fn recomputing_the_blocks_trains_the_same() {
+    let run = |recompute: &str| {
+        let args = [
+            "train",
+            "--task",
+            "text",
+            "--steps",
+            "2",
+            "--eval-every",
+            "2",
+        ];
+        let (code, out, err) =
+            cli(&[&args[..], &["--batch", "8", "--recompute", recompute]].concat());
+        assert_eq!(code, 0, "{err}");
+        val_losses(&out)
+    };
+    assert_eq!(run("true"), run("false"), "the validation losses");
+    assert_refused(
+        &["train", "--task", "spiral", "--recompute", "true"],
+        "recompute",
+    );
+}

@@ -115,8 +115,8 @@ pub struct TrainArgs {
     #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = whole::<usize>)]
     window: Option<usize>,
     /// Run a GPT's blocks again in backward rather than keep their activations: less memory
-    /// (about 1.5 GB less for GPT-2 at its defaults) for a second pass through the blocks
-    /// (text only; default: true for GPT-2, false otherwise).
+    /// (2.1 GB less for GPT-2 at its defaults, which the page runs so) for a second pass
+    /// through the blocks (text only; default: false).
     #[arg(long, value_name = "BOOL")]
     recompute: Option<bool>,
     /// Evaluate on the validation split every N steps (default: the task's).
@@ -322,7 +322,6 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
     if let Some(base) = &base {
         let flags = Gpt2Flags {
             window: a.window,
-            recompute: a.recompute,
             batch: a.batch,
             lr: a.lr,
             steps: a.steps,

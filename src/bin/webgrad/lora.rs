@@ -93,7 +93,6 @@ pub fn text_for(path: Option<&str>, tokenizer: Tokenizer) -> Result<Text, String
 /// The flags a GPT-2 fine-tuning has its own defaults for.
 pub struct Gpt2Flags {
     pub window: Option<usize>,
-    pub recompute: Option<bool>,
     pub batch: Option<usize>,
     pub lr: Option<f32>,
     pub steps: Option<u64>,
@@ -122,7 +121,6 @@ pub fn adapt_config(
     let steps = flags.steps.unwrap_or(GPT2_STEPS);
     let recipe = Config::gpt2_lora(&base.sizes, lora, steps).map_err(|e| e.to_string())?;
     config.window = flags.window.or(recipe.window);
-    config.recompute = flags.recompute.unwrap_or(recipe.recompute);
     config.batch = flags.batch.unwrap_or(recipe.batch);
     config.optimizer.lr = flags.lr.unwrap_or(recipe.optimizer.lr);
     config.set_steps(steps);
