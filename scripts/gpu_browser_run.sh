@@ -91,8 +91,11 @@ if want gpt2; then
   mkdir -p ".dev/$last/gpt2"
   python3 -c "from transformers import GPT2Config, GPT2LMHeadModel; import torch; torch.manual_seed(0); GPT2LMHeadModel(GPT2Config()).save_pretrained('.dev/$last/gpt2', safe_serialization=True)" 2>/dev/null
   bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "gpt2.html" "$out/gpt2-$last.txt" 300 "${vulkan[@]}"
-  ".dev/webgrad-$last" train --task text --load ".dev/$last/gpt2/model.safetensors" --lora-rank 8 \
-    --steps 300 --eval-every 100 > "$out/gpt2-native-$last.txt" 2>&1
+  # Natively as the page runs it (its blocks recomputed), then as the CLI does by default.
+  for recompute in true false; do
+    ".dev/webgrad-$last" train --task text --load ".dev/$last/gpt2/model.safetensors" --lora-rank 8 \
+      --steps 300 --eval-every 100 --recompute $recompute > "$out/gpt2-native-$recompute-$last.txt" 2>&1
+  done
 fi
 # The bench page in Firefox ESR and in Chromium, one after the other, in the last site given.
 if want firefox; then
