@@ -45,7 +45,7 @@ fn flags_that_do_not_apply_and_unknown_names_are_refused() {
             &[
                 "train", "--task", "text", "--preset", "nanochar", "--batch", "4000000",
             ],
-            "lower the batch or context",
+            "lower the batch, context",
         ),
         // More than the text's 4.5 M characters: refused as such, not by the memory it takes.
         (
