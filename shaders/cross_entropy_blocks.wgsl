@@ -4,8 +4,8 @@
 // column is the target writes the row's loss scale (logsumexp - x[target]). A target outside
 // the classes gives a NaN loss, which the training loop reports (src/ops/linear_cross_entropy.rs).
 
-struct Params { rows: u32, cols: u32, blocks: u32, scale: f32 }
-@group(0) @binding(0) var<uniform> p: Params;
+//#include cross_entropy_block
+
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> targets: array<u32>;
 @group(0) @binding(3) var<storage, read> partials: array<vec2<f32>>;
@@ -15,15 +15,13 @@ struct Params { rows: u32, cols: u32, blocks: u32, scale: f32 }
 //#include math
 
 override GRAD: bool;
-const THREADS: u32 = 256u;
-const BLOCK: u32 = 4096u;
 
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let index = wid.x + wid.y * nwg.x;
-    let row = index / p.blocks;
-    let block = index % p.blocks;
+    let at = row_and_block(wid, nwg);
+    let row = at.x;
+    let block = at.y;
     if (row >= p.rows) { return; }
     var m = -3.402823e38;
     for (var b = 0u; b < p.blocks; b++) { m = max(m, partials[row * p.blocks + b].x); }

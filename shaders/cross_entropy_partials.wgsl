@@ -3,13 +3,11 @@
 // row's block of BLOCK columns and writes its (max, sum of exp(x - max)), which
 // cross_entropy_blocks.wgsl combines into the row's logsumexp (src/ops/linear_cross_entropy.rs).
 
-struct Params { rows: u32, cols: u32, blocks: u32, scale: f32 }
-@group(0) @binding(0) var<uniform> p: Params;
+//#include cross_entropy_block
+
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> partials: array<vec2<f32>>;
 
-const THREADS: u32 = 256u;
-const BLOCK: u32 = 4096u;
 var<workgroup> scratch: array<vec2<f32>, THREADS>;
 
 // (max, sum of exp(v - max)) of two such pairs.
@@ -21,9 +19,9 @@ fn combine(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let index = wid.x + wid.y * nwg.x;
-    let row = index / p.blocks;
-    let block = index % p.blocks;
+    let at = row_and_block(wid, nwg);
+    let row = at.x;
+    let block = at.y;
     if (row >= p.rows) { return; }
     let base = row * p.cols;
     let end = min((block + 1u) * BLOCK, p.cols);
@@ -38,5 +36,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (lid < stride) { scratch[lid] = combine(scratch[lid], scratch[lid + stride]); }
         workgroupBarrier();
     }
-    if (lid == 0u) { partials[index] = scratch[0]; }
+    if (lid == 0u) { partials[row * p.blocks + block] = scratch[0]; }
 }

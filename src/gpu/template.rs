@@ -10,7 +10,7 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 17] = [
+const INCLUDES: [(&str, &str); 18] = [
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
     (
@@ -62,6 +62,10 @@ const INCLUDES: [(&str, &str); 17] = [
         include_str!("../../shaders/attention_tiled_keys.wgsl"),
     ),
     ("math", include_str!("../../shaders/math.wgsl")),
+    (
+        "cross_entropy_block",
+        include_str!("../../shaders/cross_entropy_block.wgsl"),
+    ),
     (
         "layernorm_x4",
         include_str!("../../shaders/layernorm_x4.wgsl"),
