@@ -1,6 +1,8 @@
-// Embedding gather: out[n, d] = weight[index[n], d]. An index outside the vocabulary gives NaN.
+// Embedding gather: out[n, d] = weight[index[n], d], for the indices among the `rows` rows of
+// the table from `first` that `weight` holds (a table larger than a binding is gathered a
+// window at a time, src/ops/windows.rs). An index outside the vocabulary gives NaN.
 
-struct Params { n: u32, dim: u32, vocab: u32 }
+struct Params { n: u32, dim: u32, vocab: u32, first: u32, rows: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> weight: array<f32>;
 @group(0) @binding(2) var<storage, read> index: array<u32>;
@@ -14,8 +16,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (e >= p.n * p.dim) { return; }
     let row = index[e / p.dim];
     if (row >= p.vocab) {
-        out[e] = nan();
-    } else {
-        out[e] = weight[row * p.dim + e % p.dim];
+        // Said once, by the window that ends the table.
+        if (p.first + p.rows == p.vocab) { out[e] = nan(); }
+    } else if (row >= p.first && row - p.first < p.rows) {
+        out[e] = weight[(row - p.first) * p.dim + e % p.dim];
     }
 }

@@ -8,7 +8,7 @@
 // (`//#repeat`, lane row i and vec4 of columns j), each register a named variable, since arrays
 // indexed in loops would live in memory. Rows and columns past the edge are clamped on load and
 // masked on store, so the inner loop has no branches. Same parameters and bindings as
-// matmul.wgsl; COLS is 4 × VECS.
+// matmul.wgsl; COLS is 4 × VECS. K is split past 32,768 (src/ops/matmul/plan.rs says why).
 //#slots ROWS COLS VECS
 
 //#include matmul_io
@@ -36,9 +36,14 @@ fn b4(base: u32, kk: u32, col: u32) -> vec4<f32> {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
     let row0 = wid.x * 8u * {{ROWS}}u + lane;
     let col0 = wid.y * {{COLS}}u;
-    let a_base = a_start(wid.z);
-    let b_base = b_start(wid.z);
+    // With K split (parts > 1), workgroup_id.z = batch × parts + part, and C takes the
+    // partial products side by side.
+    let batch = wid.z / p.parts;
+    let a_base = a_start(batch);
+    let b_base = b_start(batch);
     let c_base = c_start(wid.z);
+    let k_first = (wid.z % p.parts) * p.k_chunk;
+    let k_last = min(p.k, k_first + p.k_chunk);
     let last_row = p.m - 1u;
     //#repeat {{ROWS}} i
     let r#i = min(row0 + 8u * #iu, last_row);
@@ -48,7 +53,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var acc#i_#j = vec4<f32>(0.0);
     //#end
     //#end
-    for (var kk = 0u; kk < p.k; kk++) {
+    for (var kk = k_first; kk < k_last; kk++) {
         //#repeat {{ROWS}} i
         let av#i = vec4<f32>(a_at(a_base, r#i, kk));
         //#end

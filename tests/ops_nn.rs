@@ -403,3 +403,48 @@ async fn chunks_match_the_whole(rows: usize, width: usize, classes: usize) {
         }
     }
 }
+
+/// Rows of 70,000 classes, longer than a thread of an emulated GPU may loop over (llvmpipe ends
+/// a thread's loops after 65,535 iterations in all): the cross-entropy, its gradient and the
+/// softmax match the CPU on both kernel sets.
+#[test]
+fn the_cross_entropy_and_softmax_of_long_rows_match_cpu() {
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        let (rows, cols) = (4, 70_000);
+        let (x, t) = (
+            uniform(rows * cols, -3.0, 3.0, 1),
+            indices(rows, cols as u32, 2),
+        );
+        let outputs = |d: &Device| {
+            let logits = Tensor::from_f64(x.clone(), &[rows, cols], d)
+                .unwrap()
+                .with_grad();
+            let targets = Tensor::from_u32(t.clone(), &[rows], d).unwrap();
+            let loss = logits.cross_entropy(&targets).unwrap();
+            let grad = loss.backward().unwrap().take(&logits).unwrap();
+            [loss, grad, logits.softmax().unwrap()]
+        };
+        let mut want = Vec::new();
+        for t in outputs(&Device::Cpu) {
+            want.push(t.to_vec_f64().await.unwrap());
+        }
+        for emulated in [false, true] {
+            context.use_emulated_kernels(Some(emulated));
+            let names = ["loss", "gradient", "softmax"];
+            for ((t, want), name) in outputs(&gpu).iter().zip(&want).zip(names) {
+                let got = t.to_vec_f64().await.unwrap();
+                assert_close(
+                    &format!("{name}, emulated kernels {emulated}"),
+                    &got,
+                    want,
+                    1e-5,
+                );
+            }
+        }
+        context.use_emulated_kernels(None);
+    });
+}

@@ -5,7 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{check_op, input, run, stored, uniform};
+use common::{assert_close, check_op, input, run, stored, uniform};
 use webgrad::gpu::{Compiler, Tuning};
 use webgrad::ops::ProductPath;
 use webgrad::{Device, Tensor};
@@ -116,5 +116,32 @@ fn the_browsers_product_variants_match_cpu() {
         if context.limits().max_compute_workgroup_storage_size >= 20 << 10 {
             assert!(large >= 6, "{large} products on the large tiles");
         }
+    });
+}
+
+/// A product whose K is longer than 65,535 (a table larger than a binding, read in windows of
+/// half a million rows): llvmpipe ends any shader loop there, so the emulated GPUs' kernel
+/// splits K into parts; both kernel sets give the CPU's product.
+#[test]
+fn a_product_over_a_long_k_sums_all_of_it() {
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        let k = 65_540;
+        let (a, b) = (uniform(20 * k, -1.0, 1.0, 1), uniform(k * 64, -1.0, 1.0, 2));
+        let product = |d: &Device| {
+            let a = Tensor::from_f64(a.clone(), &[20, k], d).unwrap();
+            a.matmul(&Tensor::from_f64(b.clone(), &[k, 64], d).unwrap())
+                .unwrap()
+        };
+        let want = product(&Device::Cpu).to_vec_f64().await.unwrap();
+        for emulated in [false, true] {
+            context.use_emulated_kernels(Some(emulated));
+            let got = product(&gpu).to_vec_f64().await.unwrap();
+            assert_close(&format!("emulated kernels {emulated}"), &got, &want, 1e-4);
+        }
+        context.use_emulated_kernels(None);
     });
 }

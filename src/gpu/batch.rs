@@ -228,6 +228,13 @@ impl Batch {
         );
     }
 
+    /// Records zeroing the first `bytes` of `buffer` (no binding: a buffer larger than one).
+    pub fn clear(&mut self, gpu: &Gpu, buffer: &BufferRef, bytes: u64) {
+        self.pass = None;
+        self.encoder(gpu)
+            .clear_buffer(&buffer.buffer, buffer.offset, Some(bytes));
+    }
+
     /// Submits what was recorded. Returns false when there was nothing to submit.
     pub fn flush(&mut self, gpu: &Gpu) -> bool {
         self.pass = None;

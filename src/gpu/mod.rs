@@ -219,25 +219,33 @@ impl Gpu {
         c
     }
 
-    /// Refuses a buffer of `bytes` that the device could not bind, before anything is allocated.
+    /// Refuses a buffer of `bytes` that the device could not create, before anything is
+    /// allocated. One larger than a binding may be made (GPT-2's 154 MB token embedding where
+    /// 128 MiB bind): kernels bind it in windows of rows (`ops::row_windows`), and `dispatch`
+    /// refuses any binding past the limit.
     pub fn check_size(&self, bytes: u64) -> Result<()> {
-        let checks = [
-            (
-                "maxStorageBufferBindingSize",
-                self.limits.max_storage_buffer_binding_size,
-            ),
-            ("maxBufferSize", self.limits.max_buffer_size),
-        ];
-        for (limit, max) in checks {
-            if bytes > max {
-                return Err(Error::TooLarge {
-                    limit,
-                    requested: bytes,
-                    max,
-                });
-            }
+        let max = self.limits.max_buffer_size;
+        match bytes > max {
+            true => Err(Error::TooLarge {
+                limit: "maxBufferSize",
+                requested: bytes,
+                max,
+            }),
+            false => Ok(()),
         }
-        Ok(())
+    }
+
+    /// Refuses a binding larger than the device binds: a buffer that must be bound in windows.
+    fn check_bindings(&self, bindings: &[Binding]) -> Result<()> {
+        let max = self.limits.max_storage_buffer_binding_size;
+        match bindings.iter().map(|b| b.buffer.binding_size()).max() {
+            Some(bytes) if bytes > max => Err(Error::TooLarge {
+                limit: "maxStorageBufferBindingSize",
+                requested: bytes,
+                max,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// A storage buffer of at least `bytes` from the pool. `for_upload` asks for one whose
@@ -281,6 +289,7 @@ impl Gpu {
         bindings: &[Binding],
         groups: [u32; 3],
     ) -> Result<()> {
+        self.check_bindings(bindings)?;
         let pipeline = self
             .pipelines
             .borrow_mut()
@@ -449,6 +458,11 @@ impl Gpu {
     /// Records a buffer-to-buffer copy into the pending encoder.
     pub(crate) fn copy(&self, src: &BufferRef, dst: &BufferRef, bytes: u64) {
         self.batch.borrow_mut().copy(self, src, dst, bytes);
+    }
+
+    /// Zeroes the first `bytes` of `buffer`, in order with the dispatches around it.
+    pub(crate) fn clear(&self, buffer: &BufferRef, bytes: u64) {
+        self.batch.borrow_mut().clear(self, buffer, bytes);
     }
 
     /// Reads `bytes` of `buffer` back to the CPU: the only sync point, and it is async.

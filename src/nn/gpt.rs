@@ -394,7 +394,7 @@ impl Gpt {
 
     /// Logits [batch * T, vocab] through the output layer, tied to the token embedding.
     fn logits(&self, hidden: &Tensor) -> Result<Tensor> {
-        hidden.matmul_t(&self.tok_emb.weight, false, true)
+        crate::ops::times_transposed(hidden, &self.tok_emb.weight)
     }
 
     /// The output layer the training loss runs through: the token embedding padded to a
@@ -402,8 +402,11 @@ impl Gpt {
     /// far below the tokens' by the bias, for the same loss and gradients as `logits` through
     /// faster products; without a mask, the embedding itself.
     fn output_layer(&self) -> Result<(Tensor, Option<&Tensor>)> {
-        let Some(mask) = &self.pad_mask else {
-            return Ok((self.tok_emb.weight.clone(), None));
+        let weight = &self.tok_emb.weight;
+        // A table larger than a binding is bound in windows (`ops::row_windows`): no padded
+        // copy, which would be one more such table.
+        let (Some(mask), None) = (&self.pad_mask, crate::ops::row_windows(weight)) else {
+            return Ok((weight.clone(), None));
         };
         let pad = mask.shape()[0] - self.config.vocab;
         Ok((self.tok_emb.weight.pad(0, (0, pad), 0.0)?, Some(mask)))

@@ -79,6 +79,13 @@ pub(super) fn copy_over(
     };
     let out = gpu_output(gpu, len)?;
     let covered: usize = copies.iter().map(|c| numel(&c.shape)).sum();
+    // Zeros for a buffer larger than a binding (a frozen table about to be loaded): cleared,
+    // which binds nothing.
+    let bytes = len as u64 * 4;
+    if copies.is_empty() && fill == 0.0 && bytes > gpu.limits().max_storage_buffer_binding_size {
+        gpu.clear(out.handle(), bytes.next_multiple_of(4));
+        return Ok(Storage::Gpu(out));
+    }
     if covered < len {
         let kernel = Kernel::new("fill", include_str!("../../shaders/fill.wgsl"), "main");
         let params = FillParams {

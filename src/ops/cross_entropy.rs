@@ -1,7 +1,7 @@
 //! The softmax cross-entropy with integer targets, fused: per row, or their mean.
 
 use super::softmax::{cpu_softmax, rows_cols};
-use super::{gpu_of, launch, launch1, row_kernel};
+use super::{gpu_of, launch, launch1, long_row_kernel};
 use crate::autograd::{self, no_grad, Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
@@ -62,13 +62,9 @@ pub(super) fn cross_entropy_rows(
             ))
         }
         Some(gpu) => {
-            let (kernel, groups) = row_kernel(
-                gpu,
-                "cross_entropy",
-                include_str!("../../shaders/cross_entropy.wgsl"),
-                "main",
-                rows,
-            );
+            let source = include_str!("../../shaders/cross_entropy.wgsl");
+            let (kernel, groups) =
+                long_row_kernel(gpu, ("cross_entropy", source, "main"), (rows, cols));
             let params = LossParams::new(rows, cols, scale);
             launch1(gpu, &kernel, &params, &[logits, targets], rows, groups)?
         }
@@ -218,12 +214,11 @@ pub(super) fn cross_entropy_backward(
             Storage::Host(Host::F(dx))
         }
         Some(gpu) => {
-            let (kernel, groups) = row_kernel(
+            let source = include_str!("../../shaders/cross_entropy_backward.wgsl");
+            let (kernel, groups) = long_row_kernel(
                 gpu,
-                "cross_entropy_backward",
-                include_str!("../../shaders/cross_entropy_backward.wgsl"),
-                "main",
-                rows,
+                ("cross_entropy_backward", source, "main"),
+                (rows, cols),
             );
             // With `One` the kernel reads no gradient: the logits stand in its binding.
             let (g, shared, one) = match rows_grad {

@@ -1,10 +1,10 @@
 //! Embedding: gather rows of a weight matrix by u32 index; backward scatter-adds.
 
-use super::{gpu_of, launch1};
+use super::{gpu_of, launch1, launch_into, row_windows};
 use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
-use crate::tensor::{DType, Host, Storage, Tensor};
+use crate::tensor::{gpu_output, DType, Host, Storage, Tensor};
 
 /// Indices per chunk in the GPU backward, and the most chunks.
 const CHUNK_INDICES: usize = 256;
@@ -12,8 +12,9 @@ const MAX_CHUNKS: usize = 64;
 const CHUNKS_BYTES: usize = 64 << 20;
 
 crate::kernel_params! {
-    /// shaders/embedding.wgsl: `n` indices into a [vocab, dim] table.
-    struct EmbeddingParams { n: u32, dim: u32, vocab: u32 }
+    /// shaders/embedding.wgsl: `n` indices into a [vocab, dim] table, whose `rows` rows from
+    /// `first` are bound.
+    struct EmbeddingParams { n: u32, dim: u32, vocab: u32, first: u32, rows: u32 }
 }
 
 crate::kernel_params! {
@@ -144,13 +145,22 @@ impl Tensor {
                     include_str!("../../shaders/embedding.wgsl"),
                     "main",
                 );
-                let params = EmbeddingParams {
-                    n: n as u32,
-                    dim: dim as u32,
-                    vocab: vocab as u32,
-                };
                 let groups = gpu.groups_elementwise(n * dim);
-                launch1(gpu, &kernel, &params, &[self, indices], n * dim, groups)?
+                let out = gpu_output(gpu, n * dim)?;
+                // A table larger than a binding, a window of its rows at a time.
+                let windows = row_windows(self).unwrap_or_else(|| vec![(0, self.clone())]);
+                for (first, window) in &windows {
+                    let params = EmbeddingParams {
+                        n: n as u32,
+                        dim: dim as u32,
+                        vocab: vocab as u32,
+                        first: *first as u32,
+                        rows: window.shape()[0] as u32,
+                    };
+                    let inputs = [window, indices];
+                    let [] = launch_into(gpu, &kernel, &params, &inputs, &[&out], [], groups)?;
+                }
+                Storage::Gpu(out)
             }
         };
         let mut shape = indices.shape().to_vec();

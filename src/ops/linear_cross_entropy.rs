@@ -5,7 +5,7 @@
 //! chunk's logits are then dropped. Backward only scales those gradients by the loss's.
 
 use super::cross_entropy::{checked, cross_entropy_backward, cross_entropy_rows, RowsGrad};
-use super::{gpu_of, launch};
+use super::{gpu_of, launch, row_windows, times, times_transposed};
 use crate::autograd::{self, no_grad, Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::Kernel;
@@ -137,7 +137,18 @@ fn chunk(
     targets: &Tensor,
     (rows, x_grad, w_grad): (usize, bool, bool),
 ) -> Result<Chunk> {
-    let logits = x.linear(weight, bias)?;
+    let logits = match row_windows(weight) {
+        None => x.linear(weight, bias)?,
+        // A table larger than a binding (a frozen GPT-2's on a GPU binding 128 MiB): bound a
+        // window of rows at a time, unpadded, so with no bias.
+        Some(_) if bias.is_none() && !w_grad => times_transposed(x, weight)?,
+        Some(_) => {
+            return Err(Error::Invalid {
+                op: "linear_cross_entropy",
+                why: "a weight larger than one binding takes no bias and no gradient here".into(),
+            })
+        }
+    };
     let scale = 1.0 / rows as f32;
     let (row_losses, dlogits) = loss_and_gradient(&logits, targets, scale, x_grad || w_grad)?;
     let loss = row_losses.sum_all()?;
@@ -152,7 +163,7 @@ fn chunk(
     };
     Ok(Chunk {
         loss,
-        dx: x_grad.then(|| dlogits.matmul(weight)).transpose()?,
+        dx: x_grad.then(|| times(&dlogits, weight)).transpose()?,
         dw: w_grad
             .then(|| dlogits.matmul_t(x, true, false))
             .transpose()?,

@@ -23,6 +23,7 @@ mod rmsnorm;
 mod shape;
 mod softmax;
 mod unary;
+mod windows;
 
 pub(crate) use attention::scores_bytes;
 pub use binary::Binary;
@@ -38,6 +39,7 @@ pub(crate) use matmul::{
 };
 pub use shape::broadcast_shapes;
 pub use unary::Unary;
+pub(crate) use windows::{row_windows, times, times_transposed};
 
 use crate::error::Result;
 use crate::gpu::{Binding, Gpu, Kernel, KernelParams, PooledBuffer, MAX_BINDINGS, ROW_WORKGROUP};
@@ -155,7 +157,21 @@ pub(crate) enum RowMode {
     Shared(u32),
 }
 
+/// The longest row a thread takes alone on an emulated GPU: llvmpipe ends a shader's loops
+/// after 65,535 iterations a thread, all loops together (its compiler's bound), and a row
+/// kernel passes over its row up to three times (max, sum, output).
+const SERIAL_COLUMNS_AT_MOST: usize = 16_384;
+
 impl RowMode {
+    /// The usual mode on `gpu` for rows of `cols` values: a longer row than a thread may take
+    /// alone on an emulated GPU is shared by ROW_WORKGROUP threads (a vocabulary's logits).
+    pub(crate) fn for_columns(gpu: &Gpu, cols: usize) -> RowMode {
+        match RowMode::of(gpu) {
+            RowMode::Serial if cols > SERIAL_COLUMNS_AT_MOST => RowMode::Shared(ROWS_PER_GROUP),
+            mode => mode,
+        }
+    }
+
     /// The usual mode on `gpu`.
     pub(crate) fn of(gpu: &Gpu) -> RowMode {
         match gpu.is_cpu_emulated() {
@@ -175,6 +191,16 @@ pub(crate) fn row_kernel(
     rows: usize,
 ) -> (Kernel, [u32; 3]) {
     row_kernel_mode(RowMode::of(gpu), gpu, family, source, entry, rows)
+}
+
+/// `row_kernel` for rows of `cols` values, which may be long (`RowMode::for_columns`).
+pub(crate) fn long_row_kernel(
+    gpu: &Gpu,
+    (family, source, entry): (&'static str, &'static str, &'static str),
+    (rows, cols): (usize, usize),
+) -> (Kernel, [u32; 3]) {
+    let mode = RowMode::for_columns(gpu, cols);
+    row_kernel_mode(mode, gpu, family, source, entry, rows)
 }
 
 /// `row_kernel` in the mode the caller chooses.

@@ -1,6 +1,6 @@
 //! Softmax and log-softmax over the last axis.
 
-use super::{gpu_of, launch1, row_kernel, RowsParams};
+use super::{gpu_of, launch1, long_row_kernel, RowsParams};
 use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Host, Storage, Tensor};
@@ -43,13 +43,8 @@ fn softmax_any(x: &Tensor, log: bool) -> Result<Tensor> {
         None => Storage::Host(Host::F(cpu_softmax(&x.host_f64(name)?, cols, log))),
         Some(gpu) => {
             let out = if log { "z - log_s" } else { "exp(z) / s" };
-            let (kernel, groups) = row_kernel(
-                gpu,
-                "softmax",
-                include_str!("../../shaders/softmax.wgsl"),
-                "main",
-                rows,
-            );
+            let source = include_str!("../../shaders/softmax.wgsl");
+            let (kernel, groups) = long_row_kernel(gpu, ("softmax", source, "main"), (rows, cols));
             let kernel = kernel.slot("OUT", out);
             let params = RowsParams::new(rows, cols);
             launch1(gpu, &kernel, &params, &[x], x.numel(), groups)?
@@ -102,13 +97,9 @@ fn softmax_backward(y: &Tensor, g: &Tensor, log: bool) -> Result<Tensor> {
             Storage::Host(Host::F(dx))
         }
         Some(gpu) => {
-            let (kernel, groups) = row_kernel(
-                gpu,
-                "softmax_backward",
-                include_str!("../../shaders/softmax_backward.wgsl"),
-                "main",
-                rows,
-            );
+            let source = include_str!("../../shaders/softmax_backward.wgsl");
+            let (kernel, groups) =
+                long_row_kernel(gpu, ("softmax_backward", source, "main"), (rows, cols));
             let kernel = kernel.constant("LOG", log);
             let params = RowsParams::new(rows, cols);
             launch1(gpu, &kernel, &params, &[y, g], y.numel(), groups)?

@@ -28,6 +28,9 @@ pub struct Part {
     pub what: &'static str,
     pub floats: u64,
     pub setting: String,
+    /// Bound a window of rows at a time (`ops::row_windows`: a frozen token embedding), so
+    /// held to the largest buffer rather than the largest binding.
+    pub windowed: bool,
 }
 
 /// A run's size, from its config.
@@ -52,6 +55,22 @@ fn part(what: &'static str, floats: u64, setting: impl Into<String>) -> Part {
         what,
         floats,
         setting: setting.into(),
+        windowed: false,
+    }
+}
+
+/// The largest tensor `device` holds: one binding's worth on a GPU, or with `windowed` (bound
+/// a window of rows at a time) one buffer's.
+fn largest_tensor(device: &Device, windowed: bool) -> u64 {
+    match device {
+        Device::Gpu(gpu) => {
+            let l = gpu.limits();
+            match windowed {
+                true => l.max_buffer_size,
+                false => l.max_storage_buffer_binding_size.min(l.max_buffer_size),
+            }
+        }
+        Device::Cpu => CPU_MAX_BYTES,
     }
 }
 
@@ -185,11 +204,14 @@ fn gpt(c: &GptConfig, (batch, window): (usize, usize), recompute: bool) -> Footp
             .saturating_add(padded_output_layer(c)),
         parts: vec![
             part("an MLP weight (4·width × width)", mul(&[4, w, w]), "width"),
-            part(
-                "the token embedding (vocabulary × width)",
-                mul(&[c.vocab, w]),
-                "width".to_string() + &or_the_text(c.vocab),
-            ),
+            Part {
+                windowed: c.lora.is_some(),
+                ..part(
+                    "the token embedding (vocabulary × width)",
+                    mul(&[c.vocab, w]),
+                    "width".to_string() + &or_the_text(c.vocab),
+                )
+            },
             part(
                 "the MLP's activations (batch × context × 4·width)",
                 mul(&[batch, window, 4, w]),
@@ -313,16 +335,13 @@ impl Footprint {
 
     /// Refuses a run that `device` could not hold, naming the setting to lower.
     pub fn check(&self, device: &Device) -> Result<()> {
-        let (budget, max_tensor, who) = match device {
-            Device::Gpu(gpu) => {
-                let l = gpu.limits();
-                let max = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
-                (GPU_BUDGET, max, "this GPU")
-            }
-            Device::Cpu => (CPU_BUDGET, CPU_MAX_BYTES, "the CPU backend"),
+        let (budget, who) = match device {
+            Device::Gpu(_) => (GPU_BUDGET, "this GPU"),
+            Device::Cpu => (CPU_BUDGET, "the CPU backend"),
         };
         for p in &self.parts {
             let bytes = p.floats.saturating_mul(4);
+            let max_tensor = largest_tensor(device, p.windowed);
             if bytes > max_tensor {
                 let (size, limit) = more_than(bytes, max_tensor);
                 return Err(too_large(format!(

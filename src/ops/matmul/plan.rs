@@ -152,7 +152,7 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
     let whole = Split::whole(d.k);
     let splittable = views.splittable(d) && needs.epilogue_splittable;
     if tuning.emulated {
-        return registers(d);
+        return registers(d, splittable);
     }
     let policy = BigTilePolicy::of(*tuning);
     let big_split = match splittable {
@@ -208,17 +208,30 @@ fn small_tiles((d, views): (Dims, Views), split: Split, needs: Needs) -> Plan {
     }
 }
 
-/// The plan of the emulated GPUs' kernel, its registers sized to the product.
-fn registers(d: Dims) -> Plan {
+/// The most of K one workgroup of the emulated GPUs' kernel sums: llvmpipe ends a shader's
+/// loop after 65,535 iterations (its compiler's bound, for loops in any nesting), which left
+/// the rest of a longer K out of the sums. Past it K is split, where the product allows.
+const REGS_K_AT_MOST: usize = 32_768;
+
+/// The plan of the emulated GPUs' kernel, its registers sized to the product, K split in
+/// parts of `REGS_K_AT_MOST` where longer and `splittable`.
+fn registers(d: Dims, splittable: bool) -> Plan {
     let (rows, cols) = (regs::rows_per_lane(d.m), regs::cols_per_lane(d.n));
+    let split = match splittable && d.k > REGS_K_AT_MOST {
+        true => Split {
+            k_chunk: REGS_K_AT_MOST,
+            parts: d.k.div_ceil(REGS_K_AT_MOST),
+        },
+        false => Split::whole(d.k),
+    };
     Plan {
         kernel: regs::kernel(rows, cols),
         groups: [
             d.m.div_ceil(REGS_LANES * rows) as u32,
             d.n.div_ceil(cols) as u32,
-            d.batches as u32,
+            (d.batches * split.parts) as u32,
         ],
-        split: Split::whole(d.k),
+        split,
         whole_vec4s: false,
     }
 }

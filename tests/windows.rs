@@ -1,0 +1,114 @@
+//! A table larger than one storage binding (lavapipe binds 128 MiB; GPT-2's token embedding is
+//! 154 MB): 600,000 rows of 64 floats (154 MB too), bound a window of rows at a time by the
+//! embedding's gather and by the output layer's products and loss, against the CPU; a kernel
+//! that would bind it whole is refused by name.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+use common::{assert_close, indices, run, uniform};
+use webgrad::{Device, Tensor};
+
+const ROWS: usize = 600_000;
+const WIDTH: usize = 64;
+
+#[test]
+fn a_table_larger_than_a_binding_is_read_in_windows() {
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        let binding = context.limits().max_storage_buffer_binding_size;
+        assert!(
+            (ROWS * WIDTH * 4) as u64 > binding,
+            "this test needs a GPU that binds less than {} bytes, not {binding}",
+            ROWS * WIDTH * 4
+        );
+        let values: Vec<f32> = uniform(ROWS * WIDTH, -1.0, 1.0, 3)
+            .into_iter()
+            .map(|v| v as f32)
+            .collect();
+        // Rows at both ends of the windows (lavapipe's first holds 524,288), and others.
+        let mut rows = vec![0, 524_287, 524_288, ROWS as u32 - 1];
+        rows.extend(indices(16, ROWS as u32, 1));
+        let (x, targets) = (uniform(20 * WIDTH, -1.0, 1.0, 2), &rows[..20]);
+        let mut got = Vec::new();
+        for device in [Device::Cpu, gpu.clone()] {
+            let table = Tensor::from_vec(values.clone(), &[ROWS, WIDTH], &device).unwrap();
+            let idx = Tensor::from_u32(rows.clone(), &[rows.len()], &device).unwrap();
+            let gathered = table.embedding(&idx).unwrap();
+            let x = Tensor::from_f64(x.clone(), &[20, WIDTH], &device)
+                .unwrap()
+                .with_grad();
+            let t = Tensor::from_u32(targets.to_vec(), &[20], &device).unwrap();
+            let loss = x.linear_cross_entropy((&table, None), &t, 8).unwrap();
+            let dx = loss.backward().unwrap().take(&x).unwrap();
+            got.push([
+                gathered.to_vec_f64().await.unwrap(),
+                loss.to_vec_f64().await.unwrap(),
+                dx.to_vec_f64().await.unwrap(),
+            ]);
+            if device.is_gpu() {
+                let whole = x.matmul_t(&table, false, true);
+                let refused = whole.err().map(|e| e.to_string()).unwrap_or_default();
+                assert!(refused.contains("maxStorageBufferBindingSize"), "{refused}");
+            }
+        }
+        let [gathered, loss, dx] = &got[1];
+        let [cpu_gathered, cpu_loss, cpu_dx] = &got[0];
+        assert_eq!(gathered, cpu_gathered, "the rows gathered");
+        assert_close("the loss", loss, cpu_loss, 1e-5);
+        assert_close("the input's gradient", dx, cpu_dx, 1e-4);
+    });
+}
+
+/// A one-block GPT-2 of GPT-2's own vocabulary and width (its token embedding 154 MB, more
+/// than lavapipe binds) fine-tuned with LoRA: the CPU's logits, loss and adapters' gradients,
+/// its table read in windows (no padded copy of it for the loss).
+#[test]
+fn gpt2_s_table_larger_than_a_binding_gives_the_cpu_s_loss_and_gradients() {
+    use webgrad::nn::{Gpt, GptConfig, Init, LoraConfig, Model, Module};
+    run(async {
+        let config = GptConfig {
+            vocab: 50_257,
+            context: 16,
+            layers: 1,
+            heads: 12,
+            width: 768,
+            dropout: 0.0,
+            norm: Default::default(),
+            lora: Some(LoraConfig {
+                rank: 2,
+                alpha: 2.0,
+            }),
+        };
+        let gpu = common::gpu().await;
+        let mut got = Vec::new();
+        for device in [Device::Cpu, gpu] {
+            let gpt = Gpt::new(&config, &mut Init::new(5, &device)).unwrap();
+            let tokens = Tensor::from_u32(indices(16, 50_257, 1), &[1, 16], &device).unwrap();
+            let targets = Tensor::from_u32(indices(16, 50_257, 2), &[16], &device).unwrap();
+            let logits = gpt.forward(&tokens).unwrap().to_vec_f64().await.unwrap();
+            let loss = gpt.loss(&tokens, &targets, None).unwrap();
+            let grads = loss.backward().unwrap();
+            let mut adapters = Vec::new();
+            for (name, p) in gpt.parameters() {
+                if let Some(g) = grads.get(&p) {
+                    adapters.push((name, g.to_vec_f64().await.unwrap()));
+                }
+            }
+            got.push((logits, loss.to_vec_f64().await.unwrap(), adapters));
+        }
+        let ((cpu_logits, cpu_loss, cpu_grads), (logits, loss, grads)) = (&got[0], &got[1]);
+        assert_close("the logits", logits, cpu_logits, 1e-4);
+        assert_close("the loss", loss, cpu_loss, 1e-5);
+        assert_eq!(
+            grads.len(),
+            8,
+            "the four adapters' A and B, and nothing else"
+        );
+        for ((name, g), (_, want)) in grads.iter().zip(cpu_grads) {
+            assert_close(&format!("the gradient of {name}"), g, want, 1e-4);
+        }
+    });
+}
