@@ -112,3 +112,62 @@ fn gpt2_s_table_larger_than_a_binding_gives_the_cpu_s_loss_and_gradients() {
         }
     });
 }
+
+/// From the command line, a one-block GPT-2 file of GPT-2's vocabulary and width (its table
+/// larger than lavapipe binds) samples, and fine-tunes with LoRA into a merged file that holds
+/// the same table.
+#[test]
+fn the_cli_samples_and_fine_tunes_a_gpt2_whose_table_exceeds_a_binding() {
+    let dir = common::gpt2_files::written_sized((50_257, 768), "wide", 1.0);
+    let model = dir.join("model.safetensors");
+    let model = model.to_str().unwrap();
+    let sample = [
+        "sample", "--load", model, "--prompt", "Hello", "--tokens", "4",
+    ];
+    let (code, out, err) = common::cli(&sample);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.len() > "Hello\n".len(), "nothing sampled: {out:?}");
+    let text = dir.join("mine.txt");
+    std::fs::write(
+        &text,
+        "The quick brown fox jumps over the lazy dog. ".repeat(60),
+    )
+    .unwrap();
+    let merged = dir.join("merged/model.safetensors");
+    std::fs::create_dir_all(dir.join("merged")).unwrap();
+    let (text, merged_path) = (text.to_str().unwrap(), merged.to_str().unwrap());
+    let train = [
+        "train",
+        "--task",
+        "text",
+        "--load",
+        model,
+        "--lora-rank",
+        "2",
+        "--text",
+        text,
+        "--batch",
+        "1",
+        "--window",
+        "16",
+        "--steps",
+        "1",
+        "--eval-every",
+        "1",
+        "--save-merged",
+        merged_path,
+    ];
+    let (code, out, err) = common::cli(&train);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"val_loss\""), "{out}");
+    let table = |path: &std::path::Path| {
+        let bytes = std::fs::read(path).unwrap();
+        let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+        st.tensor("wte.weight").unwrap().data().to_vec()
+    };
+    assert!(
+        table(&merged) == table(dir.join("model.safetensors").as_path()),
+        "the table changed"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -59,6 +59,10 @@ fn part(what: &'static str, floats: u64, setting: impl Into<String>) -> Part {
     }
 }
 
+/// The part a GPT's token embedding is: read a window of rows at a time where it does not
+/// train (`ops::row_windows`).
+const TOKEN_EMBEDDING: &str = "the token embedding (vocabulary × width)";
+
 /// The largest tensor `device` holds: one binding's worth on a GPU, or with `windowed` (bound
 /// a window of rows at a time) one buffer's.
 fn largest_tensor(device: &Device, windowed: bool) -> u64 {
@@ -207,7 +211,7 @@ fn gpt(c: &GptConfig, (batch, window): (usize, usize), recompute: bool) -> Footp
             Part {
                 windowed: c.lora.is_some(),
                 ..part(
-                    "the token embedding (vocabulary × width)",
+                    TOKEN_EMBEDDING,
                     mul(&[c.vocab, w]),
                     "width".to_string() + &or_the_text(c.vocab),
                 )
@@ -323,6 +327,15 @@ impl Footprint {
         self.parameters
             .saturating_mul(COPIES_PER_PARAMETER)
             .saturating_add(self.frozen)
+    }
+
+    /// The footprint of running the model only (sampling): its token embedding is then only
+    /// read, a window of rows at a time where one binding cannot hold it.
+    pub fn read_only(mut self) -> Footprint {
+        for p in &mut self.parts {
+            p.windowed |= p.what == TOKEN_EMBEDDING;
+        }
+        self
     }
 
     /// The model's size as people say it ("a 1.2 M-parameter model"), frozen weights included.

@@ -14,12 +14,17 @@ pub fn written(vocab: usize, name: &str) -> std::path::PathBuf {
 /// size: GPT-2's own has rows far longer than a new model's 0.02 per value, and a model whose
 /// frozen output layer is that small cannot give any token much more than another.
 pub fn written_scaled(vocab: usize, name: &str, scale: f32) -> std::path::PathBuf {
+    written_sized((vocab, 64), name, scale)
+}
+
+/// As `written_scaled`, `width` wide (a head every 64).
+pub fn written_sized((vocab, width): (usize, usize), name: &str, scale: f32) -> std::path::PathBuf {
     let config = GptConfig {
         vocab,
         context: 64,
         layers: 1,
-        heads: 1,
-        width: 64,
+        heads: width.div_ceil(64),
+        width,
         dropout: 0.0,
         norm: Norm::Layernorm,
         lora: None,

@@ -59,12 +59,13 @@ fn read_adapters(path: &str) -> std::result::Result<PeftAdapters, String> {
         .map_err(|e| format!("{path}: {}", e.reason()))
 }
 
-/// The memory of the model alone, as a text run of it with a batch of one would need.
+/// The memory of the model alone, as a text run of it with a batch of one would need, its
+/// weights only read.
 fn footprint(config: &GptConfig) -> Result<Footprint> {
     let mut run = Config::defaults(Task::Text, None, None, config.vocab)?;
     run.model = ModelConfig::Gpt(config.clone());
     run.batch = 1;
-    Ok(Footprint::of(&run))
+    Ok(Footprint::of(&run).read_only())
 }
 
 /// GPT-2's tokenizer for a model of `vocab` tokens: one with fewer than GPT-2's (a small test
