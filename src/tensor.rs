@@ -443,3 +443,9 @@ fn upload(gpu: &Rc<Gpu>, bytes: &[u8]) -> Result<Storage> {
 pub(crate) fn gpu_output(gpu: &Rc<Gpu>, len: usize) -> Result<PooledBuffer> {
     gpu.alloc(len as u64 * 4, false)
 }
+
+/// A buffer of `len` f32s that no kernel binds whole (a table read in windows, filled by a
+/// clear or an upload): it may be larger than a binding.
+pub(crate) fn gpu_table(gpu: &Rc<Gpu>, len: usize) -> Result<PooledBuffer> {
+    gpu.alloc(len as u64 * 4, true)
+}

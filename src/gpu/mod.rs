@@ -235,23 +235,34 @@ impl Gpu {
         }
     }
 
-    /// Refuses a binding larger than the device binds: a buffer that must be bound in windows.
-    fn check_bindings(&self, bindings: &[Binding]) -> Result<()> {
+    /// Refuses `bytes` bound at once where the device binds less.
+    fn check_binding(&self, bytes: u64) -> Result<()> {
         let max = self.limits.max_storage_buffer_binding_size;
-        match bindings.iter().map(|b| b.buffer.binding_size()).max() {
-            Some(bytes) if bytes > max => Err(Error::TooLarge {
+        match bytes > max {
+            true => Err(Error::TooLarge {
                 limit: "maxStorageBufferBindingSize",
                 requested: bytes,
                 max,
             }),
-            _ => Ok(()),
+            false => Ok(()),
         }
     }
 
+    /// Refuses a binding larger than the device binds: a buffer that must be bound in windows.
+    fn check_bindings(&self, bindings: &[Binding]) -> Result<()> {
+        let largest = bindings.iter().map(|b| b.buffer.binding_size()).max();
+        self.check_binding(largest.unwrap_or(0))
+    }
+
     /// A storage buffer of at least `bytes` from the pool. `for_upload` asks for one whose
-    /// last use has already been submitted, because queue writes run before pending commands.
+    /// last use has already been submitted, because queue writes run before pending commands;
+    /// it may be larger than a binding (a table read in windows), where a kernel's output,
+    /// bound whole, is refused before anything is allocated.
     pub(crate) fn alloc(self: &Rc<Self>, bytes: u64, for_upload: bool) -> Result<PooledBuffer> {
         self.check_size(bytes)?;
+        if !for_upload {
+            self.check_binding(bytes)?;
+        }
         let after = for_upload.then(|| self.submits());
         Ok(self.pool.borrow_mut().acquire(
             self,

@@ -7,7 +7,7 @@ use super::gpu_of;
 use super::shape::{check_rank, pack, strided_offsets, Packed};
 use crate::error::Result;
 use crate::gpu::{Binding, Gpu, Kernel, PooledBuffer};
-use crate::tensor::{gpu_output, numel, DType, Device, Host, Storage, Tensor};
+use crate::tensor::{gpu_output, gpu_table, numel, DType, Device, Host, Storage, Tensor};
 
 /// One strided copy of the index space `shape` from `src` into `dst`.
 pub(super) struct Copy<'a> {
@@ -77,15 +77,16 @@ pub(super) fn copy_over(
         }
         return Ok(Storage::Host(Host::F(out)));
     };
-    let out = gpu_output(gpu, len)?;
-    let covered: usize = copies.iter().map(|c| numel(&c.shape)).sum();
     // Zeros for a buffer larger than a binding (a frozen table about to be loaded): cleared,
     // which binds nothing.
     let bytes = len as u64 * 4;
     if copies.is_empty() && fill == 0.0 && bytes > gpu.limits().max_storage_buffer_binding_size {
-        gpu.clear(out.handle(), bytes.next_multiple_of(4));
+        let out = gpu_table(gpu, len)?;
+        gpu.clear(out.handle(), bytes);
         return Ok(Storage::Gpu(out));
     }
+    let out = gpu_output(gpu, len)?;
+    let covered: usize = copies.iter().map(|c| numel(&c.shape)).sum();
     if covered < len {
         let kernel = Kernel::new("fill", include_str!("../../shaders/fill.wgsl"), "main");
         let params = FillParams {
