@@ -46,16 +46,15 @@ impl Backward for Recomputed {
         };
         let out = with_grad(|| (self.part)(&x))?;
         let mut grads = out.backward_from(g)?;
-        let wanted = self.inputs();
+        // In `inputs`' order, the input's copy standing in for it.
         let leaves = std::iter::once(&x)
             .filter(|x| x.requires_grad())
             .chain(&self.params);
         leaves
-            .zip(wanted)
-            .map(|(leaf, input)| match grads.take(leaf) {
+            .map(|leaf| match grads.take(leaf) {
                 Some(grad) => Ok(grad),
                 // The part did not read it after all: its gradient is zero.
-                None => Tensor::zeros(input.shape(), input.device()),
+                None => Tensor::zeros(leaf.shape(), leaf.device()),
             })
             .collect()
     }

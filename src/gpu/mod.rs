@@ -3,6 +3,7 @@
 
 mod batch;
 mod bind_groups;
+mod bounds;
 mod counters;
 mod limits;
 #[cfg(target_arch = "wasm32")]
@@ -219,41 +220,6 @@ impl Gpu {
         c
     }
 
-    /// Refuses a buffer of `bytes` that the device could not create, before anything is
-    /// allocated. One larger than a binding may be made (GPT-2's 154 MB token embedding where
-    /// 128 MiB bind): kernels bind it in windows of rows (`ops::row_windows`), and `dispatch`
-    /// refuses any binding past the limit.
-    pub fn check_size(&self, bytes: u64) -> Result<()> {
-        let max = self.limits.max_buffer_size;
-        match bytes > max {
-            true => Err(Error::TooLarge {
-                limit: "maxBufferSize",
-                requested: bytes,
-                max,
-            }),
-            false => Ok(()),
-        }
-    }
-
-    /// Refuses `bytes` bound at once where the device binds less.
-    fn check_binding(&self, bytes: u64) -> Result<()> {
-        let max = self.limits.max_storage_buffer_binding_size;
-        match bytes > max {
-            true => Err(Error::TooLarge {
-                limit: "maxStorageBufferBindingSize",
-                requested: bytes,
-                max,
-            }),
-            false => Ok(()),
-        }
-    }
-
-    /// Refuses a binding larger than the device binds: a buffer that must be bound in windows.
-    fn check_bindings(&self, bindings: &[Binding]) -> Result<()> {
-        let largest = bindings.iter().map(|b| b.buffer.binding_size()).max();
-        self.check_binding(largest.unwrap_or(0))
-    }
-
     /// A storage buffer of at least `bytes` from the pool. `for_upload` asks for one whose
     /// last use has already been submitted, because queue writes run before pending commands;
     /// it may be larger than a binding (a table read in windows), where a kernel's output,
@@ -271,15 +237,6 @@ impl Gpu {
             after,
             self.largest_buffer(),
         ))
-    }
-
-    /// The largest buffer the device can create and bind, in bytes: a multiple of 16, so
-    /// that a view rounded up to whole vec4s never ends past its buffer.
-    pub(crate) fn largest_buffer(&self) -> u64 {
-        self.limits
-            .max_storage_buffer_binding_size
-            .min(self.limits.max_buffer_size)
-            & !15
     }
 
     /// Destroys the GPU buffers the pool keeps free, returning their memory (call it when a

@@ -5,6 +5,7 @@ use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel};
 use crate::tensor::{gpu_output, DType, Host, Storage, Tensor};
+use std::rc::Rc;
 
 /// Indices per chunk in the GPU backward, and the most chunks.
 const CHUNK_INDICES: usize = 256;
@@ -107,6 +108,32 @@ fn embedding_backward(weight: &Tensor, indices: &Tensor, g: &Tensor) -> Result<V
     )])
 }
 
+/// The rows of `table` [vocab, dim] that `indices` pick, on the GPU (shaders/embedding.wgsl):
+/// a table larger than a binding a window of its rows at a time.
+fn gpu_gather(gpu: &Rc<Gpu>, table: &Tensor, indices: &Tensor) -> Result<Storage> {
+    let (vocab, dim, n) = (table.shape()[0], table.shape()[1], indices.numel());
+    let kernel = Kernel::new(
+        "embedding",
+        include_str!("../../shaders/embedding.wgsl"),
+        "main",
+    );
+    let groups = gpu.groups_elementwise(n * dim);
+    let out = gpu_output(gpu, n * dim)?;
+    let windows = row_windows(table).unwrap_or_else(|| vec![(0, table.clone())]);
+    for (first, window) in &windows {
+        let params = EmbeddingParams {
+            n: n as u32,
+            dim: dim as u32,
+            vocab: vocab as u32,
+            first: *first as u32,
+            rows: window.shape()[0] as u32,
+        };
+        let inputs = [window, indices];
+        let [] = launch_into(gpu, &kernel, &params, &inputs, &[&out], [], groups)?;
+    }
+    Ok(Storage::Gpu(out))
+}
+
 impl Tensor {
     /// Rows of this [vocab, dim] weight picked by `indices` (u32, any shape): the result has
     /// shape indices.shape + [dim]. On the GPU an index outside the vocabulary gives NaN; on
@@ -123,7 +150,6 @@ impl Tensor {
             });
         }
         let (vocab, dim) = (self.shape()[0], self.shape()[1]);
-        let n = indices.numel();
         let storage = match gpu_of(self.device()) {
             None => {
                 let (w, idx) = (self.host_f64(name)?, indices.host_u32(name)?);
@@ -139,29 +165,7 @@ impl Tensor {
                         .collect(),
                 ))
             }
-            Some(gpu) => {
-                let kernel = Kernel::new(
-                    "embedding",
-                    include_str!("../../shaders/embedding.wgsl"),
-                    "main",
-                );
-                let groups = gpu.groups_elementwise(n * dim);
-                let out = gpu_output(gpu, n * dim)?;
-                // A table larger than a binding, a window of its rows at a time.
-                let windows = row_windows(self).unwrap_or_else(|| vec![(0, self.clone())]);
-                for (first, window) in &windows {
-                    let params = EmbeddingParams {
-                        n: n as u32,
-                        dim: dim as u32,
-                        vocab: vocab as u32,
-                        first: *first as u32,
-                        rows: window.shape()[0] as u32,
-                    };
-                    let inputs = [window, indices];
-                    let [] = launch_into(gpu, &kernel, &params, &inputs, &[&out], [], groups)?;
-                }
-                Storage::Gpu(out)
-            }
+            Some(gpu) => gpu_gather(gpu, self, indices)?,
         };
         let mut shape = indices.shape().to_vec();
         shape.push(dim);

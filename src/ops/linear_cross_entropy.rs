@@ -35,8 +35,9 @@ pub fn cross_entropy_chunk_rows(device: &Device, classes: usize, weight_trains: 
 
 impl Tensor {
     /// The mean softmax cross-entropy of the logits self · weightᵀ + bias (self [rows, K],
-    /// weight [classes, K], bias [classes]) against u32 targets [rows], at most `chunk_rows` rows
-    /// at a time (the chunks evened out, and rounded up to where a binding may start). The bias takes no gradient (a constant such as a mask of padded classes). Equal to
+    /// weight [classes, K], bias [classes]) against u32 targets [rows], at most `chunk_rows`
+    /// rows at a time (the chunks evened out, and rounded up to where a binding may start).
+    /// The bias takes no gradient (a constant such as a mask of padded classes). Equal to
     /// `self.linear(weight, bias)?.cross_entropy(targets)` in value and gradients.
     pub fn linear_cross_entropy(
         &self,

@@ -51,18 +51,11 @@ pub(crate) fn times(g: &Tensor, w: &Tensor) -> Result<Tensor> {
         return g.matmul(w);
     };
     frozen(w)?;
-    let mut sum: Option<Tensor> = None;
-    for (first, window) in &windows {
-        let part = g.slice(1, *first, window.shape()[0])?.matmul(window)?;
-        sum = Some(match sum {
-            None => part,
-            Some(s) => s.add(&part)?,
-        });
-    }
-    sum.ok_or(Error::Invalid {
-        op: "matmul",
-        why: "a table of no rows".into(),
-    })
+    let mut parts = windows
+        .iter()
+        .map(|(first, window)| g.slice(1, *first, window.shape()[0])?.matmul(window));
+    let first = parts.next().expect("a table in windows has rows")?;
+    parts.try_fold(first, |sum, part| sum.add(&part?))
 }
 
 /// Refuses a table in windows that wants a gradient: its windows are views that pass none on.

@@ -28,9 +28,10 @@ pub struct Part {
     pub what: &'static str,
     pub floats: u64,
     pub setting: String,
-    /// Bound a window of rows at a time (`ops::row_windows`: a frozen token embedding), so
-    /// held to the largest buffer rather than the largest binding.
-    pub windowed: bool,
+    /// A table the model reads by rows (the token embedding): where it does not train
+    /// (`Footprint::tables_frozen`) it is bound a window of rows at a time
+    /// (`ops::row_windows`), so held to the largest buffer rather than the largest binding.
+    pub table: bool,
 }
 
 /// A run's size, from its config.
@@ -48,6 +49,8 @@ pub struct Footprint {
     pub model_settings: &'static str,
     /// The settings that set the activations.
     pub step_settings: &'static str,
+    /// Whether the tables among `parts` are only read (a LoRA base's, a sampled model's).
+    pub tables_frozen: bool,
 }
 
 fn part(what: &'static str, floats: u64, setting: impl Into<String>) -> Part {
@@ -55,13 +58,9 @@ fn part(what: &'static str, floats: u64, setting: impl Into<String>) -> Part {
         what,
         floats,
         setting: setting.into(),
-        windowed: false,
+        table: false,
     }
 }
-
-/// The part a GPT's token embedding is: read a window of rows at a time where it does not
-/// train (`ops::row_windows`).
-const TOKEN_EMBEDDING: &str = "the token embedding (vocabulary × width)";
 
 /// The largest tensor `device` holds: one binding's worth on a GPU, or with `windowed` (bound
 /// a window of rows at a time) one buffer's.
@@ -121,6 +120,7 @@ fn mlp(c: &MlpConfig, batch: usize) -> Footprint {
         ],
         model_settings: "width or depth",
         step_settings: "batch",
+        tables_frozen: false,
     }
 }
 
@@ -177,6 +177,7 @@ fn cnn(c: &CnnConfig, batch: usize) -> Footprint {
         ],
         model_settings: "channels or hidden width",
         step_settings: "batch",
+        tables_frozen: false,
     }
 }
 
@@ -209,9 +210,9 @@ fn gpt(c: &GptConfig, (batch, window): (usize, usize), recompute: bool) -> Footp
         parts: vec![
             part("an MLP weight (4·width × width)", mul(&[4, w, w]), "width"),
             Part {
-                windowed: c.lora.is_some(),
+                table: true,
                 ..part(
-                    TOKEN_EMBEDDING,
+                    "the token embedding (vocabulary × width)",
                     mul(&[c.vocab, w]),
                     "width".to_string() + &or_the_text(c.vocab),
                 )
@@ -224,6 +225,7 @@ fn gpt(c: &GptConfig, (batch, window): (usize, usize), recompute: bool) -> Footp
         ],
         model_settings: "width or layers",
         step_settings: "batch or context",
+        tables_frozen: c.lora.is_some(),
     }
 }
 
@@ -331,11 +333,11 @@ impl Footprint {
 
     /// The footprint of running the model only (sampling): its token embedding is then only
     /// read, a window of rows at a time where one binding cannot hold it.
-    pub fn read_only(mut self) -> Footprint {
-        for p in &mut self.parts {
-            p.windowed |= p.what == TOKEN_EMBEDDING;
+    pub fn read_only(self) -> Footprint {
+        Footprint {
+            tables_frozen: true,
+            ..self
         }
-        self
     }
 
     /// The model's size as people say it ("a 1.2 M-parameter model"), frozen weights included.
@@ -354,7 +356,7 @@ impl Footprint {
         };
         for p in &self.parts {
             let bytes = p.floats.saturating_mul(4);
-            let max_tensor = largest_tensor(device, p.windowed);
+            let max_tensor = largest_tensor(device, p.table && self.tables_frozen);
             if bytes > max_tensor {
                 let (size, limit) = more_than(bytes, max_tensor);
                 return Err(too_large(format!(

@@ -2,6 +2,8 @@
 //! clap. Every mistake prints one line and exits with status 2; `--help` works on each command.
 
 #[cfg(not(target_arch = "wasm32"))]
+mod args;
+#[cfg(not(target_arch = "wasm32"))]
 mod bench;
 #[cfg(not(target_arch = "wasm32"))]
 mod commands;
@@ -32,10 +34,10 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Train a model on a task; prints a JSON line per evaluation.
-    Train(Box<commands::TrainArgs>),
+    Train(Box<args::TrainArgs>),
     /// Generate text from a GPT checkpoint saved by `train --save`, or from GPT-2 as Hugging
     /// Face publishes it.
-    Sample(commands::SampleArgs),
+    Sample(args::SampleArgs),
     /// Time the benchmark workloads (docs/BENCHMARKS.md), a JSON line each.
     Bench(bench::BenchArgs),
     /// Print a shader as the GPU gets it: its includes, slots and repeats expanded.
