@@ -1,16 +1,17 @@
 // Second pass of the softmax cross-entropy of long rows (cross_entropy_partials.wgsl made each
 // block's (max, sum)): each workgroup combines its row's blocks into the logsumexp, and with
-// GRAD writes its block of the gradient scale (softmax(x) - onehot(target)); the thread whose
-// column is the target writes the row's loss scale (logsumexp - x[target]). A target outside
+// GRAD writes its block of the gradient scale (softmax(x) - onehot(target)) over the logits
+// themselves (each value is read, then overwritten, by one thread: a chunk of GPT-2's logits
+// and their gradient would otherwise be two 128 MiB buffers); the thread whose column is the
+// target writes the row's loss scale (logsumexp - x[target]). A target outside
 // the classes gives a NaN loss, which the training loop reports (src/ops/linear_cross_entropy.rs).
 
 //#include cross_entropy_block
 
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read> targets: array<u32>;
-@group(0) @binding(3) var<storage, read> partials: array<vec2<f32>>;
-@group(0) @binding(4) var<storage, read_write> dx: array<f32>;
-@group(0) @binding(5) var<storage, read_write> loss: array<f32>;
+@group(0) @binding(1) var<storage, read> targets: array<u32>;
+@group(0) @binding(2) var<storage, read> partials: array<vec2<f32>>;
+@group(0) @binding(3) var<storage, read_write> x: array<f32>;
+@group(0) @binding(4) var<storage, read_write> loss: array<f32>;
 
 //#include math
 
@@ -38,6 +39,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var j = block * BLOCK + lid; j < end; j += THREADS) {
         let v = x[base + j];
         if (j == t) { loss[row] = p.scale * (lse - v); }
-        if (GRAD) { dx[base + j] = p.scale * (exp(v - lse) - select(0.0, 1.0, j == t)); }
+        if (GRAD) { x[base + j] = p.scale * (exp(v - lse) - select(0.0, 1.0, j == t)); }
     }
 }

@@ -70,8 +70,14 @@ use webgrad::optim::Optimizer;
 use webgrad::train::{ModelConfig, Net};
 use webgrad::{Counters, Device, Tensor};
 
-/// The counters of one step over `rows` rows (images; a GPT's one sequence) after three
-/// warm-up steps.
+/// Steps before the one counted. The pool lends a free buffer of up to twice the size asked
+/// for (src/gpu/pool.rs), so the first steps settle which buffers they take: nanochar's made
+/// its last buffer in its fourth step (it made none after its second while each size kept
+/// buffers of its own).
+const WARM_UP_STEPS: usize = 5;
+
+/// The counters of one step over `rows` rows (images; a GPT's one sequence) after
+/// `WARM_UP_STEPS` steps.
 async fn one_step(model: &ModelConfig, rows: usize, device: &Device) -> Counters {
     let Device::Gpu(gpu) = device else {
         unreachable!("common::gpu gives a GPU")
@@ -100,7 +106,7 @@ async fn one_step(model: &ModelConfig, rows: usize, device: &Device) -> Counters
     };
     let (x, y) = (x.unwrap(), y.unwrap());
     let mut counters = Counters::default();
-    for _ in 0..4 {
+    for _ in 0..WARM_UP_STEPS + 1 {
         let mark = gpu.counters();
         let loss = net.forward(&x).unwrap().cross_entropy(&y).unwrap();
         let grads = loss.backward().unwrap();

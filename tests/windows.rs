@@ -1,7 +1,8 @@
 //! A table larger than one storage binding (lavapipe binds 128 MiB; GPT-2's token embedding is
 //! 154 MB): 600,000 rows of 64 floats (154 MB too), bound a window of rows at a time by the
 //! embedding's gather and by the output layer's products and loss, against the CPU; a kernel
-//! that would bind it whole is refused by name.
+//! that would bind it whole is refused by name. And a frozen table that binds whole, kept padded
+//! for the loss with the embedding a view of it.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -67,14 +68,28 @@ fn a_table_larger_than_a_binding_is_read_in_windows() {
 /// its table read in windows (no padded copy of it for the loss).
 #[test]
 fn gpt2_s_table_larger_than_a_binding_gives_the_cpu_s_loss_and_gradients() {
+    lora_gpt_gives_the_cpu_s_loss_and_gradients(50_257, 768);
+}
+
+/// A LoRA GPT whose frozen token embedding binds whole: kept padded (the vocabulary of 2,001
+/// to 2,004 words), the embedding a view of its first rows, for the CPU's logits, loss and
+/// adapters' gradients.
+#[test]
+fn a_frozen_padded_table_gives_the_cpu_s_loss_and_gradients() {
+    lora_gpt_gives_the_cpu_s_loss_and_gradients(2_001, 64);
+}
+
+/// A one-block GPT of `vocab` words and `width` with LoRA of rank 2: its logits, loss and
+/// adapters' gradients on the GPU are the CPU's.
+fn lora_gpt_gives_the_cpu_s_loss_and_gradients(vocab: usize, width: usize) {
     use webgrad::nn::{Gpt, GptConfig, Init, LoraConfig, Model, Module};
     run(async {
         let config = GptConfig {
-            vocab: 50_257,
+            vocab,
             context: 16,
             layers: 1,
-            heads: 12,
-            width: 768,
+            heads: width / 64,
+            width,
             dropout: 0.0,
             norm: Default::default(),
             lora: Some(LoraConfig {
@@ -86,8 +101,8 @@ fn gpt2_s_table_larger_than_a_binding_gives_the_cpu_s_loss_and_gradients() {
         let mut got = Vec::new();
         for device in [Device::Cpu, gpu] {
             let gpt = Gpt::new(&config, &mut Init::new(5, &device)).unwrap();
-            let tokens = Tensor::from_u32(indices(16, 50_257, 1), &[1, 16], &device).unwrap();
-            let targets = Tensor::from_u32(indices(16, 50_257, 2), &[16], &device).unwrap();
+            let tokens = Tensor::from_u32(indices(16, vocab as u32, 1), &[1, 16], &device).unwrap();
+            let targets = Tensor::from_u32(indices(16, vocab as u32, 2), &[16], &device).unwrap();
             let logits = gpt.forward(&tokens).unwrap().to_vec_f64().await.unwrap();
             let loss = gpt.loss(&tokens, &targets, None).unwrap();
             let grads = loss.backward().unwrap();

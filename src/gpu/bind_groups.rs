@@ -15,12 +15,12 @@
 //!
 //! A cached group binds buffers, not tensors: when a buffer goes back to the pool and on to
 //! another tensor, a dispatch for that tensor finds the group of that same buffer, which is
-//! right. A buffer's id is never reused (see `BufferRef`), and the cache is emptied whenever
-//! the pool destroys buffers it may bind, so a group never outlives a buffer it names.
+//! right. A buffer's id is never reused (see `BufferRef`), and the cache forgets the groups of
+//! the buffers the pool destroys, so a group never outlives a buffer it names.
 
 use super::pipelines::Pipeline;
 use super::Binding;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 
 /// The most storage buffers one kernel binds (WebGPU's default maxStorageBuffersPerShaderStage).
@@ -98,6 +98,15 @@ impl BindGroupCache {
     /// The recorded work was submitted: every group is free to take again.
     pub fn submitted(&mut self) {
         self.submit += 1;
+    }
+
+    /// Forgets the groups that bind any of the buffers `gone` (destroyed by the pool, their
+    /// ids never given again). Their slots stay taken until the next `clear`: no slot is
+    /// given out again while parameters may wait in it.
+    pub fn forget(&mut self, gone: &[u64]) {
+        let gone: FxHashSet<u64> = gone.iter().copied().collect();
+        self.groups
+            .retain(|key, _| !key.buffers.iter().any(|(id, _, _)| gone.contains(id)));
     }
 
     /// Forgets every group and frees every slot (the pool is about to destroy buffers they

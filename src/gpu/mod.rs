@@ -405,10 +405,15 @@ impl Gpu {
     }
 
     /// Ends a training step: submits it, or leaves a short one for the next steps to join
-    /// (see `Batch::step_recorded`). A wait or a readback submits whatever is left.
+    /// (see `Batch::step_recorded`). A wait or a readback submits whatever is left. The pool
+    /// then destroys the free buffers no step has used since the last (`BufferPool::end_step`).
     pub fn step_recorded(&self) {
         if self.batch.borrow_mut().step_recorded(self) {
             self.count_submit();
+        }
+        let gone = self.pool.borrow_mut().end_step();
+        if !gone.is_empty() {
+            self.batch.borrow_mut().bind_groups.forget(&gone);
         }
     }
 

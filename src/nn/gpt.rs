@@ -2,12 +2,15 @@
 //! self-attention and a GELU MLP, and an output layer tied to the token embedding.
 
 mod cache;
+mod padding;
 
 pub use cache::KvCache;
 
 use super::{prefixed, Adapter, Embedding, Init, Linear, Model, Module, Norm, NormLayer};
 use crate::ops::cross_entropy_chunk_rows;
 use crate::{Error, Result, Tensor};
+pub(crate) use padding::vocab_padding;
+use padding::{token_embedding, Padding};
 use serde::{Deserialize, Serialize};
 use std::rc::Rc;
 
@@ -252,33 +255,8 @@ pub struct Gpt {
     /// Whether training keeps only each block's input for backward and runs the block again
     /// there (`set_recompute`).
     recompute: bool,
-    /// On a GPU with a vocabulary that `vocab_padding` pads, what the training loss adds to
-    /// the logits of the padded vocabulary (`padded_logits`): 0 for each token, a large
-    /// negative number for each pad, so that the softmax gives the pads nothing.
-    pad_mask: Option<Tensor>,
-}
-
-/// Tokens the output layer's vocabulary is padded with for the training loss on a GPU, so that
-/// the logits' rows are a multiple of 4 long and the large-tile matmul reads them and their
-/// gradients as vec4s: GPT-2's input gradients through its 50,257 logits ran at 26 TFLOPS
-/// read one value at a time, its other products at 40 (docs/BENCHMARKS.md). A vocabulary
-/// under `PADDED_FROM` is left as it is.
-pub(crate) fn vocab_padding(vocab: usize) -> usize {
-    if vocab < PADDED_FROM {
-        return 0;
-    }
-    vocab.next_multiple_of(4) - vocab
-}
-
-/// The smallest vocabulary worth padding: the characters' 65 logits make products too small
-/// for their reads to matter (nanochar moved by 0.1 ms), and the pad costs three dispatches.
-const PADDED_FROM: usize = 1024;
-
-/// The logits' mask for `vocab` tokens and `pad` pads (`Gpt::pad_mask`).
-fn pad_mask(vocab: usize, pad: usize, device: &crate::Device) -> Result<Tensor> {
-    let mut mask = vec![0.0; vocab];
-    mask.resize(vocab + pad, -1e30);
-    Tensor::from_vec(mask, &[vocab + pad], device)
+    /// The output layer's padded vocabulary, on a GPU where `vocab_padding` pads.
+    padding: Option<Padding>,
 }
 
 impl Gpt {
@@ -288,21 +266,18 @@ impl Gpt {
         config.check()?;
         let c = config.width;
         init.set_frozen(config.lora.is_some());
+        let (tok_emb, padding) = token_embedding(config, init)?;
         let mut gpt = Gpt {
             config: config.clone(),
-            tok_emb: Embedding::new(init, config.vocab, c, 0.02)?,
+            tok_emb,
             pos_emb: Embedding::new(init, config.context, c, 0.02)?,
             blocks: (0..config.layers)
                 .map(|_| Block::new(init, c, config.layers, config.norm))
                 .collect::<Result<_>>()?,
             ln_f: NormLayer::new(config.norm, init, c)?,
             recompute: false,
-            pad_mask: None,
+            padding,
         };
-        let pad = vocab_padding(config.vocab);
-        if pad > 0 && matches!(init.device(), crate::Device::Gpu(_)) {
-            gpt.pad_mask = Some(pad_mask(config.vocab, pad, init.device())?);
-        }
         init.set_frozen(false);
         if let Some(lora) = config.lora {
             for block in &mut gpt.blocks {
@@ -387,9 +362,9 @@ impl Gpt {
     /// The vocabulary the training loss runs over: `config.vocab`, or more with the pads of
     /// `padded_logits`.
     pub fn loss_vocab(&self) -> usize {
-        self.pad_mask
+        self.padding
             .as_ref()
-            .map_or(self.config.vocab, |m| m.shape()[0])
+            .map_or(self.config.vocab, |p| p.mask.shape()[0])
     }
 
     /// Logits [batch * T, vocab] through the output layer, tied to the token embedding.
@@ -400,16 +375,13 @@ impl Gpt {
     /// The output layer the training loss runs through: the token embedding padded to a
     /// multiple of 4 words (`vocab_padding`), the pads' weights zero and their logits masked
     /// far below the tokens' by the bias, for the same loss and gradients as `logits` through
-    /// faster products; without a mask, the embedding itself.
+    /// faster products; without padding, the embedding itself.
     fn output_layer(&self) -> Result<(Tensor, Option<&Tensor>)> {
         let weight = &self.tok_emb.weight;
-        // A table larger than a binding is bound in windows (`ops::row_windows`): no padded
-        // copy, which would be one more such table.
-        let (Some(mask), None) = (&self.pad_mask, crate::ops::row_windows(weight)) else {
-            return Ok((weight.clone(), None));
-        };
-        let pad = mask.shape()[0] - self.config.vocab;
-        Ok((self.tok_emb.weight.pad(0, (0, pad), 0.0)?, Some(mask)))
+        match &self.padding {
+            Some(padding) => padding.output_layer(weight),
+            None => Ok((weight.clone(), None)),
+        }
     }
 
     /// The mean loss of the logits of `hidden`: whole, or in chunks of rows where the logits

@@ -114,15 +114,40 @@ impl Init {
         if self.placeholder() {
             return self.constant(shape, 0.0);
         }
-        let n = self.count(shape)?;
-        let v = (0..n)
+        let v = self.normal_values(self.count(shape)?, std);
+        Ok(self.leaf(Tensor::from_f64(v, shape, &self.device)?))
+    }
+
+    /// As `normal` for `shape` ([rows, cols]), stored as the first rows of a table `pad` rows
+    /// longer whose other rows are zeros: the parameter (a view of the table) and the table.
+    pub fn normal_padded(
+        &mut self,
+        shape: [usize; 2],
+        pad: usize,
+        std: f64,
+    ) -> Result<(Tensor, Tensor)> {
+        let [rows, cols] = shape;
+        let padded = [rows + pad, cols];
+        let table = match self.placeholder() {
+            true => Tensor::full(&padded, 0.0, &self.device)?,
+            false => {
+                let mut v = self.normal_values(self.count(&shape)?, std);
+                v.resize(self.count(&padded)?, 0.0);
+                Tensor::from_f64(v, &padded, &self.device)?
+            }
+        };
+        Ok((self.leaf(table.part(0, &shape)), table))
+    }
+
+    /// `n` draws of N(0, std²) by Box–Muller.
+    fn normal_values(&mut self, n: usize, std: f64) -> Vec<f64> {
+        (0..n)
             .map(|_| {
                 let u1: f64 = self.rng.random_range(f64::EPSILON..1.0);
                 let u2: f64 = self.rng.random();
                 std * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
             })
-            .collect();
-        Ok(self.leaf(Tensor::from_f64(v, shape, &self.device)?))
+            .collect()
     }
 
     /// A constant.

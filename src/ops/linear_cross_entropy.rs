@@ -8,8 +8,8 @@ use super::cross_entropy::{checked, cross_entropy_backward, cross_entropy_rows, 
 use super::{gpu_of, launch, row_windows, times, times_transposed};
 use crate::autograd::{self, no_grad, Backward, Inputs};
 use crate::error::{Error, Result};
-use crate::gpu::Kernel;
-use crate::tensor::{DType, Device, Storage, Tensor};
+use crate::gpu::{Binding, Kernel};
+use crate::tensor::{gpu_output, DType, Device, Storage, Tensor};
 
 /// The logits a chunk may hold where the weight is frozen: WebGPU's guaranteed binding size.
 /// GPT-2 fine-tuned with LoRA (8 × 256 tokens, H200) held 4.29 GB with its logits whole, 3.56
@@ -151,10 +151,8 @@ fn chunk(
         }
     };
     let scale = 1.0 / rows as f32;
-    let (row_losses, dlogits) = loss_and_gradient(&logits, targets, scale, x_grad || w_grad)?;
+    let (row_losses, dlogits) = loss_and_gradient(logits, targets, scale, x_grad || w_grad)?;
     let loss = row_losses.sum_all()?;
-    // The chunk's logits go back to the pool before its products take their outputs.
-    logits.free();
     let Some(dlogits) = dlogits else {
         return Ok(Chunk {
             loss,
@@ -182,21 +180,21 @@ crate::kernel_params! {
 const BLOCK_COLUMNS: usize = 4096;
 
 /// Each row's loss times `scale` (scale · (logsumexp - logit of the target)) and, when
-/// `with_grad`, the logits' gradient for a loss gradient of 1. On a GPU through blocks of
-/// columns (shaders/cross_entropy_partials.wgsl, then cross_entropy_blocks.wgsl): a chunk's
-/// few hundred rows, one workgroup each, left most of an H200 idle and took as long as
-/// 2,048 rows; on the CPU through the cross-entropy's reference.
+/// `with_grad`, the logits' gradient for a loss gradient of 1, written over the logits, which
+/// this takes. On a GPU through blocks of columns (shaders/cross_entropy_partials.wgsl, then
+/// cross_entropy_blocks.wgsl): a chunk's few hundred rows, one workgroup each, left most of an
+/// H200 idle and took as long as 2,048 rows; on the CPU through the cross-entropy's reference.
 fn loss_and_gradient(
-    logits: &Tensor,
+    logits: Tensor,
     targets: &Tensor,
     scale: f32,
     with_grad: bool,
 ) -> Result<(Tensor, Option<Tensor>)> {
-    let (rows, cols) = checked(logits, targets)?;
+    let (rows, cols) = checked(&logits, targets)?;
     let Some(gpu) = gpu_of(logits.device()) else {
-        let losses = cross_entropy_rows((logits, targets), (rows, cols), scale)?;
+        let losses = cross_entropy_rows((&logits, targets), (rows, cols), scale)?;
         let grad = with_grad
-            .then(|| cross_entropy_backward((logits, targets), RowsGrad::One, scale))
+            .then(|| cross_entropy_backward((&logits, targets), RowsGrad::One, scale))
             .transpose()?;
         return Ok((losses, grad));
     };
@@ -218,30 +216,30 @@ fn loss_and_gradient(
         gpu,
         &partials,
         &params,
-        &[logits],
+        &[&logits],
         [rows * blocks * 2],
         groups,
     )?;
-    let partials = Tensor::from_storage(
-        vec![rows * blocks * 2],
-        DType::F32,
-        device,
-        Storage::Gpu(partials),
-    );
     let kernel = Kernel::new(
         "cross_entropy_blocks",
         include_str!("../../shaders/cross_entropy_blocks.wgsl"),
         "main",
     )
     .constant("GRAD", with_grad);
-    // Without the gradient its binding holds one unwritten value.
-    let grad_len = if with_grad { rows * cols } else { 1 };
-    let inputs = [logits, targets, &partials];
-    let [dx, losses] = launch(gpu, &kernel, &params, &inputs, [grad_len, rows], groups)?;
+    let losses = gpu_output(gpu, rows)?;
+    let (targets_buffer, x) = (
+        targets.buffer("cross_entropy")?,
+        logits.buffer("cross_entropy")?,
+    );
+    let bindings = [
+        Binding::read(&targets_buffer),
+        Binding::read(partials.handle()),
+        Binding::write(&x),
+        Binding::write(losses.handle()),
+    ];
+    gpu.dispatch(&kernel, &params, &bindings, groups)?;
     let losses = Tensor::from_storage(vec![rows], DType::F32, device, Storage::Gpu(losses));
-    let dx = with_grad
-        .then(|| Tensor::from_storage(vec![rows, cols], DType::F32, device, Storage::Gpu(dx)));
-    Ok((losses, dx))
+    Ok((losses, with_grad.then_some(logits)))
 }
 
 /// The chunks' parts as they come: the loss and the weight's gradient summed, the input's
