@@ -70,11 +70,11 @@ use webgrad::optim::Optimizer;
 use webgrad::train::{ModelConfig, Net};
 use webgrad::{Counters, Device, Tensor};
 
-/// Steps before the one counted. The pool lends a free buffer of up to twice the size asked
-/// for (src/gpu/pool.rs), so the first steps settle which buffers they take: nanochar's made
-/// its last buffer in its fourth step (it made none after its second while each size kept
+/// Steps before the one counted. The pool lends a free buffer past 1 MiB of up to twice the
+/// size asked for (src/gpu/pool.rs), so the first steps settle which buffers they take:
+/// nanochar's makes its last buffer in its third step (in its second while each size kept
 /// buffers of its own).
-const WARM_UP_STEPS: usize = 5;
+const WARM_UP_STEPS: usize = 4;
 
 /// The counters of one step over `rows` rows (images; a GPT's one sequence) after
 /// `WARM_UP_STEPS` steps.

@@ -47,11 +47,16 @@ const FINE_CLASSES_PAST: u64 = 1 << 20;
 /// turns, and a step may begin on the one the step before left free).
 const IDLE_STEPS: u64 = 2;
 
-/// `class`, then the larger classes up to twice it (and up to `largest`) whose free buffers a
-/// request of `class` may take: the transient buffers of a step's phases (a product's split
-/// sums of a few sizes, one at a time) then share buffers instead of each size holding its own.
+/// `class`, then for a class past 1 MiB the larger classes up to twice it (and up to
+/// `largest`) whose free buffers a request of `class` may take: the large transient buffers of
+/// a step's phases (a product's split sums of a few sizes, one at a time) then share buffers
+/// instead of each size holding its own. Small ones keep to their class: a sample written
+/// between steps would otherwise take the step's buffers, and the step make others.
 fn classes_serving(class: u64, largest: u64) -> impl Iterator<Item = u64> {
-    let last = (2 * class).min(largest).max(class);
+    let last = match class > FINE_CLASSES_PAST {
+        true => (2 * class).min(largest).max(class),
+        false => class,
+    };
     std::iter::successors(Some(class), |&c| Some(size_class(c + 1))).take_while(move |&c| c <= last)
 }
 
