@@ -255,11 +255,13 @@ fn logits(c: &GptConfig, tokens: u64) -> u64 {
 }
 
 /// Floats of the output layer's padded copy and its gradient, where the training loss pads a
-/// large vocabulary on a GPU (`vocab_padding`); counted for the CPU too, as an upper bound.
+/// large vocabulary on a GPU (`vocab_padding`); counted for the CPU too, as an upper bound. A
+/// frozen table (LoRA's base) is kept padded instead: only its pad rows.
 fn padded_output_layer(c: &GptConfig) -> u64 {
-    match crate::nn::vocab_padding(c.vocab) {
-        0 => 0,
-        pad => mul(&[2, c.vocab + pad, c.width]),
+    match (crate::nn::vocab_padding(c.vocab), c.lora) {
+        (0, _) => 0,
+        (pad, Some(_)) => mul(&[pad, c.width]),
+        (pad, None) => mul(&[2, c.vocab + pad, c.width]),
     }
 }
 

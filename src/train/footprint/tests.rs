@@ -129,6 +129,25 @@ fn a_padded_vocabulary_counts_the_output_layer_s_padded_copy() {
 }
 
 #[test]
+fn a_frozen_padded_vocabulary_counts_only_its_pad_rows() {
+    let with_vocab = |vocab: usize| {
+        let mut config = gpt_config(2, 64, 8, 128);
+        let ModelConfig::Gpt(g) = &mut config.model else {
+            unreachable!("the text task's model is a GPT")
+        };
+        g.vocab = vocab;
+        g.lora = Some(crate::nn::LoraConfig {
+            rank: 4,
+            alpha: 4.0,
+        });
+        Footprint::of(&config).activations
+    };
+    // LoRA's frozen table of 2,049 rows is kept as 2,052: 3 × 64 floats more, no copy.
+    let per_token = 3 * 8 * 128;
+    assert_eq!(with_vocab(2049), with_vocab(2048) + per_token + 3 * 64);
+}
+
+#[test]
 fn a_size_just_over_its_limit_is_told_apart_from_it() {
     let gb = 1u64 << 30;
     assert_eq!(
