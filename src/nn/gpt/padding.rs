@@ -41,13 +41,9 @@ pub(super) fn token_embedding(
     init: &mut Init,
 ) -> Result<(Embedding, Option<Padding>)> {
     let (vocab, width) = (config.vocab, config.width);
-    let pad = vocab_padding(vocab);
-    let Device::Gpu(gpu) = init.device().clone() else {
+    let (Device::Gpu(gpu), pad @ 1..) = (init.device().clone(), vocab_padding(vocab)) else {
         return Ok((Embedding::new(init, vocab, width, 0.02)?, None));
     };
-    if pad == 0 {
-        return Ok((Embedding::new(init, vocab, width, 0.02)?, None));
-    }
     let mut mask = vec![0.0; vocab];
     mask.resize(vocab + pad, -1e30);
     let mask = Tensor::from_vec(mask, &[vocab + pad], init.device())?;
