@@ -107,16 +107,20 @@ fn recomputed_blocks_count_their_inputs_and_one_block_s_activations() {
     assert_eq!(at(false) - at(true), saved);
 }
 
+/// The activations of a 2-layer GPT of width 64 (batch 8 × 128) over `vocab` tokens, with
+/// `lora` or without.
+fn activations_with_vocab(vocab: usize, lora: Option<crate::nn::LoraConfig>) -> u64 {
+    let mut config = gpt_config(2, 64, 8, 128);
+    let ModelConfig::Gpt(g) = &mut config.model else {
+        unreachable!("the text task's model is a GPT")
+    };
+    (g.vocab, g.lora) = (vocab, lora);
+    Footprint::of(&config).activations
+}
+
 #[test]
 fn a_padded_vocabulary_counts_the_output_layer_s_padded_copy() {
-    let with_vocab = |vocab: usize| {
-        let mut config = gpt_config(2, 64, 8, 128);
-        let ModelConfig::Gpt(g) = &mut config.model else {
-            unreachable!("the text task's model is a GPT")
-        };
-        g.vocab = vocab;
-        Footprint::of(&config).activations
-    };
+    let with_vocab = |vocab| activations_with_vocab(vocab, None);
     // 2,049 tokens are padded to 2,052: the copy and its gradient, 2 × 2,052 × 64 floats,
     // on top of what one more token per row adds (3 floats for each of 8 × 128 tokens).
     let per_token = 3 * 8 * 128;
@@ -130,18 +134,11 @@ fn a_padded_vocabulary_counts_the_output_layer_s_padded_copy() {
 
 #[test]
 fn a_frozen_padded_vocabulary_counts_only_its_pad_rows() {
-    let with_vocab = |vocab: usize| {
-        let mut config = gpt_config(2, 64, 8, 128);
-        let ModelConfig::Gpt(g) = &mut config.model else {
-            unreachable!("the text task's model is a GPT")
-        };
-        g.vocab = vocab;
-        g.lora = Some(crate::nn::LoraConfig {
-            rank: 4,
-            alpha: 4.0,
-        });
-        Footprint::of(&config).activations
+    let lora = crate::nn::LoraConfig {
+        rank: 4,
+        alpha: 4.0,
     };
+    let with_vocab = |vocab| activations_with_vocab(vocab, Some(lora));
     // LoRA's frozen table of 2,049 rows is kept as 2,052: 3 × 64 floats more, no copy.
     let per_token = 3 * 8 * 128;
     assert_eq!(with_vocab(2049), with_vocab(2048) + per_token + 3 * 64);
