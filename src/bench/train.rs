@@ -45,7 +45,7 @@ impl Workload {
             .into_iter()
             .filter(|(_, p)| p.requires_grad())
             .collect();
-        let optimizer = Optimizer::new(workload_optimizer(model), &params)?;
+        let optimizer = Optimizer::for_device(workload_optimizer(model), &params, d)?;
         let (x, y, items, unit) = match model {
             ModelConfig::Gpt(g) => {
                 let tokens: Vec<u32> = (0..batch * g.context)
@@ -78,7 +78,7 @@ impl Workload {
     /// GPTs, Adam otherwise, as torch_ref.py).
     fn step(&mut self) -> Result<()> {
         let loss = self.net.loss(&self.x, &self.y, None)?;
-        let grads = loss.backward()?;
+        let grads = self.optimizer.backward(&loss)?;
         self.optimizer.step(&self.params, &grads)
     }
 

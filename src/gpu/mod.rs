@@ -11,6 +11,7 @@ pub(crate) mod nudge;
 mod params;
 mod pipelines;
 mod pool;
+mod precision;
 mod product_variants;
 mod profile;
 mod readback;
@@ -30,6 +31,7 @@ pub use params::{
 pub use pipelines::{unchecked_shaders, Kernel};
 pub use pool::BufferRef;
 pub(crate) use pool::{BufferKind, PooledBuffer};
+pub use precision::{MatrixUnits, Precision, PrecisionChoice};
 pub use product_variants::{ProductShape, ProductVariant, ProductVariants, Tiles};
 pub use profile::request_profile;
 pub use template::expand as expand_wgsl;
@@ -62,6 +64,8 @@ pub struct Gpu {
     errors: Arc<Mutex<Vec<String>>>,
     /// Why the device was lost, once it is: every later use of it fails with this.
     lost: Arc<Mutex<Option<String>>>,
+    /// The f16 matrix units the device was opened with, if the adapter offers them.
+    matrix_units: Option<MatrixUnits>,
 }
 
 impl Gpu {
@@ -93,11 +97,23 @@ impl Gpu {
             .await
             .map_err(|e| Error::NoAdapter(e.to_string()))?;
         let limits = asked.limits(adapter.limits());
+        let matrix_units = MatrixUnits::of(&adapter);
+        let mut features = profile::KernelTimer::features(&adapter);
+        if matrix_units.is_some() {
+            features |= MatrixUnits::features();
+        }
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("webgrad"),
                 required_limits: limits.clone(),
-                required_features: profile::KernelTimer::features(&adapter),
+                required_features: features,
+                // SAFETY: wgpu's experimental features (cooperative matrices) are asked for
+                // only where the adapter offers them, and only the product kernel of
+                // shaders/matmul_coop.wgsl uses them, checked against the CPU by tests/half.rs.
+                experimental_features: match matrix_units {
+                    Some(_) => unsafe { wgpu::ExperimentalFeatures::enabled() },
+                    None => wgpu::ExperimentalFeatures::disabled(),
+                },
                 ..Default::default()
             })
             .await
@@ -133,6 +149,7 @@ impl Gpu {
             profile: profile::Profile::enabled().then(|| RefCell::new(profile::Profile::default())),
             errors,
             lost,
+            matrix_units,
         }))
     }
 
@@ -181,6 +198,29 @@ impl Gpu {
             emulated,
             ..self.tuning.get()
         });
+    }
+
+    /// Sets the precision products run in (`PrecisionChoice`: f16 only where the device has
+    /// matrix units for it), and says what was chosen and why; an error where f16 is asked for
+    /// and cannot be had. Products planned after it take it.
+    pub fn set_precision(&self, asked: Precision) -> Result<PrecisionChoice> {
+        let choice =
+            PrecisionChoice::of(asked, self.matrix_units, &self.adapter_name()).map_err(|why| {
+                Error::Invalid {
+                    op: "precision",
+                    why,
+                }
+            })?;
+        self.tuning.set(Tuning {
+            f16_products: choice.f16,
+            ..self.tuning.get()
+        });
+        Ok(choice)
+    }
+
+    /// The f16 matrix units this device offers, if any.
+    pub fn matrix_units(&self) -> Option<MatrixUnits> {
+        self.matrix_units
     }
 
     /// The kernel variants this device gets.

@@ -85,7 +85,12 @@ const ROWWISE_SERIAL: &str = include_str!("../../shaders/rowwise_serial.wgsl");
 pub fn expand(source: &str, slots: &[(&str, String)]) -> Result<String, String> {
     let serial = slots.iter().any(|(k, v)| *k == "ROWWISE" && v == "serial");
     let rowwise = if serial { ROWWISE_SERIAL } else { ROWWISE };
-    let mut text = params::prelude() + &source.replace("//#include rowwise", rowwise);
+    // WGSL wants a shader's `enable` directives before any declaration, the prelude's too.
+    let (enables, body): (Vec<&str>, Vec<&str>) =
+        source.lines().partition(|l| l.starts_with("enable "));
+    let enables: String = enables.iter().map(|l| format!("{l}\n")).collect();
+    let body = body.join("\n").replace("//#include rowwise", rowwise);
+    let mut text = enables + &params::prelude() + &body;
     // Twice: a slot may name an include (`//#include {{BIAS}}`), and includes hold slots.
     for _ in 0..2 {
         for (name, body) in INCLUDES {

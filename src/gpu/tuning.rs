@@ -36,6 +36,9 @@ pub struct Tuning {
     /// within the noise of each other, and a choice by timing cost 1.4-3.7 s and a step up
     /// to 2.7 % (docs/log/kernels.md, "The attention's block, measured and dropped").
     pub attention_block: Option<usize>,
+    /// Whether products round their operands to f16 and multiply them on matrix units, adding
+    /// in f32 (`Gpu::set_precision`; shaders/matmul_coop.wgsl). Off until a run asks for it.
+    pub f16_products: bool,
 }
 
 impl Tuning {
@@ -56,6 +59,7 @@ impl Tuning {
             workgroup_bytes: limits.max_compute_workgroup_storage_size,
             tiles_at_once: None,
             attention_block: None,
+            f16_products: false,
         }
     }
 

@@ -34,19 +34,21 @@ crate::kernel_params! {
 }
 
 /// Records the update of `n` parameters at step `step` (from 1) with learning rate `lr` and
-/// weight decay `wd`;
-/// `bindings` are the gradients, the squared gradient norm, the parameters and the state.
+/// weight decay `wd`, its gradients unscaled by the loss scale's guide where `scaled`;
+/// `bindings` are the gradients, the squared gradient norm (or the guide), the parameters and
+/// the state.
 pub(super) fn record_update(
     gpu: &Gpu,
     c: &OptimizerConfig,
-    (step, n, lr, wd): (i32, usize, f32, f32),
+    (step, n, lr, wd, scaled): (i32, usize, f32, f32, bool),
     bindings: &[Binding],
 ) -> Result<()> {
     let max_norm = c.clip.unwrap_or(f32::INFINITY);
     let groups = gpu.groups_elementwise(n);
     match c.rule {
         Rule::Sgd { momentum, nesterov } => {
-            let kernel = Kernel::new("sgd", include_str!("../../shaders/sgd.wgsl"), "main");
+            let kernel = Kernel::new("sgd", include_str!("../../shaders/sgd.wgsl"), "main")
+                .constant("SCALED", scaled);
             let params = SgdParams {
                 n: n as u32,
                 lr,
@@ -59,7 +61,8 @@ pub(super) fn record_update(
             gpu.dispatch(&kernel, &params, bindings, groups)
         }
         Rule::Adam { beta1, beta2, eps } | Rule::AdamW { beta1, beta2, eps } => {
-            let kernel = Kernel::new("adam", include_str!("../../shaders/adam.wgsl"), "main");
+            let kernel = Kernel::new("adam", include_str!("../../shaders/adam.wgsl"), "main")
+                .constant("SCALED", scaled);
             let params = AdamParams {
                 n: n as u32,
                 lr,

@@ -6,8 +6,10 @@
 mod flat;
 mod gather;
 mod kernels;
+mod loss_scale;
 mod schedule;
 
+pub use loss_scale::{LossScale, GROWTH_INTERVAL, INITIAL_SCALE};
 pub use schedule::{Schedule, ScheduleKind};
 
 use crate::gpu::Binding;
@@ -150,6 +152,8 @@ pub struct Optimizer {
     flat: Option<flat::Flat>,
     /// The squared gradient norm the update reads when nothing is clipped: a zero, made once.
     zero: Option<Tensor>,
+    /// The loss scale of mixed precision, where the run scales its losses (`scale_losses`).
+    loss_scale: Option<LossScale>,
 }
 
 impl Optimizer {
@@ -188,7 +192,30 @@ impl Optimizer {
             state,
             flat,
             zero: None,
+            loss_scale: None,
         })
+    }
+
+    /// `new`, its losses scaled where `device`'s products round their operands to f16
+    /// (`Gpu::set_precision`), with PyTorch's defaults.
+    pub fn for_device(
+        config: OptimizerConfig,
+        params: &[(String, Tensor)],
+        device: &Device,
+    ) -> Result<Optimizer> {
+        let mut optimizer = Optimizer::new(config, params)?;
+        if matches!(device, Device::Gpu(g) if g.tuning().f16_products) {
+            optimizer.scale_losses(INITIAL_SCALE, GROWTH_INTERVAL)?;
+        }
+        Ok(optimizer)
+    }
+
+    /// The gradients of `loss`, from the loss times the loss scale where losses are scaled.
+    pub fn backward(&self, loss: &Tensor) -> Result<Gradients> {
+        match &self.loss_scale {
+            Some(scale) => scale.scaled(loss)?.backward(),
+            None => loss.backward(),
+        }
     }
 
     /// Forgets the moments and the step count (after a divergence).
@@ -224,6 +251,31 @@ impl Optimizer {
             .collect()
     }
 
+    /// Scales the losses from now on (`LossScale`), on the GPU only: backward then starts from
+    /// `loss_scale().scaled(loss)`, and `step` unscales the gradients, skipping a step whose
+    /// gradients overflowed.
+    pub fn scale_losses(&mut self, initial: f32, growth_interval: u32) -> Result<()> {
+        let device = self
+            .state
+            .iter()
+            .flatten()
+            .next()
+            .map(|t| t.device().clone());
+        let Some(device @ Device::Gpu(_)) = device else {
+            return Err(Error::Invalid {
+                op: "optimizer",
+                why: "losses are scaled on the GPU only".into(),
+            });
+        };
+        self.loss_scale = Some(LossScale::new(&device, initial, growth_interval)?);
+        Ok(())
+    }
+
+    /// The loss scale, where losses are scaled.
+    pub fn loss_scale(&self) -> Option<&LossScale> {
+        self.loss_scale.as_ref()
+    }
+
     /// Updates every parameter in place from its gradient.
     pub fn step(&mut self, params: &[(String, Tensor)], grads: &Gradients) -> Result<()> {
         no_grad(|| {
@@ -243,10 +295,19 @@ impl Optimizer {
                 Some(flat) => flat.groups.iter().map(|g| g.grads.clone()).collect(),
                 None => grads.clone(),
             };
-            let norm_sq = match (self.config.clip, &self.zero) {
-                (Some(_), _) => squared_norm(&summed, &device)?,
-                (None, Some(zero)) => zero.clone(),
-                (None, None) => self.zero.insert(Tensor::zeros(&[1], &device)?).clone(),
+            let norm_sq = match (
+                &self.loss_scale,
+                self.config.clip,
+                &self.zero,
+                gpu_of(&device),
+            ) {
+                (Some(scale), _, _, Some(gpu)) => {
+                    scale.record(gpu, &squared_norm(&summed, &device)?)?;
+                    scale.guide.clone()
+                }
+                (_, Some(_), _, _) => squared_norm(&summed, &device)?,
+                (_, None, Some(zero), _) => zero.clone(),
+                (_, None, None, _) => self.zero.insert(Tensor::zeros(&[1], &device)?).clone(),
             };
             let lr = self.lr();
             self.step += 1;
@@ -304,7 +365,8 @@ impl Optimizer {
         let mut bindings = vec![Binding::read(&gb), Binding::read(&nb), Binding::write(&pb)];
         bindings.extend(state.iter().map(Binding::write));
         let step = self.step as i32;
-        kernels::record_update(gpu, &self.config, (step, n, lr, wd), &bindings)
+        let scaled = self.loss_scale.is_some();
+        kernels::record_update(gpu, &self.config, (step, n, lr, wd, scaled), &bindings)
     }
 
     /// The same update on the CPU backend, in f64.

@@ -117,7 +117,7 @@ impl Session {
             .parameters()
             .into_iter()
             .partition(|(_, p)| p.requires_grad());
-        let optimizer = Optimizer::new(config.optimizer.clone(), &params)?;
+        let optimizer = Optimizer::for_device(config.optimizer.clone(), &params, device)?;
         let good = kept::Kept::new(&params)?;
         let tried = kept::Kept::new(&params)?;
         Ok(Session {
@@ -140,6 +140,11 @@ impl Session {
 
     pub fn device(&self) -> &Device {
         &self.device
+    }
+
+    /// The loss scale, where products in f16 have the losses scaled (`Optimizer::for_device`).
+    pub fn loss_scale(&self) -> Option<&crate::optim::LossScale> {
+        self.optimizer.loss_scale()
     }
 
     /// The same run on another device (after the first was lost), from `checkpoint`, the bytes
@@ -219,7 +224,7 @@ impl Session {
         let (x, y) = self.next_batch()?;
         let seed = self.dropout_seed();
         let loss = self.learner.model().loss(&x, &y, Some(seed))?;
-        let grads = loss.backward()?;
+        let grads = self.optimizer.backward(&loss)?;
         if std::mem::take(&mut self.watch) {
             let squares = flow::gradient_squares(&self.params, &grads, &self.device)?;
             self.watched = Some((self.step + 1, squares));

@@ -5,7 +5,7 @@ use webgrad::{Device, Tensor};
 
 /// The gradients of x, the weight and the bias of `x.linear(w, b)` for loss = Σ out · r with
 /// a fixed random r, on `device`.
-async fn grads(device: &Device, (rows, k, n): (usize, usize, usize)) -> Vec<Vec<f64>> {
+pub async fn grads(device: &Device, (rows, k, n): (usize, usize, usize)) -> Vec<Vec<f64>> {
     let leaf = |shape: &[usize], seed| {
         let values = super::uniform(shape.iter().product(), -1.0, 1.0, seed);
         Tensor::from_f64(values, shape, device).unwrap().with_grad()

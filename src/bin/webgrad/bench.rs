@@ -21,6 +21,10 @@ pub struct BenchArgs {
     /// nothing else either).
     #[arg(long)]
     untimed_products: bool,
+    /// The products' precision (as `webgrad train --precision`); the workloads run in f16
+    /// are named with "_f16" after them.
+    #[arg(long, value_name = "f32|f16|auto", default_value = "f32")]
+    precision: webgrad::gpu::Precision,
 }
 
 pub fn bench(args: BenchArgs) -> Result<(), String> {
@@ -37,7 +41,7 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
             webgrad::bench::names().join(", ")
         ));
     }
-    let options = BenchOptions {
+    let mut options = BenchOptions {
         quick: args.quick,
         only,
         suffix: if webgrad::gpu::unchecked_shaders() {
@@ -56,15 +60,20 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
     pollster::block_on(async {
         let gpu = Gpu::new().await?;
         let tuned = webgrad::tune::tune_natively(&gpu);
+        let precision = gpu.set_precision(args.precision)?;
+        if precision.f16 {
+            options.suffix += "_f16";
+        }
         // A closed stdout (`| head`) ends nothing early and panics nothing: lines go nowhere.
         let show = |line: String| {
             let _ = writeln!(std::io::stdout(), "{line}");
         };
         show(format!(
-            "device: {} ({:?}); {}",
+            "device: {} ({:?}); {} {}",
             gpu.adapter_name(),
             gpu.adapter_info().backend,
-            tuned.sentence().unwrap_or_else(|| "nothing to tune".into())
+            tuned.sentence().unwrap_or_else(|| "nothing to tune".into()),
+            precision.sentence()
         ));
         webgrad::bench::run(&gpu, &options, show).await?;
         Ok::<(), webgrad::Error>(())

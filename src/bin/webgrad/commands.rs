@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::time::Instant;
 use webgrad::data::{digits_from_gzip, points, text_from_file, Text, Tokens};
+use webgrad::gpu::Precision;
 use webgrad::nn::{Gpt, GptConfig, Init};
 use webgrad::train::{
     assign_all, is_hf_gpt2, sample as generate, BestKeeper, Checkpoint, Config, Eval, Footprint,
@@ -26,6 +27,19 @@ pub(super) fn device() -> Result<Device, String> {
         eprintln!("note: {sentence}");
     }
     Ok(Device::Gpu(gpu))
+}
+
+/// Sets the products' precision on `device`, saying what was chosen where more than f32 was
+/// asked for; f16 where the GPU cannot is an error.
+pub(super) fn set_precision(device: &Device, asked: Precision) -> Result<(), String> {
+    let Device::Gpu(gpu) = device else {
+        return Ok(());
+    };
+    let choice = gpu.set_precision(asked).map_err(|e| e.to_string())?;
+    if asked != Precision::F32 {
+        eprintln!("note: {}", choice.sentence());
+    }
+    Ok(())
 }
 
 /// The product shapes of the model's first step timed as each of their variants
@@ -142,6 +156,12 @@ fn report(
     if let Some(noise) = eval.noise {
         line["val_noise"] = serde_json::json!((noise * 1e4).round() / 1e4);
     }
+    // Mixed precision's loss scale, and the steps it skipped for gradients that overflowed.
+    if let Some(scale) = session.loss_scale() {
+        let (scale, skipped) = pollster::block_on(scale.read()).map_err(|e| e.to_string())?;
+        line["loss_scale"] = serde_json::json!(scale);
+        line["skipped_steps"] = serde_json::json!(skipped);
+    }
     // The GPU memory the run holds: its pool's buffers, those kept free for reuse included.
     if let webgrad::Device::Gpu(gpu) = session.device() {
         let mb = gpu.counters().bytes_allocated as f64 / 1e6;
@@ -189,6 +209,7 @@ pub fn train(a: TrainArgs) -> Result<(), String> {
     // Before the GPU is opened: a setting's mistake is said alone.
     config.check().map_err(|e| e.to_string())?;
     let device = device()?;
+    set_precision(&device, a.precision)?;
     // A LoRA run's base is loaded next: it is not drawn first.
     let make = match base.is_some() {
         true => Session::for_base,

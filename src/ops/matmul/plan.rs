@@ -17,6 +17,9 @@ pub(crate) const BIG_TILES_FROM: usize = 128;
 /// (8 KiB). Natively the pipeline cache checks every kernel's declaration against the device
 /// (`check_workgroup_memory`), which keeps this figure honest.
 pub(crate) const BIG_TILE_WORKGROUP_BYTES: u32 = 20 << 10;
+/// Workgroup memory of the matrix units' kernel (shaders/matmul_coop.wgsl: f16 tiles of 10 and
+/// 8.5 KiB, and 8 KiB for C on its way out).
+const MATRIX_TILE_WORKGROUP_BYTES: u32 = 27136;
 /// Lanes of the emulated GPUs' kernel down C's rows: a workgroup's lanes take this many times
 /// a lane's rows (shaders/matmul_regs.wgsl).
 const REGS_LANES: usize = 8;
@@ -93,6 +96,8 @@ pub enum Path {
     SmallTiles,
     /// shaders/matmul.wgsl: 128 × 128 tiles.
     LargeTiles,
+    /// shaders/matmul_coop.wgsl: 128 × 128 tiles on f16 matrix units (`Tuning::f16_products`).
+    MatrixUnits,
 }
 
 impl Path {
@@ -102,6 +107,7 @@ impl Path {
             Path::Registers => regs::FAMILY,
             Path::SmallTiles => "matmul_small",
             Path::LargeTiles => "matmul",
+            Path::MatrixUnits => "matmul_coop",
         }
     }
 }
@@ -154,6 +160,9 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
     if tuning.emulated {
         return registers(d, splittable);
     }
+    if takes_matrix_units(views, needs, tuning) {
+        return matrix_tiles(d, views);
+    }
     let policy = BigTilePolicy::of(*tuning);
     let big_split = match splittable {
         true => Split::of_big(d, tuning.tiles_at_once),
@@ -177,6 +186,32 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
         whole
     };
     small_tiles((d, views), split, needs)
+}
+
+/// Whether a product runs on the f16 matrix units' kernel: where the run asked for them, its
+/// operands bind as vec4s, and it is not one of causal attention's (whose skipping the kernel
+/// does not know); its row sums only with A fetched as vec4s.
+fn takes_matrix_units(views: Views, needs: Needs, tuning: &Tuning) -> bool {
+    tuning.f16_products
+        && tuning.workgroup_bytes >= MATRIX_TILE_WORKGROUP_BYTES
+        && needs.vec4_buffers
+        && needs.causal == Causal::No
+        && (views.row_sums.is_none() || views.a.in_fours())
+}
+
+/// The plan on the matrix units' kernel: 128 × 128 tiles, all of K in each.
+fn matrix_tiles(d: Dims, views: Views) -> Plan {
+    let source = include_str!("../../../shaders/matmul_coop.wgsl");
+    let kernel = Kernel::new(Path::MatrixUnits.family(), source, "main")
+        .constant("VEC4_A", views.a.in_fours())
+        .constant("VEC4_B", views.b.in_fours())
+        .constant("ROW_SUMS", views.row_sums.is_some());
+    Plan {
+        kernel,
+        groups: tiles(d, LARGE_SIDE),
+        split: Split::whole(d.k),
+        whole_vec4s: d.n.is_multiple_of(4) && views.c.in_fours(),
+    }
 }
 
 /// The plan of `variant` for a product, K cut into its parts (the measurement times each
@@ -303,6 +338,7 @@ pub(super) mod tests {
         workgroup_bytes: 48 << 10,
         tiles_at_once: Some(132),
         attention_block: None,
+        f16_products: false,
     };
     /// A laptop's GPU of 24 units.
     pub(in crate::ops::matmul) const SMALL: Tuning = Tuning {
@@ -317,6 +353,11 @@ pub(super) mod tests {
     /// The least capable device WebGPU allows: 16 KiB of workgroup memory.
     pub(in crate::ops::matmul) const GUARANTEED: Tuning = Tuning {
         workgroup_bytes: 16 << 10,
+        ..LARGE
+    };
+    /// A GPU with f16 matrix units, a run asking for them.
+    pub(in crate::ops::matmul) const MATRIX: Tuning = Tuning {
+        f16_products: true,
         ..LARGE
     };
     /// lavapipe or SwiftShader.
@@ -339,10 +380,15 @@ pub(super) mod tests {
             ..Needs::default()
         };
         let plan = plan((d, Views::dense(d, (false, false), (0, 0))), needs, &tuning);
-        let path = [Path::Registers, Path::SmallTiles, Path::LargeTiles]
-            .into_iter()
-            .find(|p| p.family() == plan.kernel.family)
-            .expect("a known family");
+        let path = [
+            Path::Registers,
+            Path::SmallTiles,
+            Path::LargeTiles,
+            Path::MatrixUnits,
+        ]
+        .into_iter()
+        .find(|p| p.family() == plan.kernel.family)
+        .expect("a known family");
         (path, plan.split.parts)
     }
 
@@ -381,6 +427,19 @@ pub(super) mod tests {
             (LARGE, (64, 288, 4096), SmallTiles, 1),
             (tint, (1024, 1024, 1024), SmallTiles, 1),
             (tint, (4096, 4096, 4096), LargeTiles, 1),
+            // With f16 matrix units asked for, every product on them, all of K in one part;
+            // not in 16 KiB of workgroup memory.
+            (MATRIX, (128, 784, 64), MatrixUnits, 1),
+            (MATRIX, (4096, 4096, 4096), MatrixUnits, 1),
+            (
+                Tuning {
+                    workgroup_bytes: 16 << 10,
+                    ..MATRIX
+                },
+                (4096, 4096, 4096),
+                SmallTiles,
+                1,
+            ),
         ];
         for (tuning, mkn, path, parts) in table {
             assert_eq!(planned(tuning, mkn), (path, parts), "{mkn:?} on {tuning:?}");

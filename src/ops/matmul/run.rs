@@ -4,7 +4,7 @@
 use super::choices;
 use super::epilogue::{Causal, Epilogue};
 use super::layout::{cpu_matmul, Dims, Views};
-use super::plan::{plan, plan_variant, Needs, Plan};
+use super::plan::{plan, plan_variant, Needs, Path, Plan};
 use super::split::Split;
 use super::split_sum;
 use crate::error::{Error, Result};
@@ -76,6 +76,10 @@ fn chosen_plan(
 ) -> Result<Plan> {
     let tuning = gpu.tuning();
     let planned = plan((d, views), needs, &tuning);
+    // The matrix units' kernel has no variants to measure.
+    if forced.is_none() && planned.kernel.family == Path::MatrixUnits.family() {
+        return Ok(planned);
+    }
     let Some(shape) = choices::shape_of(d, &views, needs, tb) else {
         return Ok(planned);
     };

@@ -6,7 +6,7 @@
 
 use super::epilogue::{Causal, Epilogue};
 use super::layout::{Dims, Views};
-use super::plan::tests::{EMULATED, GUARANTEED, LARGE, SMALL, UNKNOWN};
+use super::plan::tests::{EMULATED, GUARANTEED, LARGE, MATRIX, SMALL, UNKNOWN};
 use super::plan::{plan, Needs};
 use super::run::MatmulParams;
 use crate::gpu::{Compiler, Tuning};
@@ -15,11 +15,12 @@ use crate::tensor::{Device, Tensor};
 use std::collections::HashSet;
 
 /// The tunings of the planner's table test (plan.rs): large, small, unmeasured,
-/// guaranteed-limits and emulated GPUs, through naga and Tint.
+/// guaranteed-limits and emulated GPUs, through naga and Tint, and natively one with f16
+/// matrix units.
 fn tunings() -> Vec<Tuning> {
     let naga = [LARGE, SMALL, UNKNOWN, GUARANTEED, EMULATED];
     let tint = naga.map(|t| t.with_compiler(Compiler::Tint));
-    naga.into_iter().chain(tint).collect()
+    naga.into_iter().chain(tint).chain([MATRIX]).collect()
 }
 
 /// The epilogues the kernels combine: no bias, one by column or by row, and no tail, a

@@ -1,0 +1,179 @@
+//! Mixed precision (src/gpu/precision.rs): products whose operands are rounded to f16 and
+//! multiplied on the GPU's matrix units, adding in f32, against the f64 CPU reference: within
+//! f16's error, and outside f32's (so that the f16 kernel is what ran). Where the adapter has no
+//! f16 matrix units (lavapipe, SwiftShader), f16 is refused with the reason and auto keeps f32.
+//! The loss scale that keeps f16's gradients in range skips a step that overflowed, on any GPU.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+use common::{run, stored, uniform};
+use webgrad::gpu::Precision;
+use webgrad::ops::ProductPath;
+use webgrad::optim::{Optimizer, OptimizerConfig, Rule, RuleKind, Schedule};
+use webgrad::{Device, Tensor};
+
+/// The largest error relative to the mean magnitude of what was wanted.
+fn relative_error(what: &str, got: &[f64], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len(), "{what}: lengths differ");
+    assert!(got.iter().all(|v| v.is_finite()), "{what}: not finite");
+    let scale = want.iter().map(|v| v.abs()).sum::<f64>() / want.len() as f64;
+    let most = got
+        .iter()
+        .zip(want)
+        .map(|(g, w)| (g - w).abs())
+        .fold(0.0, f64::max);
+    most / scale
+}
+
+/// f16 keeps 11 bits: operands rounded so give sums some 1e-3 off relative to their size;
+/// f32's products are a thousand times closer.
+const F16_ERROR_AT_MOST: f64 = 1e-2;
+const F32_ERROR_AT_MOST: f64 = 2e-5;
+
+fn assert_f16(what: &str, got: &[f64], want: &[f64]) {
+    let error = relative_error(what, got, want);
+    assert!(
+        error <= F16_ERROR_AT_MOST,
+        "{what}: relative error {error:e}"
+    );
+    assert!(
+        error > F32_ERROR_AT_MOST,
+        "{what}: error {error:e} is f32's"
+    );
+}
+
+#[test]
+fn f16_products_match_the_cpu_within_f16s_error_where_offered_and_are_refused_where_not() {
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        if context.matrix_units().is_none() {
+            let refused = context
+                .set_precision(Precision::F16)
+                .unwrap_err()
+                .to_string();
+            assert!(refused.contains("offers no f16 matrix units"), "{refused}");
+            let auto = context.set_precision(Precision::Auto).unwrap();
+            assert!(!auto.f16 && !context.tuning().f16_products, "{auto:?}");
+            assert!(auto.sentence().starts_with("Products in f32 (auto)"));
+            return;
+        }
+        let choice = context.set_precision(Precision::Auto).unwrap();
+        assert!(choice.f16, "{choice:?}");
+        let before = context.dispatches_of(ProductPath::MatrixUnits.family());
+        // Ragged edges in every layout, rows a multiple of 4 long (vec4 fetches) or not (one
+        // value at a time), depths ragged at the slices of 32, and a batch of 3.
+        for (m, k, n, ta, tb, batch) in [
+            (200, 300, 136, false, false, 1),
+            (132, 72, 260, true, false, 1),
+            (260, 100, 132, false, true, 1),
+            (136, 44, 128, true, true, 3),
+            (129, 45, 131, false, false, 1),
+            (131, 333, 129, true, true, 1),
+        ] {
+            let product = |d: &Device| {
+                let (bs, ks) = (batch * m * k, batch * k * n);
+                let a =
+                    Tensor::from_f64(uniform(bs, -1.0, 1.0, 1), &stored(m, k, ta, &[batch]), d)?;
+                let b =
+                    Tensor::from_f64(uniform(ks, -1.0, 1.0, 2), &stored(k, n, tb, &[batch]), d)?;
+                a.matmul_t(&b, ta, tb)
+            };
+            let got = product(&gpu).unwrap().to_vec_f64().await.unwrap();
+            let want = product(&Device::Cpu).unwrap().to_vec_f64().await.unwrap();
+            assert_f16(&format!("{batch}x{m}x{k}x{n} ta={ta} tb={tb}"), &got, &want);
+        }
+        // A linear layer's gradients: the input's and the weight's from f16 products; the
+        // bias's, op(A)'s row sums, added in f32 from the values before rounding.
+        let shape = (520, 132, 136);
+        let want = common::linear::grads(&Device::Cpu, shape).await;
+        let got = common::linear::grads(&gpu, shape).await;
+        assert_f16("linear: the input's gradient", &got[0], &want[0]);
+        assert_f16("linear: the weight's gradient", &got[1], &want[1]);
+        let bias = relative_error("linear: the bias's gradient", &got[2], &want[2]);
+        assert!(
+            bias <= F32_ERROR_AT_MOST,
+            "the bias's gradient: error {bias:e}"
+        );
+        let ran = context.dispatches_of(ProductPath::MatrixUnits.family()) - before;
+        context.set_precision(Precision::F32).unwrap();
+        assert!(ran >= 9, "{ran} products on the matrix units");
+    });
+}
+
+/// `rule` with clipping, as the GPT presets train with AdamW. SGD's step grows with its
+/// gradient, so that one not unscaled shows; Adam's hardly does.
+fn clipped(rule: Rule) -> OptimizerConfig {
+    OptimizerConfig {
+        rule,
+        lr: 0.1,
+        weight_decay: 0.01,
+        decay: Default::default(),
+        clip: Some(1.0),
+        schedule: Schedule::Constant,
+    }
+}
+
+/// One step of `optimizer` on loss = Σ w · x.
+async fn step(optimizer: &mut Optimizer, params: &[(String, Tensor)], x: &[f32]) -> Vec<f32> {
+    let w = &params[0].1;
+    let x = Tensor::from_vec(x.to_vec(), &[x.len()], w.device()).unwrap();
+    let loss = w.mul(&x).unwrap().sum_all().unwrap();
+    let grads = optimizer.backward(&loss).unwrap();
+    optimizer.step(params, &grads).unwrap();
+    w.to_vec().await.unwrap()
+}
+
+#[test]
+fn an_overflow_skips_the_step_and_halves_the_scale_which_grows_back_after_clean_steps() {
+    let sgd = Rule::Sgd {
+        momentum: 0.9,
+        nesterov: false,
+    };
+    for rule in [sgd, RuleKind::AdamW.defaults()] {
+        run(overflow_skips(clipped(rule)));
+    }
+}
+
+async fn overflow_skips(config: OptimizerConfig) {
+    {
+        let gpu = common::gpu().await;
+        let start = vec![0.5, -0.25, 1.0, 2.0];
+        let param = |d: &Device| {
+            let w = Tensor::from_vec(start.clone(), &[4], d)
+                .unwrap()
+                .with_grad();
+            vec![("w".to_string(), w)]
+        };
+        let (scaled, plain) = (param(&gpu), param(&gpu));
+        let mut with_scale = Optimizer::new(config.clone(), &scaled).unwrap();
+        with_scale.scale_losses(1024.0, 3).unwrap();
+        let mut without = Optimizer::new(config.clone(), &plain).unwrap();
+        let clean = [0.3, -1.5, 2.0, 0.01];
+        // A clean step: the gradients unscaled, the same update as without a scale.
+        let a = step(&mut with_scale, &scaled, &clean).await;
+        let b = step(&mut without, &plain, &clean).await;
+        let most = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f32::max);
+        assert!(most < 1e-6 && a != start, "scaled {a:?}, plain {b:?}");
+        let scale = with_scale.loss_scale().unwrap();
+        assert_eq!(scale.read().await.unwrap(), (1024.0, 0));
+        // 1e36 × 1024 overflows f32: the step is skipped, the scale halved, the weights kept.
+        let kept = step(&mut with_scale, &scaled, &[1e36, 0.0, 0.0, 0.0]).await;
+        assert_eq!(kept, a, "an overflowed step changed the weights");
+        let scale = with_scale.loss_scale().unwrap();
+        assert_eq!(scale.read().await.unwrap(), (512.0, 1));
+        // Three clean steps later it doubles back, the skipped step still counted.
+        for _ in 0..3 {
+            let w = step(&mut with_scale, &scaled, &clean).await;
+            assert!(w.iter().all(|v| v.is_finite()), "{w:?}");
+        }
+        let scale = with_scale.loss_scale().unwrap();
+        assert_eq!(scale.read().await.unwrap(), (1024.0, 1));
+    }
+}
