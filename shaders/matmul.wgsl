@@ -12,24 +12,12 @@
 
 //#include matmul_out
 
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;
+//#include matmul_vec4_io
 
 // Whether the fetches of vec4s along the tile's rows (A transposed, B not) load without a
-// branch: the load is always made (at index 0 past the edges) and its value selected. Chrome's
-// compiler (Tint) turns the branch (`if outside { return 0 }`) into code that NVIDIA's driver
-// runs slower: with it the weight gradients' product took 463 µs a call on an H200, without
-// 389 (src/ops/matmul_plan.rs says where it is set; docs/BENCHMARKS.md, "Loads without a
-// branch"). With the next slice prefetched it is slower, through either compiler.
+// branch (matmul_vec4_io's a_vec4): with the next slice prefetched it is slower, through either
+// compiler (src/ops/matmul/plan.rs says where it is set).
 override BRANCHLESS: bool;
-
-fn a_vec4(at: u32, inside: bool) -> vec4<f32> {
-    return select(vec4<f32>(0.0), a[select(0u, at, inside)], inside);
-}
-
-fn b_vec4(at: u32, inside: bool) -> vec4<f32> {
-    return select(vec4<f32>(0.0), b[select(0u, at, inside)], inside);
-}
 
 // Depths per slice: the multiply below is written out this many times (//#repeat 16), so
 // change both together.
@@ -58,19 +46,6 @@ var<workgroup> row_sums: array<vec4<f32>, 256>;
 // check on the group is the same at every depth and leaves the inner loop.
 var<workgroup> a_tile: array<array<vec4<f32>, 32>, DEPTH>;
 var<workgroup> b_tile: array<array<vec4<f32>, 32>, DEPTH>;
-
-// op(A)[row, kk] and op(B)[kk, col] one value at a time, 0 past the edges.
-fn load_a(base: u32, row: u32, kk: u32) -> f32 {
-    if (row >= p.m || kk >= p.k) { return 0.0; }
-    let i = select(base + row * p.a_row_stride + kk, base + kk * p.a_row_stride + row, TA);
-    return a[i >> 2u][i & 3u];
-}
-
-fn load_b(base: u32, kk: u32, col: u32) -> f32 {
-    if (col >= p.n || kk >= p.k) { return 0.0; }
-    let i = select(base + kk * p.b_row_stride + col, base + col * p.b_row_stride + kk, TB);
-    return b[i >> 2u][i & 3u];
-}
 
 // Slot s (0..512) of a tile: its depth and group of 4 rows (or columns), in the order that
 // keeps global reads coalesced when the 4 run along the stored rows.

@@ -16,8 +16,7 @@ enable wgpu_cooperative_matrix;
 
 //#include matmul_out
 
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;
+//#include matmul_vec4_io
 
 override VEC4_A: bool;
 override VEC4_B: bool;
@@ -36,30 +35,6 @@ var<workgroup> a_tile: array<f16, 5120>;
 var<workgroup> b_tile: array<f16, 4352>;
 // One 16 × 16 accumulator of each subgroup on its way out.
 var<workgroup> c_tile: array<f32, 2048>;
-
-// op(A)[row, kk] and op(B)[kk, col] one value at a time, 0 past the edges.
-fn load_a(base: u32, row: u32, kk: u32) -> f32 {
-    if (row >= p.m || kk >= p.k) { return 0.0; }
-    let i = select(base + row * p.a_row_stride + kk, base + kk * p.a_row_stride + row, TA);
-    return a[i >> 2u][i & 3u];
-}
-
-fn load_b(base: u32, kk: u32, col: u32) -> f32 {
-    if (col >= p.n || kk >= p.k) { return 0.0; }
-    let i = select(base + kk * p.b_row_stride + col, base + col * p.b_row_stride + kk, TB);
-    return b[i >> 2u][i & 3u];
-}
-
-// The vec4 at `at` of A or B, or zeros where not `inside`: the load is always made (at 0
-// outside) and its value selected. With a branch around each load (`if outside { return 0 }`)
-// matmul_4096 took 3.58 ms on an H200 instead of 1.89: the loads then wait for each other.
-fn a_vec4(at: u32, inside: bool) -> vec4<f32> {
-    return select(vec4<f32>(0.0), a[select(0u, at, inside)], inside);
-}
-
-fn b_vec4(at: u32, inside: bool) -> vec4<f32> {
-    return select(vec4<f32>(0.0), b[select(0u, at, inside)], inside);
-}
 
 // The components of a vec4 that runs along K from `kk`, those past K zeroed: a stored row
 // longer than K holds other data there, which as f16 could be infinite (and infinity × 0 is

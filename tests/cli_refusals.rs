@@ -1,6 +1,7 @@
 //! The command line's refusals that name their cause: a negative number after a space reaches
 //! its option's own check (it is not taken for a flag), and a run that diverges before any
-//! evaluation passed writes nothing over the file `--save` names.
+//! evaluation passed writes nothing over the file `--save` names; f16 where the GPU cannot is
+//! refused with its reason.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -71,4 +72,48 @@ fn a_refused_size_names_its_cause() {
         "18446744073709551615",
     ];
     assert_refused(&huge, "is larger than the");
+}
+
+#[test]
+fn f16_is_refused_where_the_gpu_has_no_matrix_units_and_auto_says_what_it_chose() {
+    assert_refused(
+        &["train", "--task", "xor", "--precision", "bf16"],
+        "precision \"bf16\" is not one of f32, f16 or auto",
+    );
+    let offered = common::run(async {
+        match common::gpu().await {
+            webgrad::Device::Gpu(g) => g.matrix_units().is_some(),
+            webgrad::Device::Cpu => false,
+        }
+    });
+    let f16 = [
+        "train",
+        "--task",
+        "xor",
+        "--steps",
+        "10",
+        "--precision",
+        "f16",
+    ];
+    let auto = [
+        "train",
+        "--task",
+        "xor",
+        "--steps",
+        "10",
+        "--precision",
+        "auto",
+    ];
+    if offered {
+        for args in [f16, auto] {
+            let (code, _, err) = cli(&args);
+            assert_eq!(code, 0, "{err}");
+            assert!(err.contains("Products in f16"), "{err}");
+        }
+        return;
+    }
+    assert_refused(&f16, "offers no f16 matrix units to webgrad");
+    let (code, _, err) = cli(&auto);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("Products in f32 (auto)"), "{err}");
 }
