@@ -1,9 +1,11 @@
 // The loss scale of mixed precision (src/optim/loss_scale.rs), as PyTorch's GradScaler keeps
 // it, on the GPU so that nothing is read back: one invocation reads the squared norm of the
 // gradients of a loss multiplied by `scale`, writes what the update kernels read (`guide`: the
-// norm of the unscaled gradients, the factor that unscales them, and whether the step is
-// skipped, the norm being infinite or NaN), then halves the scale after a skipped step and
-// doubles it after `growth_interval` clean ones.
+// norm of the unscaled gradients, the factor that unscales them, whether the step is skipped,
+// the norm being infinite or NaN, and the steps skipped before it), then halves the scale after
+// a skipped step and doubles it after `growth_interval` clean ones. Unlike GradScaler's, the
+// scale stays within [1, 2^24]: gradients that are NaN for another cause (a diverging run,
+// which the session's guard catches) do not drive it to 0, nor clean ones past f16's use.
 
 struct Params {
     growth_interval: u32,
@@ -27,6 +29,7 @@ fn main() {
     guide[0] = select(0.0, n * inv * inv, finite);
     guide[1] = inv;
     guide[2] = select(1.0, 0.0, finite);
+    guide[3] = f32(counts[1]);
     if (!finite) {
         scale[0] = max(s * 0.5, 1.0);
         counts[0] = 0u;

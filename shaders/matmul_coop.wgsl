@@ -4,8 +4,8 @@ enable wgpu_cooperative_matrix;
 // Batched C = op(A) · op(B) on the GPU's matrix units (mixed precision): A and B are read as
 // f32, rounded to f16 as they are staged in workgroup memory, and multiplied 16 × 16 × 16 at a
 // time by cooperative matrices that add in f32. Each workgroup of 256 invocations computes a
-// 128 × 128 tile of C through 32-deep slices; its 8 subgroups of 32 (the planner takes this
-// kernel only where the adapter's subgroups are always 32 wide: src/gpu/precision.rs) each own
+// 128 × 128 tile of C through 32-deep slices; its 8 subgroups of 32 (a run gets this kernel
+// only where the adapter's subgroups are always 32 wide: src/gpu/precision.rs) each own
 // 64 rows × 32 columns of it, 4 × 2 accumulators. C leaves through workgroup memory, one
 // accumulator at a time, so that the shared store (matmul_out: bias, residual, GELU's or
 // ReLU's derivative) sees vec4s of C as in the f32 kernels.
@@ -161,7 +161,9 @@ fn store_row_sums(c_base: u32, row0: u32, tid: u32, sums: vec4<f32>) {
 }
 
 // Accumulator `acc`, rows top.. and columns left.. of C, through the subgroup's 16 × 16 of
-// c_tile: each of the subgroup's 32 invocations stores two vec4s of one row.
+// c_tile: each of the subgroup's 32 invocations stores two vec4s of one row. Each subgroup
+// has its own 16 × 16, but WGSL has no barrier for a subgroup's memory: the workgroup's is
+// used, every subgroup storing its accumulators in the same order.
 fn store_block(acc: coop_mat16x16<f32, C>, c_base: u32, top: u32, left: u32, sg: u32,
                lane: u32) {
     coopStoreT(acc, &c_tile[sg * 256u], 16u);
@@ -186,6 +188,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // The subgroup's block: 2 × 4 blocks of 64 rows × 32 columns.
     let br = (sg / 4u) * 64u;
     let bc = (sg % 4u) * 32u;
+    // Named, not an array: an array of cooperative matrices indexed in a loop would be
+    // memory, not registers.
     var c00 = coop_mat16x16<f32, C>();
     var c01 = coop_mat16x16<f32, C>();
     var c10 = coop_mat16x16<f32, C>();

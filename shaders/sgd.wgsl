@@ -14,7 +14,9 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> grad: array<f32>;
 // The squared norm of all gradients; with SCALED, what shaders/loss_scale.wgsl wrote: that
-// norm unscaled, the factor that unscales the gradients, and 1 where the step is skipped.
+// norm unscaled, the factor that unscales the gradients, 1 where the step is skipped, and the
+// steps skipped before this one (a skipped first step leaves the momentum buffer at zero, which
+// the next step's `first_step` fills as a first step would).
 @group(0) @binding(2) var<storage, read> norm_sq: array<f32>;
 override SCALED: bool;
 @group(0) @binding(3) var<storage, read_write> param: array<f32>;

@@ -108,8 +108,9 @@ impl Gpu {
                 required_limits: limits.clone(),
                 required_features: features,
                 // SAFETY: wgpu's experimental features (cooperative matrices) are asked for
-                // only where the adapter offers them, and only the product kernel of
-                // shaders/matmul_coop.wgsl uses them, checked against the CPU by tests/half.rs.
+                // where the adapter offers them (f32 runs too: the device opens before a run
+                // asks for a precision), and only shaders/matmul_coop.wgsl uses them, checked
+                // against the CPU by tests/half.rs.
                 experimental_features: match matrix_units {
                     Some(_) => unsafe { wgpu::ExperimentalFeatures::enabled() },
                     None => wgpu::ExperimentalFeatures::disabled(),
@@ -202,7 +203,8 @@ impl Gpu {
 
     /// Sets the precision products run in (`PrecisionChoice`: f16 only where the device has
     /// matrix units for it), and says what was chosen and why; an error where f16 is asked for
-    /// and cannot be had. Products planned after it take it.
+    /// and cannot be had. Products planned after it take it; only optimizers made after it
+    /// scale their losses (`Optimizer::for_device`), so a run sets it before its session.
     pub fn set_precision(&self, asked: Precision) -> Result<PrecisionChoice> {
         let choice =
             PrecisionChoice::of(asked, self.matrix_units, &self.adapter_name()).map_err(|why| {

@@ -90,6 +90,7 @@ pub fn expand(source: &str, slots: &[(&str, String)]) -> Result<String, String> 
     let serial = slots.iter().any(|(k, v)| *k == "ROWWISE" && v == "serial");
     let rowwise = if serial { ROWWISE_SERIAL } else { ROWWISE };
     // WGSL wants a shader's `enable` directives before any declaration, the prelude's too.
+    // Those of the shader's own text only: no include declares one.
     let (enables, body): (Vec<&str>, Vec<&str>) =
         source.lines().partition(|l| l.starts_with("enable "));
     let enables: String = enables.iter().map(|l| format!("{l}\n")).collect();

@@ -30,6 +30,7 @@ crate::kernel_params! {
         bias_correction2: f32,
         decoupled: u32,
         max_norm: f32,
+        step: f32,
     }
 }
 
@@ -74,6 +75,7 @@ pub(super) fn record_update(
                 bias_correction2: 1.0 - beta2.powi(step),
                 decoupled: matches!(c.rule, Rule::AdamW { .. }) as u32,
                 max_norm,
+                step: step as f32,
             };
             gpu.dispatch(&kernel, &params, bindings, groups)
         }

@@ -1,4 +1,5 @@
-//! Dynamic loss scaling for mixed precision, as PyTorch's `GradScaler`: the loss is multiplied
+//! Dynamic loss scaling for mixed precision, as PyTorch's `GradScaler` (but kept within
+//! [1, 2^24]: shaders/loss_scale.wgsl says why): the loss is multiplied
 //! by a scale before backward, so that gradients rounded to f16 as product operands keep their
 //! small values (a character model's logits' gradients are near 1e-5, where f16 has few bits
 //! left); the update unscales them, and a step whose gradients overflowed is skipped, its
@@ -23,7 +24,7 @@ pub struct LossScale {
     scale: Tensor,
     /// [2] u32: clean steps since the scale last changed, steps skipped in all.
     counts: Tensor,
-    /// [3]: what the update kernels read (shaders/adam.wgsl, `SCALED`).
+    /// [4]: what the update kernels read (shaders/adam.wgsl, `SCALED`).
     pub(super) guide: Tensor,
     growth_interval: u32,
 }
@@ -33,7 +34,7 @@ impl LossScale {
         Ok(LossScale {
             scale: Tensor::from_vec(vec![initial], &[1], device)?,
             counts: Tensor::from_u32(vec![0, 0], &[2], device)?,
-            guide: Tensor::from_vec(vec![0.0, 1.0, 0.0], &[3], device)?,
+            guide: Tensor::from_vec(vec![0.0, 1.0, 0.0, 0.0], &[4], device)?,
             growth_interval: growth_interval.max(1),
         })
     }
