@@ -86,24 +86,18 @@ fn f16_is_refused_where_the_gpu_has_no_matrix_units_and_auto_says_what_it_chose(
             webgrad::Device::Cpu => false,
         }
     });
-    let f16 = [
-        "train",
-        "--task",
-        "xor",
-        "--steps",
-        "10",
-        "--precision",
-        "f16",
-    ];
-    let auto = [
-        "train",
-        "--task",
-        "xor",
-        "--steps",
-        "10",
-        "--precision",
-        "auto",
-    ];
+    let train_in = |precision| {
+        [
+            "train",
+            "--task",
+            "xor",
+            "--steps",
+            "10",
+            "--precision",
+            precision,
+        ]
+    };
+    let (f16, auto) = (train_in("f16"), train_in("auto"));
     if offered {
         for args in [f16, auto] {
             let (code, _, err) = cli(&args);
