@@ -201,30 +201,6 @@ impl Gpu {
         });
     }
 
-    /// Sets the precision products run in (`PrecisionChoice`: f16 only where the device has
-    /// matrix units for it), and says what was chosen and why; an error where f16 is asked for
-    /// and cannot be had. Products planned after it take it; only optimizers made after it
-    /// scale their losses (`Optimizer::for_device`), so a run sets it before its session.
-    pub fn set_precision(&self, asked: Precision) -> Result<PrecisionChoice> {
-        let choice =
-            PrecisionChoice::of(asked, self.matrix_units, &self.adapter_name()).map_err(|why| {
-                Error::Invalid {
-                    op: "precision",
-                    why,
-                }
-            })?;
-        self.tuning.set(Tuning {
-            f16_products: choice.f16,
-            ..self.tuning.get()
-        });
-        Ok(choice)
-    }
-
-    /// The f16 matrix units this device offers, if any.
-    pub fn matrix_units(&self) -> Option<MatrixUnits> {
-        self.matrix_units
-    }
-
     /// The kernel variants this device gets.
     pub fn tuning(&self) -> Tuning {
         self.tuning.get()

@@ -1,8 +1,11 @@
 //! The precision products run in, asked for by the user (`Precision`) and allowed by the adapter
 //! (`MatrixUnits`): f32 everywhere, or mixed precision, where a product rounds its operands to
-//! f16 as it stages them and multiplies them on the GPU's matrix units, adding in f32. Tensors,
-//! master weights and optimizer state stay f32 either way.
+//! f16 as it stages them and multiplies them on the GPU's matrix units, adding in f32 (set on a
+//! device by `Gpu::set_precision`, below). Tensors, master weights and optimizer state stay f32
+//! either way.
 
+use super::{Gpu, Tuning};
+use crate::error::Error;
 use std::fmt;
 use std::str::FromStr;
 
@@ -121,6 +124,32 @@ impl PrecisionChoice {
     pub fn sentence(&self) -> String {
         let got = if self.f16 { "f16" } else { "f32" };
         format!("Products in {got} ({}): {}.", self.asked, self.why)
+    }
+}
+
+impl Gpu {
+    /// Sets the precision products run in (`PrecisionChoice`: f16 only where the device has
+    /// matrix units for it), and says what was chosen and why; an error where f16 is asked for
+    /// and cannot be had. Products planned after it take it; only optimizers made after it
+    /// scale their losses (`Optimizer::for_device`), so a run sets it before its session.
+    pub fn set_precision(&self, asked: Precision) -> crate::Result<PrecisionChoice> {
+        let choice =
+            PrecisionChoice::of(asked, self.matrix_units, &self.adapter_name()).map_err(|why| {
+                Error::Invalid {
+                    op: "precision",
+                    why,
+                }
+            })?;
+        self.tuning.set(Tuning {
+            f16_products: choice.f16,
+            ..self.tuning.get()
+        });
+        Ok(choice)
+    }
+
+    /// The f16 matrix units this device offers, if any.
+    pub fn matrix_units(&self) -> Option<MatrixUnits> {
+        self.matrix_units
     }
 }
 

@@ -6,8 +6,9 @@
 //! weights and moments untouched, the scale halved. After `growth_interval` clean steps the
 //! scale doubles. All on the GPU (shaders/loss_scale.wgsl): nothing is read back in a step.
 
-use crate::gpu::{Binding, Gpu, Kernel};
-use crate::{Device, Result, Tensor};
+use crate::gpu::{Binding, Kernel};
+use crate::ops::gpu_of;
+use crate::{Device, Error, Result, Tensor};
 
 /// PyTorch's defaults: a first scale of 2^16, doubled after 2,000 clean steps.
 pub const INITIAL_SCALE: f32 = 65536.0;
@@ -25,7 +26,7 @@ pub struct LossScale {
     /// [2] u32: clean steps since the scale last changed, steps skipped in all.
     counts: Tensor,
     /// [4]: what the update kernels read (shaders/adam.wgsl, `SCALED`).
-    pub(super) guide: Tensor,
+    guide: Tensor,
     growth_interval: u32,
 }
 
@@ -45,9 +46,13 @@ impl LossScale {
     }
 
     /// Records the step's check: from the squared norm of the scaled gradients, the guide the
-    /// update reads, and the scale and counts for the next step.
-    pub(super) fn record(&self, gpu: &Gpu, norm_sq: &Tensor) -> Result<()> {
+    /// update reads (returned), and the scale and counts for the next step.
+    pub(super) fn record(&self, norm_sq: &Tensor) -> Result<Tensor> {
         let op = "loss scale";
+        let gpu = gpu_of(norm_sq.device()).ok_or_else(|| Error::Invalid {
+            op,
+            why: "losses are scaled on the GPU only".into(),
+        })?;
         let (n, s, c, g) = (
             norm_sq.buffer(op)?,
             self.scale.buffer(op)?,
@@ -68,7 +73,8 @@ impl LossScale {
         let params = LossScaleParams {
             growth_interval: self.growth_interval,
         };
-        gpu.dispatch(&kernel, &params, &bindings, [1, 1, 1])
+        gpu.dispatch(&kernel, &params, &bindings, [1, 1, 1])?;
+        Ok(self.guide.clone())
     }
 
     /// The scale the next step takes and the steps skipped so far (read back: for reports).

@@ -295,19 +295,11 @@ impl Optimizer {
                 Some(flat) => flat.groups.iter().map(|g| g.grads.clone()).collect(),
                 None => grads.clone(),
             };
-            let norm_sq = match (
-                &self.loss_scale,
-                self.config.clip,
-                &self.zero,
-                gpu_of(&device),
-            ) {
-                (Some(scale), _, _, Some(gpu)) => {
-                    scale.record(gpu, &squared_norm(&summed, &device)?)?;
-                    scale.guide.clone()
-                }
-                (_, Some(_), _, _) => squared_norm(&summed, &device)?,
-                (_, None, Some(zero), _) => zero.clone(),
-                (_, None, None, _) => self.zero.insert(Tensor::zeros(&[1], &device)?).clone(),
+            let norm_sq = match (&self.loss_scale, self.config.clip, &self.zero) {
+                (Some(scale), _, _) => scale.record(&squared_norm(&summed, &device)?)?,
+                (None, Some(_), _) => squared_norm(&summed, &device)?,
+                (None, None, Some(zero)) => zero.clone(),
+                (None, None, None) => self.zero.insert(Tensor::zeros(&[1], &device)?).clone(),
             };
             let lr = self.lr();
             self.step += 1;

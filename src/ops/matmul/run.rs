@@ -4,7 +4,7 @@
 use super::choices;
 use super::epilogue::{Causal, Epilogue};
 use super::layout::{cpu_matmul, Dims, Views};
-use super::plan::{plan, plan_variant, Needs, Path, Plan};
+use super::plan::{plan, plan_variant, Needs, Plan};
 use super::split::Split;
 use super::split_sum;
 use crate::error::{Error, Result};
@@ -76,8 +76,8 @@ fn chosen_plan(
 ) -> Result<Plan> {
     let tuning = gpu.tuning();
     let planned = plan((d, views), needs, &tuning);
-    // The matrix units' kernel has no variants to measure.
-    if forced.is_none() && planned.kernel.family == Path::MatrixUnits.family() {
+    // The emulated GPUs' kernel and the matrix units' have no variants to measure.
+    if forced.is_none() && planned.variant().is_none() {
         return Ok(planned);
     }
     let Some(shape) = choices::shape_of(d, &views, needs, tb) else {
@@ -85,8 +85,7 @@ fn chosen_plan(
     };
     let chosen = forced.or_else(|| gpu.product_variants().chosen(&shape));
     let Some(variant) = chosen.filter(|&v| Some(v) != planned.variant()) else {
-        // The emulated GPUs' kernel has no variants to measure.
-        if chosen.is_none() && !tuning.emulated {
+        if chosen.is_none() {
             gpu.product_variants().note(shape);
         }
         return Ok(planned);
