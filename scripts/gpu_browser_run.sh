@@ -5,9 +5,9 @@
 # PyTorch's reference and the page's bench mode in Chromium (WebGPU on Vulkan). Everything
 # lands in $OUT (default /tmp/out).
 # Usage: [PARTS=...] [PROFILE=WORKLOADS] bash scripts/gpu_browser_run.sh SITE_NAME [SITE_NAME...] [-- WORKLOADS]
-# PARTS, a comma list of bench, play, frames, backends, text, lora, gpt2, soak, firefox, autotune,
-# tfjs and torch (default: all but frames, backends, text, lora, gpt2, soak, firefox and
-# autotune), picks what runs; firefox the bench page in Firefox ESR beside Chromium (parts of
+# PARTS, a comma list of bench, f16, play, frames, backends, text, lora, gpt2, soak, firefox,
+# autotune, tfjs and torch (default: all but f16, frames, backends, text, lora, gpt2, soak, firefox
+# and autotune), picks what runs; f16 mixed precision natively, in the page and in PyTorch; firefox the bench page in Firefox ESR beside Chromium (parts of
 # tools/browser/pack_firefox.sh in /tmp); autotune the bench natively, in Chromium and in Firefox
 # with each workload's product shapes timed and without (the planner's variants), two rounds in
 # turns; lora the page's LoRA fine-tuning; gpt2 GPT-2 124M in the page and natively; text is the
@@ -57,6 +57,22 @@ if want bench && [ -n "${PROFILE:-}" ]; then
   bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "bench.html?bench=1&only=$PROFILE&quick=1&profile=1" \
     "$out/profile-browser-$last.txt" 300 --enable-webgpu-developer-features "${vulkan[@]}"
   WEBGRAD_PROFILE=1 ".dev/webgrad-$last" bench --quick --only "$PROFILE" > "$out/profile-native-$last.txt" 2>&1
+fi
+# Mixed precision, in the last site given: the bench natively and in the page in f32 and in f16,
+# Chrome started as f16 needs on NVIDIA under Linux (shader-f16 behind a Dawn toggle, subgroup
+# matrices behind --enable-unsafe-webgpu, which run_chromium.sh passes); the playground's tasks
+# with the same flags (precision on auto: f16); PyTorch's mixed precision.
+f16_chrome=(--enable-dawn-features=vulkan_enable_f16_on_nvidia "${vulkan[@]}")
+if want f16; then
+  echo "== f16, $last" >&2
+  for p in f32 f16; do
+    ".dev/webgrad-$last" bench --precision $p --only "matmul_4096,$workloads" > "$out/native-$p-$last.txt" 2>&1
+    bash .dev/browser-gpu/run_chromium.sh ".dev/$last" \
+      "bench.html?bench=1&only=matmul_4096,$workloads&quick=0&precision=$p" \
+      "$out/browser-$p-$last.txt" 400 "${f16_chrome[@]}"
+  done
+  bash .dev/browser-gpu/run_chromium.sh ".dev/$last" "play.html" "$out/play-f16-$last.txt" 120 "${f16_chrome[@]}"
+  [ -f .dev/torch_amp_ref.py ] && python3 .dev/torch_amp_ref.py > "$out/torch-amp.txt" 2>&1
 fi
 # The playground's own loop on each task's defaults, in the last site given.
 if want play; then

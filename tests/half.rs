@@ -7,6 +7,7 @@
 
 mod common;
 use common::{run, stored, uniform};
+use webgrad::bench::check::{F16_ERROR_AT_MOST, F32_ERROR_AT_MOST};
 use webgrad::gpu::Precision;
 use webgrad::ops::ProductPath;
 use webgrad::optim::{Optimizer, OptimizerConfig, Rule, RuleKind, Schedule};
@@ -25,10 +26,6 @@ fn relative_error(what: &str, got: &[f64], want: &[f64]) -> f64 {
     most / scale
 }
 
-/// f16 keeps 11 bits: operands rounded so give sums some 1e-3 off relative to their size;
-/// f32's products are a thousand times closer.
-const F16_ERROR_AT_MOST: f64 = 1e-2;
-const F32_ERROR_AT_MOST: f64 = 2e-5;
 
 fn assert_f16(what: &str, got: &[f64], want: &[f64]) {
     let error = relative_error(what, got, want);
@@ -56,12 +53,12 @@ fn f16_products_match_the_cpu_within_f16s_error_where_offered_and_are_refused_wh
                 .to_string();
             assert!(refused.contains("offers no f16 matrix units"), "{refused}");
             let auto = context.set_precision(Precision::Auto).unwrap();
-            assert!(!auto.f16 && !context.tuning().f16_products, "{auto:?}");
+            assert!(!auto.f16() && context.tuning().f16_products.is_none(), "{auto:?}");
             assert!(auto.sentence().starts_with("Products in f32 (auto)"));
             return;
         }
         let choice = context.set_precision(Precision::Auto).unwrap();
-        assert!(choice.f16, "{choice:?}");
+        assert!(choice.f16(), "{choice:?}");
         let before = context.dispatches_of(ProductPath::MatrixUnits.family());
         // Ragged edges in every layout, rows a multiple of 4 long (vec4 fetches) or not (one
         // value at a time), depths ragged at the slices of 32, and a batch of 3.

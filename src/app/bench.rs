@@ -1,11 +1,13 @@
-//! The page's bench mode, `?bench=1[&only=NAME,NAME][&quick=0][&profile=1]`: instead of the
-//! playground, runs webgrad::bench's workloads in this browser and prints each line in the page
-//! and in `window.webgrad.bench()` ({done, lines, error}); `profile=1` adds each workload's GPU
-//! time per kernel. By default it runs the workloads that an emulated adapter finishes in
-//! seconds: matmul_1024 and mlp_mnist_b128.
+//! The page's bench mode, `?bench=1[&only=NAME,NAME][&quick=0][&profile=1][&precision=f16]`:
+//! instead of the playground, runs webgrad::bench's workloads in this browser and prints each
+//! line in the page and in `window.webgrad.bench()` ({done, lines, error}); `profile=1` adds
+//! each workload's GPU time per kernel; `precision` is f32 (the default), f16 or auto, as
+//! `webgrad bench --precision` (f16 workloads named `_f16`). By default it runs the workloads
+//! that an emulated adapter finishes in seconds: matmul_1024 and mlp_mnist_b128.
 
 use super::{dom, tuning_store};
 use crate::bench::{BenchOptions, Products};
+use crate::gpu::Precision;
 use crate::tune;
 use crate::Gpu;
 use serde::Serialize;
@@ -56,8 +58,22 @@ pub fn options(search: &str) -> Option<BenchOptions> {
     })
 }
 
-/// Runs the benchmark on `gpu` (or says why it cannot), showing lines as they come.
-pub async fn run(gpu: Result<Rc<Gpu>, String>, options: BenchOptions) {
+/// The precision `?precision=` asks for (f32 without it), or the sentence naming a bad value.
+pub fn precision(search: &str) -> Result<Precision, String> {
+    let params = web_sys::UrlSearchParams::new_with_str(search).ok();
+    match params.and_then(|p| p.get("precision")) {
+        Some(asked) => asked.parse(),
+        None => Ok(Precision::F32),
+    }
+}
+
+/// Runs the benchmark on `gpu` in `precision` (or says why it cannot), showing lines as they
+/// come.
+pub async fn run(
+    gpu: Result<Rc<Gpu>, String>,
+    mut options: BenchOptions,
+    precision: Result<Precision, String>,
+) {
     dom::set_hidden("task-bar", true);
     dom::set_hidden("playground", true);
     dom::set_hidden("bench", false);
@@ -77,10 +93,19 @@ pub async fn run(gpu: Result<Rc<Gpu>, String>, options: BenchOptions) {
             }
             let tuned = tuned.sentence().unwrap_or_else(|| "nothing to tune".into());
             dom::set_text("adapter", &format!("GPU adapter: {}", gpu.adapter_name()));
-            show(format!("device: {}; {tuned}", gpu.adapter_name()));
-            crate::bench::run(&gpu, &options, show)
-                .await
-                .map_err(|e| e.to_string())
+            match precision.and_then(|p| gpu.set_precision(p).map_err(|e| e.sentence())) {
+                Ok(choice) => {
+                    if choice.f16() {
+                        options.suffix += "_f16";
+                    }
+                    let said = choice.sentence();
+                    show(format!("device: {}; {tuned} {said}", gpu.adapter_name()));
+                    crate::bench::run(&gpu, &options, show)
+                        .await
+                        .map_err(|e| e.to_string())
+                }
+                Err(e) => Err(e),
+            }
         }
         Err(e) => Err(format!(
             "The benchmark needs WebGPU, and this browser offers no adapter ({e})."

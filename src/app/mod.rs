@@ -61,7 +61,7 @@ pub fn start() {
                 crate::gpu::request_profile();
             }
             let gpu = Gpu::new().await.map_err(|e| e.to_string());
-            bench::run(gpu, options).await;
+            bench::run(gpu, options, bench::precision(&search)).await;
         });
         return;
     }

@@ -190,6 +190,7 @@ fn show_built(built: Built, asked: u64) {
             running: s.status.running,
             lora_rank: built.lora,
             backend: built.backend.clone(),
+            precision: built.precision.clone(),
             memory: s.status.memory,
             ..Default::default()
         };
@@ -197,6 +198,7 @@ fn show_built(built: Built, asked: u64) {
     replay::show_slider();
     text_views::show_progress();
     show_backend(built.backend.as_deref());
+    show_precision(built.precision.as_deref());
     if let Some(points) = with(|s| s.points.clone()) {
         views::draw_data(&points);
     }
@@ -301,6 +303,22 @@ fn show_backend(sentence: Option<&str>) {
     dom::set_hidden("backend-chip", chip.is_none());
     if let Some(el) = dom::by_id::<web_sys::Element>("backend-chip") {
         let _ = el.set_attribute("title", sentence.unwrap_or(""));
+    }
+}
+
+/// The products' precision: a chip beside the adapter while they run in f16, its sentence on
+/// hover; the sentence is also the precision control's hint, as f32 has no chip.
+fn show_precision(sentence: Option<&str>) {
+    let f16 = sentence.is_some_and(|s| s.starts_with("Products in f16"));
+    dom::set_text("precision-chip", "f16 on matrix units");
+    dom::set_hidden("precision-chip", !f16);
+    for id in ["precision-chip", "precision"] {
+        if let Some(el) = dom::by_id::<web_sys::Element>(id) {
+            let _ = match sentence {
+                Some(s) => el.set_attribute("title", s),
+                None => el.remove_attribute("title"),
+            };
+        }
     }
 }
 

@@ -4,13 +4,14 @@
 //! the data's size, share it.
 
 use super::form::Form;
+use crate::gpu::Precision;
 use crate::nn::{Activation, CnnConfig, GptConfig, MlpConfig, Norm, Preset};
 use crate::train::routing::Backend;
 use crate::train::{Config, ModelConfig, Task};
 use std::str::FromStr;
 
 /// The controls that make up the settings, in URL order.
-pub const CONTROLS: [&str; 20] = [
+pub const CONTROLS: [&str; 21] = [
     "task",
     "gpt-size",
     "depth",
@@ -31,6 +32,7 @@ pub const CONTROLS: [&str; 20] = [
     "batch",
     "seed",
     "backend",
+    "precision",
 ];
 
 /// A config as the controls show it: (control, value) pairs.
@@ -174,7 +176,13 @@ pub fn read(form: &mut Form, task: Task, vocab: usize, examples: usize) -> Optio
         p,
     );
     choice(form, "backend", Backend::Auto, p);
+    choice(form, "precision", Precision::Auto, p);
     (problems == 0).then_some(config)
+}
+
+/// The precision the precision control asks for (`read` marks a value it does not name).
+pub fn precision(form: &Form) -> Precision {
+    form.value("precision").parse().unwrap_or(Precision::Auto)
 }
 
 /// The backend the backend control asks for (`read` marks a value it does not name).

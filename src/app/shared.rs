@@ -36,6 +36,8 @@ pub struct Status {
     pub flow_step: Option<u64>,
     /// Why the run trains on the backend it does, when the page chose it (auto).
     pub backend: Option<String>,
+    /// The precision of the products of a run on the GPU, and why.
+    pub precision: Option<String>,
     /// The checkpoint loaded into the run, and the step it brought.
     pub loaded: Option<(String, u64)>,
     /// Whether a changed setting waits for Apply (Reset) to take effect.

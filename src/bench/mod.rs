@@ -2,6 +2,7 @@
 //! bench mode (`?bench=1`): each result is one line in the format of torch_ref.py, carrying the
 //! counters of one timed step.
 
+pub mod check;
 mod timing;
 pub use timing::Products;
 mod train;
@@ -143,6 +144,7 @@ pub async fn run(
     let reps = (if options.quick { 30 } else { 50 }, options.products);
     // Each training workload's GPU step in ms, for the CPU backend's lines.
     let mut gpu_ms: HashMap<&str, f64> = HashMap::new();
+    emit(check::products_line(gpu).await?);
     for w in chosen(options) {
         let label = format!("{}{}", w.name, options.suffix);
         let line = match w.kind {

@@ -18,6 +18,8 @@ mod readback;
 mod reflect;
 #[cfg(not(target_arch = "wasm32"))]
 mod spin;
+#[cfg(target_arch = "wasm32")]
+mod subgroup_matrix;
 mod template;
 mod tuning;
 
@@ -97,28 +99,9 @@ impl Gpu {
             .await
             .map_err(|e| Error::NoAdapter(e.to_string()))?;
         let limits = asked.limits(adapter.limits());
-        let matrix_units = MatrixUnits::of(&adapter);
-        let mut features = profile::KernelTimer::features(&adapter);
-        if matrix_units.is_some() {
-            features |= MatrixUnits::features();
-        }
-        let (device, queue) = adapter
-            .request_device(&wgpu::DeviceDescriptor {
-                label: Some("webgrad"),
-                required_limits: limits.clone(),
-                required_features: features,
-                // SAFETY: wgpu's experimental features (cooperative matrices) are asked for
-                // where the adapter offers them (f32 runs too: the device opens before a run
-                // asks for a precision), and only shaders/matmul_coop.wgsl uses them, checked
-                // against the CPU by tests/half.rs.
-                experimental_features: match matrix_units {
-                    Some(_) => unsafe { wgpu::ExperimentalFeatures::enabled() },
-                    None => wgpu::ExperimentalFeatures::disabled(),
-                },
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| Error::DeviceRequest(e.to_string()))?;
+        let features = profile::KernelTimer::features(&adapter);
+        let (device, queue, matrix_units) =
+            precision::open_device(&adapter, &limits, features).await?;
         let info = adapter.get_info();
         let errors = Arc::new(Mutex::new(Vec::new()));
         let sink = errors.clone();

@@ -46,27 +46,37 @@ impl fmt::Display for Precision {
     }
 }
 
-/// What the adapter offers for f16 products: cooperative matrices of 16 × 16 × 16 with f16
-/// operands and f32 sums, on subgroups of 32 (the kernel, shaders/matmul_coop.wgsl, gives each
-/// of a workgroup's 8 subgroups its own block of C). Natively through wgpu's experimental
-/// cooperative matrices (Vulkan's VK_KHR_cooperative_matrix: NVIDIA's tensor cores); none in
-/// the browser, whose subgroup matrices wgpu does not ask for.
+/// What the adapter offers for f16 products: matrices of 16 × 16 × 16 with f16 operands and f32
+/// sums, on subgroups always 32 wide (the kernels give each of a workgroup's 8 subgroups its own
+/// block of C), in one of two dialects of WGSL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MatrixUnits;
+pub enum MatrixUnits {
+    /// Natively, wgpu's experimental cooperative matrices (Vulkan's VK_KHR_cooperative_matrix:
+    /// NVIDIA's tensor cores), shaders/matmul_coop.wgsl.
+    Cooperative,
+    /// In Chrome, its experimental subgroup matrices, shaders/matmul_subgroup_matrix.wgsl;
+    /// asked for by our own glue (src/gpu/subgroup_matrix.rs), since wgpu's WebGPU backend
+    /// does not.
+    SubgroupMatrix,
+}
 
-/// The subgroup width the kernel is written for.
+/// The subgroup width the kernels are written for.
+#[cfg(not(target_arch = "wasm32"))]
 const SUBGROUP_WIDTH: u32 = 32;
 
 impl MatrixUnits {
-    /// The features a device must be opened with for the kernel.
+    /// The wgpu features a device must be opened with for the cooperative matrices' kernel.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn features() -> wgpu::Features {
         wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
             | wgpu::Features::SHADER_F16
             | wgpu::Features::SUBGROUP
     }
 
-    /// Whether `adapter` offers them: the features, the 16 × 16 × 16 f16 → f32 configuration
-    /// among its cooperative matrices, and subgroups always 32 wide.
+    /// Whether `adapter` offers cooperative matrices for the kernel: the features, the
+    /// 16 × 16 × 16 f16 → f32 configuration among its cooperative matrices, and subgroups
+    /// always 32 wide.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn of(adapter: &wgpu::Adapter) -> Option<MatrixUnits> {
         use wgpu::CooperativeScalarType::{F16, F32};
         if !adapter.features().contains(MatrixUnits::features()) {
@@ -77,7 +87,17 @@ impl MatrixUnits {
         });
         let info = adapter.get_info();
         let width = (info.subgroup_min_size, info.subgroup_max_size);
-        (sixteens && width == (SUBGROUP_WIDTH, SUBGROUP_WIDTH)).then_some(MatrixUnits)
+        (sixteens && width == (SUBGROUP_WIDTH, SUBGROUP_WIDTH)).then_some(MatrixUnits::Cooperative)
+    }
+
+    /// The product kernel's source in this dialect.
+    pub(crate) fn kernel_source(self) -> &'static str {
+        match self {
+            MatrixUnits::Cooperative => include_str!("../../shaders/matmul_coop.wgsl"),
+            MatrixUnits::SubgroupMatrix => {
+                include_str!("../../shaders/matmul_subgroup_matrix.wgsl")
+            }
+        }
     }
 }
 
@@ -85,8 +105,8 @@ impl MatrixUnits {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PrecisionChoice {
     pub asked: Precision,
-    /// True when products run with f16 operands on matrix units.
-    pub f16: bool,
+    /// The matrix units products run on with f16 operands; None: f32.
+    pub units: Option<MatrixUnits>,
     pub why: String,
 }
 
@@ -98,8 +118,7 @@ impl PrecisionChoice {
         units: Option<MatrixUnits>,
         adapter: &str,
     ) -> Result<PrecisionChoice, String> {
-        let offered = units.is_some();
-        let why = match (asked, offered) {
+        let why = match (asked, units.is_some()) {
             (Precision::F32, _) => "f32 was asked for".to_string(),
             (Precision::F16 | Precision::Auto, true) => {
                 format!("{adapter} multiplies f16 on matrix units, adding in f32")
@@ -107,22 +126,26 @@ impl PrecisionChoice {
             (Precision::F16, false) => {
                 return Err(format!(
                     "f16 was asked for, but {adapter} offers no f16 matrix units to webgrad \
-                     (16×16×16 cooperative matrices with f32 sums on subgroups of 32); \
-                     use --precision f32 or auto"
+                     (16×16×16 matrices with f32 sums on subgroups of 32); use f32 or auto"
                 ))
             }
             (Precision::Auto, false) => format!("{adapter} offers no f16 matrix units to webgrad"),
         };
         Ok(PrecisionChoice {
             asked,
-            f16: offered && asked != Precision::F32,
+            units: units.filter(|_| asked != Precision::F32),
             why,
         })
     }
 
+    /// True when products run with f16 operands on matrix units.
+    pub fn f16(&self) -> bool {
+        self.units.is_some()
+    }
+
     /// One sentence: "Products in f16 (auto): …".
     pub fn sentence(&self) -> String {
-        let got = if self.f16 { "f16" } else { "f32" };
+        let got = if self.f16() { "f16" } else { "f32" };
         format!("Products in {got} ({}): {}.", self.asked, self.why)
     }
 }
@@ -141,7 +164,7 @@ impl Gpu {
                 }
             })?;
         self.tuning.set(Tuning {
-            f16_products: choice.f16,
+            f16_products: choice.units,
             ..self.tuning.get()
         });
         Ok(choice)
@@ -153,20 +176,60 @@ impl Gpu {
     }
 }
 
+/// Opens the device with `features`, and with the f16 matrix units where the adapter offers
+/// them (f32 runs too: the device opens before a run asks for a precision): natively wgpu's
+/// cooperative matrices, in Chrome its subgroup matrices, asked for by our own glue.
+pub(super) async fn open_device(
+    adapter: &wgpu::Adapter,
+    limits: &wgpu::Limits,
+    features: wgpu::Features,
+) -> crate::Result<(wgpu::Device, wgpu::Queue, Option<MatrixUnits>)> {
+    #[cfg(not(target_arch = "wasm32"))]
+    let units = MatrixUnits::of(adapter);
+    #[cfg(not(target_arch = "wasm32"))]
+    let features = match units {
+        Some(_) => features | MatrixUnits::features(),
+        None => features,
+    };
+    #[cfg(target_arch = "wasm32")]
+    super::subgroup_matrix::ask();
+    let (device, queue) = adapter
+        .request_device(&wgpu::DeviceDescriptor {
+            label: Some("webgrad"),
+            required_limits: limits.clone(),
+            required_features: features,
+            // SAFETY: wgpu's experimental features (cooperative matrices) are asked for where
+            // the adapter offers them, and only shaders/matmul_coop.wgsl uses them, checked
+            // against the CPU by tests/half.rs.
+            #[cfg(not(target_arch = "wasm32"))]
+            experimental_features: match units {
+                Some(_) => unsafe { wgpu::ExperimentalFeatures::enabled() },
+                None => wgpu::ExperimentalFeatures::disabled(),
+            },
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| Error::DeviceRequest(e.to_string()))?;
+    #[cfg(target_arch = "wasm32")]
+    let units = super::subgroup_matrix::granted();
+    Ok((device, queue, units))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn auto_takes_f16_only_where_offered_and_f16_is_refused_where_not() {
-        let with = PrecisionChoice::of(Precision::Auto, Some(MatrixUnits), "GPU").unwrap();
+        let units = Some(MatrixUnits::SubgroupMatrix);
+        let with = PrecisionChoice::of(Precision::Auto, units, "GPU").unwrap();
         let without = PrecisionChoice::of(Precision::Auto, None, "GPU").unwrap();
-        assert!(with.f16 && !without.f16);
+        assert_eq!((with.units, without.units), (units, None));
         assert!(without.sentence().starts_with("Products in f32 (auto)"));
         assert!(
-            !PrecisionChoice::of(Precision::F32, Some(MatrixUnits), "GPU")
+            !PrecisionChoice::of(Precision::F32, units, "GPU")
                 .unwrap()
-                .f16
+                .f16()
         );
         let refused = PrecisionChoice::of(Precision::F16, None, "llvmpipe").unwrap_err();
         assert!(refused.contains("llvmpipe offers no f16"), "{refused}");

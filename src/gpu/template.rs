@@ -10,7 +10,11 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 19] = [
+const INCLUDES: [(&str, &str); 20] = [
+    (
+        "matmul_f16_tiles",
+        include_str!("../../shaders/matmul_f16_tiles.wgsl"),
+    ),
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     (
         "matmul_vec4_io",

@@ -6,6 +6,8 @@
 //! spot (src/tune/), or unknown, and then nothing is balanced for it. Tests build any
 //! `Tuning` natively and run the kernels under it.
 
+use super::MatrixUnits;
+
 /// The WGSL compiler a device's kernels go through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compiler {
@@ -36,9 +38,10 @@ pub struct Tuning {
     /// within the noise of each other, and a choice by timing cost 1.4-3.7 s and a step up
     /// to 2.7 % (docs/log/kernels.md, "The attention's block, measured and dropped").
     pub attention_block: Option<usize>,
-    /// Whether products round their operands to f16 and multiply them on matrix units, adding
-    /// in f32 (`Gpu::set_precision`; shaders/matmul_coop.wgsl). Off until a run asks for it.
-    pub f16_products: bool,
+    /// The matrix units products multiply on, their operands rounded to f16 and their sums in
+    /// f32 (`Gpu::set_precision`; shaders/matmul_coop.wgsl): None, f32 products, until a run
+    /// asks for f16 where the device has them.
+    pub f16_products: Option<MatrixUnits>,
 }
 
 impl Tuning {
@@ -59,7 +62,7 @@ impl Tuning {
             workgroup_bytes: limits.max_compute_workgroup_storage_size,
             tiles_at_once: None,
             attention_block: None,
-            f16_products: false,
+            f16_products: None,
         }
     }
 

@@ -45,6 +45,12 @@ impl LossScale {
         loss.mul(&self.scale)
     }
 
+    /// Squared norms of the scaled gradients as the unscaled gradients' (divided by the scale
+    /// squared, on the GPU): what the page's gradient flow shows.
+    pub fn unscaled_squares(&self, squares: &Tensor) -> Result<Tensor> {
+        squares.div(&self.scale.mul(&self.scale)?)
+    }
+
     /// Records the step's check: from the squared norm of the scaled gradients, the guide the
     /// update reads (returned), and the scale and counts for the next step.
     pub(super) fn record(&self, norm_sq: &Tensor) -> Result<Tensor> {

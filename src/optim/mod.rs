@@ -204,7 +204,7 @@ impl Optimizer {
         device: &Device,
     ) -> Result<Optimizer> {
         let mut optimizer = Optimizer::new(config, params)?;
-        if matches!(device, Device::Gpu(g) if g.tuning().f16_products) {
+        if matches!(device, Device::Gpu(g) if g.tuning().f16_products.is_some()) {
             optimizer.scale_losses(INITIAL_SCALE, GROWTH_INTERVAL)?;
         }
         Ok(optimizer)

@@ -226,7 +226,10 @@ impl Session {
         let loss = self.learner.model().loss(&x, &y, Some(seed))?;
         let grads = self.optimizer.backward(&loss)?;
         if std::mem::take(&mut self.watch) {
-            let squares = flow::gradient_squares(&self.params, &grads, &self.device)?;
+            let mut squares = flow::gradient_squares(&self.params, &grads, &self.device)?;
+            if let Some(scale) = self.optimizer.loss_scale() {
+                squares = scale.unscaled_squares(&squares)?;
+            }
             self.watched = Some((self.step + 1, squares));
         }
         // Keep the weights this loss came from: they are the fallback if it turns out finite.

@@ -28,6 +28,7 @@ pub(super) fn built(session: &Session, note: Option<String>) -> Built {
         items_per_step: session.items_per_step(),
         note,
         backend: None,
+        precision: None,
         steps: session.config.steps,
         lora: None,
     }

@@ -2,10 +2,21 @@
 //! sized to the device when asked, the session built on the backend chosen, its figures zeroed.
 
 use super::{built, now_ms, Trainer, PAGE_EVAL_CHARS};
+use crate::app::form::Form;
 use crate::app::protocol::{Plan, Report, SETTINGS_INVALID};
 use crate::app::schema;
+use crate::gpu::Precision;
+use crate::train::routing::Backend;
 use crate::train::{routing, BestKeeper, Footprint, Session, Task, TaskData};
 use crate::Device;
+
+/// What the page says of where a new run trains, when there is something to say: the backend
+/// the page chose on auto, and the precision of a run on the GPU.
+#[derive(Default)]
+pub(super) struct Routed {
+    pub backend: Option<String>,
+    pub precision: Option<String>,
+}
 
 /// Steps between evaluations in the page: digits runs are the shortest (600 steps by default),
 /// so they evaluate a little more often to keep enough points on the validation curve.
@@ -45,7 +56,8 @@ impl Trainer {
         let notes: Vec<String> = [own_points, sized].into_iter().flatten().collect();
         let note = (!notes.is_empty()).then(|| notes.join(" "));
         let mut made = built(session, note);
-        made.backend = routed;
+        made.backend = routed.backend;
+        made.precision = routed.precision;
         self.report(Report::Built(made));
         self.report(Report::Busy(Some("Evaluating the new model".into())));
         self.evaluate(None, true).await
@@ -67,9 +79,9 @@ impl Trainer {
     }
 
     /// Replaces the session with a new one of `task` from the plan, its figures zeroed, on the
-    /// backend the plan asks for (on auto, a small model is timed on both); returns what the
-    /// page says of that choice, if anything.
-    pub(super) async fn build_session(&mut self, task: Task) -> Result<Option<String>, String> {
+    /// backend the plan asks for (on auto, a small model is timed on both) in the precision it
+    /// asks for; returns what the page says of those choices.
+    pub(super) async fn build_session(&mut self, task: Task) -> Result<Routed, String> {
         let form = self
             .plan
             .as_ref()
@@ -98,6 +110,7 @@ impl Trainer {
             EVAL_EVERY
         };
         config.eval_chars = PAGE_EVAL_CHARS;
+        let precision = self.set_precision(&form)?;
         let data = if task.point_set().is_some() {
             self.data(task, config.noise, config.seed).await?
         } else {
@@ -112,7 +125,27 @@ impl Trainer {
             .map_err(|e| e.sentence())?;
         self.begin(session);
         self.lora_base = None;
-        Ok(route.sentence())
+        Ok(Routed {
+            backend: route.sentence(),
+            precision: precision.filter(|_| !route.on_cpu()),
+        })
+    }
+
+    /// Sets the precision the plan asks for on the GPU, before the session is built (its
+    /// optimizer scales the losses only under f16); returns the sentence saying what was chosen
+    /// and why, or marks the control where f16 cannot be had.
+    fn set_precision(&mut self, form: &Form) -> Result<Option<String>, String> {
+        let asked = schema::precision(form);
+        let refused = match (&self.device, schema::backend(form)) {
+            (Device::Gpu(gpu), Backend::Auto | Backend::Gpu) => match gpu.set_precision(asked) {
+                Ok(choice) => return Ok(Some(choice.sentence())),
+                Err(e) => e.sentence(),
+            },
+            _ if asked == Precision::F16 => "The CPU backend computes in f32 only.".to_string(),
+            _ => return Ok(None),
+        };
+        self.report(Report::Marks(vec![("precision".into(), Some(refused))]));
+        Err(SETTINGS_INVALID.into())
     }
 
     /// Makes `session` the run's, its figures zeroed.

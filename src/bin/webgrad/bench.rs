@@ -61,7 +61,7 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
         let gpu = Gpu::new().await?;
         let tuned = webgrad::tune::tune_natively(&gpu);
         let precision = gpu.set_precision(args.precision)?;
-        if precision.f16 {
+        if precision.f16() {
             options.suffix += "_f16";
         }
         // A closed stdout (`| head`) ends nothing early and panics nothing: lines go nowhere.

@@ -6,7 +6,7 @@ use super::epilogue::Causal;
 use super::layout::{Dims, Views};
 use super::regs;
 use super::split::{self, Split};
-use crate::gpu::{Compiler, Kernel, ProductVariant, Tiles, Tuning};
+use crate::gpu::{Compiler, Kernel, MatrixUnits, ProductVariant, Tiles, Tuning};
 
 /// Below this many 128 × 128 tiles a GPU of 128 units or more would sit partly idle, so 64 × 64
 /// tiles are used (unless K is split to fill it: `Split::of_big`, where the GPU's size is
@@ -160,8 +160,8 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
     if tuning.emulated {
         return registers(d, splittable);
     }
-    if takes_matrix_units(views, needs, tuning) {
-        return matrix_tiles(d, views);
+    if let Some(units) = tuning.f16_products.filter(|_| takes_matrix_units(views, needs, tuning)) {
+        return matrix_tiles(d, views, units);
     }
     let policy = BigTilePolicy::of(*tuning);
     let big_split = match splittable {
@@ -188,20 +188,19 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
     small_tiles((d, views), split, needs)
 }
 
-/// Whether a product runs on the f16 matrix units' kernel: where the run asked for them, its
-/// operands bind as vec4s, and it is not one of causal attention's (whose skipping the kernel
+/// Whether a product can run on the f16 matrix units' kernel (where the run asked for them): the
+/// device allows the kernel's workgroup memory, its operands bind as vec4s, and it is not one of causal attention's (whose skipping the kernel
 /// does not know); its row sums only with A fetched as vec4s.
 fn takes_matrix_units(views: Views, needs: Needs, tuning: &Tuning) -> bool {
-    tuning.f16_products
-        && tuning.workgroup_bytes >= MATRIX_TILE_WORKGROUP_BYTES
+    tuning.workgroup_bytes >= MATRIX_TILE_WORKGROUP_BYTES
         && needs.vec4_buffers
         && needs.causal == Causal::No
         && (views.row_sums.is_none() || views.a.in_fours())
 }
 
 /// The plan on the matrix units' kernel: 128 × 128 tiles, all of K in each.
-fn matrix_tiles(d: Dims, views: Views) -> Plan {
-    let source = include_str!("../../../shaders/matmul_coop.wgsl");
+fn matrix_tiles(d: Dims, views: Views, units: MatrixUnits) -> Plan {
+    let source = units.kernel_source();
     let kernel = Kernel::new(Path::MatrixUnits.family(), source, "main")
         .constant("VEC4_A", views.a.in_fours())
         .constant("VEC4_B", views.b.in_fours())
@@ -338,7 +337,7 @@ pub(super) mod tests {
         workgroup_bytes: 48 << 10,
         tiles_at_once: Some(132),
         attention_block: None,
-        f16_products: false,
+        f16_products: None,
     };
     /// A laptop's GPU of 24 units.
     pub(in crate::ops::matmul) const SMALL: Tuning = Tuning {
@@ -357,7 +356,7 @@ pub(super) mod tests {
     };
     /// A GPU with f16 matrix units, a run asking for them.
     pub(in crate::ops::matmul) const MATRIX: Tuning = Tuning {
-        f16_products: true,
+        f16_products: Some(MatrixUnits::Cooperative),
         ..LARGE
     };
     /// lavapipe or SwiftShader.

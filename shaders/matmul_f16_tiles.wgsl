@@ -1,0 +1,151 @@
+// The staging of the matrix units' product kernels (shaders/matmul_coop.wgsl natively,
+// shaders/matmul_subgroup_matrix.wgsl in Chrome), which differ only in how their dialect names
+// the matrices: 128 × 128 tiles of C through 32-deep slices, A and B read as f32 and rounded to
+// f16 as they are staged, the next slice fetched into registers while this one is multiplied,
+// and the bias gradient's row sums in f32.
+
+//#include matmul_out
+
+//#include matmul_vec4_io
+
+override VEC4_A: bool;
+override VEC4_B: bool;
+// With A transposed and fetched as vec4s (a weight gradient, A the output's gradient), the
+// workgroups of the first column of tiles also sum op(A)'s rows in f32, the bias's gradient,
+// and store the sums after C's matrix (src/ops/matmul/bias_grad.rs), as matmul.wgsl does.
+override ROW_SUMS: bool;
+
+const DEPTH: u32 = 32u;
+// The staged tiles' rows, 8 halves (16 bytes) longer than their data, so that the matrix
+// loads of successive rows start in different banks.
+const A_STRIDE: u32 = DEPTH + 8u;
+const B_STRIDE: u32 = 128u + 8u;
+// op(A)'s slice as [row][depth], op(B)'s as [depth][column].
+var<workgroup> a_tile: array<f16, 5120>;
+var<workgroup> b_tile: array<f16, 4352>;
+// One 16 × 16 accumulator of each subgroup on its way out.
+var<workgroup> c_tile: array<f32, 2048>;
+
+// The components of a vec4 that runs along K from `kk`, those past K zeroed: a stored row
+// longer than K holds other data there, which as f16 could be infinite (and infinity × 0 is
+// NaN).
+fn within_k(v: vec4<f32>, kk: u32) -> vec4<f32> {
+    let inside = vec4<u32>(kk, kk + 1u, kk + 2u, kk + 3u) < vec4<u32>(p.k);
+    return select(vec4<f32>(0.0), v, inside);
+}
+
+// What slot s (0..1024) of the A slice holds: 4 values of op(A), fetched as one vec4 where A's
+// rows allow. With A stored [K, M] and read so, op(A)'s rows 4 × (s % 32).. at depth s / 32;
+// else row s / 8 at depths 4 × (s % 8)..
+fn fetch_a(base: u32, row0: u32, k0: u32, s: u32) -> vec4<f32> {
+    if (VEC4_A && TA) {
+        let kk = k0 + s / 32u;
+        let row = row0 + (s % 32u) * 4u;
+        let inside = (kk < p.k) & (row < p.m);
+        return a_vec4((base + kk * p.a_row_stride + row) >> 2u, inside);
+    }
+    let row = row0 + s / 8u;
+    let kk = k0 + (s % 8u) * 4u;
+    if (VEC4_A) {
+        let inside = (kk < p.k) & (row < p.m);
+        return within_k(a_vec4((base + row * p.a_row_stride + kk) >> 2u, inside), kk);
+    }
+    return vec4<f32>(load_a(base, row, kk), load_a(base, row, kk + 1u), load_a(base, row, kk + 2u),
+                     load_a(base, row, kk + 3u));
+}
+
+// Slot s's values rounded to f16 in the A tile.
+fn put_a(s: u32, v: vec4<f32>) {
+    if (VEC4_A && TA) {
+        let d = s / 32u;
+        let r = (s % 32u) * 4u;
+        a_tile[r * A_STRIDE + d] = f16(v.x);
+        a_tile[(r + 1u) * A_STRIDE + d] = f16(v.y);
+        a_tile[(r + 2u) * A_STRIDE + d] = f16(v.z);
+        a_tile[(r + 3u) * A_STRIDE + d] = f16(v.w);
+        return;
+    }
+    let at = (s / 8u) * A_STRIDE + (s % 8u) * 4u;
+    a_tile[at] = f16(v.x);
+    a_tile[at + 1u] = f16(v.y);
+    a_tile[at + 2u] = f16(v.z);
+    a_tile[at + 3u] = f16(v.w);
+}
+
+// The same for B: with B stored [N, K] and read so, column s / 8 at depths 4 × (s % 8)..; else
+// columns 4 × (s % 32).. at depth s / 32.
+fn fetch_b(base: u32, col0: u32, k0: u32, s: u32) -> vec4<f32> {
+    if (VEC4_B && TB) {
+        let col = col0 + s / 8u;
+        let kk = k0 + (s % 8u) * 4u;
+        let inside = (kk < p.k) & (col < p.n);
+        return within_k(b_vec4((base + col * p.b_row_stride + kk) >> 2u, inside), kk);
+    }
+    let kk = k0 + s / 32u;
+    let col = col0 + (s % 32u) * 4u;
+    if (VEC4_B) {
+        let inside = (kk < p.k) & (col < p.n);
+        return b_vec4((base + kk * p.b_row_stride + col) >> 2u, inside);
+    }
+    return vec4<f32>(load_b(base, kk, col), load_b(base, kk, col + 1u), load_b(base, kk, col + 2u),
+                     load_b(base, kk, col + 3u));
+}
+
+fn put_b(s: u32, v: vec4<f32>) {
+    if (VEC4_B && TB) {
+        let c = s / 8u;
+        let d = (s % 8u) * 4u;
+        b_tile[d * B_STRIDE + c] = f16(v.x);
+        b_tile[(d + 1u) * B_STRIDE + c] = f16(v.y);
+        b_tile[(d + 2u) * B_STRIDE + c] = f16(v.z);
+        b_tile[(d + 3u) * B_STRIDE + c] = f16(v.w);
+        return;
+    }
+    let at = (s / 32u) * B_STRIDE + (s % 32u) * 4u;
+    b_tile[at] = f16(v.x);
+    b_tile[at + 1u] = f16(v.y);
+    b_tile[at + 2u] = f16(v.z);
+    b_tile[at + 3u] = f16(v.w);
+}
+
+// An invocation's share of a slice, slots tid + 256 × i of each tile: fetched into registers
+// all at once (their loads in flight together), the next slice's while this one is multiplied.
+struct Slice { a0: vec4<f32>, a1: vec4<f32>, a2: vec4<f32>, a3: vec4<f32>,
+               b0: vec4<f32>, b1: vec4<f32>, b2: vec4<f32>, b3: vec4<f32> }
+
+fn fetch_slice(a_base: u32, b_base: u32, row0: u32, col0: u32, k0: u32, tid: u32) -> Slice {
+    return Slice(fetch_a(a_base, row0, k0, tid), fetch_a(a_base, row0, k0, tid + 256u),
+                 fetch_a(a_base, row0, k0, tid + 512u), fetch_a(a_base, row0, k0, tid + 768u),
+                 fetch_b(b_base, col0, k0, tid), fetch_b(b_base, col0, k0, tid + 256u),
+                 fetch_b(b_base, col0, k0, tid + 512u), fetch_b(b_base, col0, k0, tid + 768u));
+}
+
+fn put_slice(tid: u32, f: Slice) {
+    put_a(tid, f.a0);
+    put_a(tid + 256u, f.a1);
+    put_a(tid + 512u, f.a2);
+    put_a(tid + 768u, f.a3);
+    put_b(tid, f.b0);
+    put_b(tid + 256u, f.b1);
+    put_b(tid + 512u, f.b2);
+    put_b(tid + 768u, f.b3);
+}
+
+// ROW_SUMS: each invocation summed the 4 rows of group tid % 32 at 1 depth in 8 (its slots'
+// depths); the 8 sums of each group are added through c_tile and 32 invocations store them.
+fn store_row_sums(c_base: u32, row0: u32, tid: u32, sums: vec4<f32>) {
+    c_tile[tid * 4u] = sums.x;
+    c_tile[tid * 4u + 1u] = sums.y;
+    c_tile[tid * 4u + 2u] = sums.z;
+    c_tile[tid * 4u + 3u] = sums.w;
+    workgroupBarrier();
+    if (tid < 32u) {
+        var total = vec4<f32>(0.0);
+        for (var j = 0u; j < 8u; j++) {
+            let at = (j * 32u + tid) * 4u;
+            total += vec4<f32>(c_tile[at], c_tile[at + 1u], c_tile[at + 2u], c_tile[at + 3u]);
+        }
+        store_sums(c_base, row0 + tid * 4u, total);
+    }
+    workgroupBarrier();
+}

@@ -1,0 +1,103 @@
+enable f16;
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+
+// shaders/matmul_coop.wgsl in Chrome's dialect: the same product on the GPU's matrix units, its
+// 16 × 16 × 16 matrices Chrome's subgroup matrices (`chromium-experimental-subgroup-matrix`,
+// which wgpu's WebGPU backend does not ask for: src/gpu/subgroup_matrix.rs asks for it). The
+// staging, the tiles and the blocks of C are the same (matmul_f16_tiles); only the matrices'
+// types and functions differ, and where the subgroup's number comes from (below).
+
+//#include matmul_f16_tiles
+
+alias Left = subgroup_matrix_left<f16, 16, 16>;
+alias Right = subgroup_matrix_right<f16, 16, 16>;
+alias Sum = subgroup_matrix_result<f32, 16, 16>;
+
+// The staged tiles are row-major: op(A)'s [row][depth], op(B)'s [depth][column].
+fn load_left(at: u32) -> Left {
+    return subgroupMatrixLoad<Left>(&a_tile, at, false, A_STRIDE);
+}
+
+fn load_right(at: u32) -> Right {
+    return subgroupMatrixLoad<Right>(&b_tile, at, false, B_STRIDE);
+}
+
+// Accumulator `acc`, rows top.. and columns left.. of C, through the subgroup's 16 × 16 of
+// c_tile, as in matmul_coop.wgsl.
+fn store_block(acc: Sum, c_base: u32, top: u32, left: u32, sg: u32, lane: u32) {
+    subgroupMatrixStore(&c_tile, sg * 256u, acc, false, 16u);
+    workgroupBarrier();
+    let row = lane / 2u;
+    let col = (lane % 2u) * 8u;
+    let at = sg * 256u + row * 16u + col;
+    let v0 = vec4<f32>(c_tile[at], c_tile[at + 1u], c_tile[at + 2u], c_tile[at + 3u]);
+    let v1 = vec4<f32>(c_tile[at + 4u], c_tile[at + 5u], c_tile[at + 6u], c_tile[at + 7u]);
+    store(c_base, top + row, left + col, v0);
+    store(c_base, top + row, left + col + 4u, v1);
+    workgroupBarrier();
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32,
+        @builtin(subgroup_invocation_id) lane: u32) {
+    // Chrome's WGSL has no subgroup_id without a language feature not every version offers:
+    // the subgroup takes the number of its first invocation's 32. Subgroups here are always 32
+    // wide (src/gpu/subgroup_matrix.rs), and GPUs form them from consecutive invocations.
+    let sg = subgroupBroadcastFirst(tid / 32u);
+    let row0 = wid.y * 128u;
+    let col0 = wid.x * 128u;
+    let a_base = a_start(wid.z);
+    let b_base = b_start(wid.z);
+    // The subgroup's block: 2 × 4 blocks of 64 rows × 32 columns.
+    let br = (sg / 4u) * 64u;
+    let bc = (sg % 4u) * 32u;
+    var c00 = Sum();
+    var c01 = Sum();
+    var c10 = Sum();
+    var c11 = Sum();
+    var c20 = Sum();
+    var c21 = Sum();
+    var c30 = Sum();
+    var c31 = Sum();
+    let sums_rows = ROW_SUMS && wid.x == 0u;
+    var sums = vec4<f32>(0.0);
+    var next = fetch_slice(a_base, b_base, row0, col0, 0u, tid);
+    for (var k0 = 0u; k0 < p.k; k0 += DEPTH) {
+        put_slice(tid, next);
+        if (sums_rows) { sums += next.a0 + next.a1 + next.a2 + next.a3; }
+        workgroupBarrier();
+        if (k0 + DEPTH < p.k) {
+            next = fetch_slice(a_base, b_base, row0, col0, k0 + DEPTH, tid);
+        }
+        for (var d = 0u; d < DEPTH; d += 16u) {
+            let a0 = load_left(br * A_STRIDE + d);
+            let a1 = load_left((br + 16u) * A_STRIDE + d);
+            let a2 = load_left((br + 32u) * A_STRIDE + d);
+            let a3 = load_left((br + 48u) * A_STRIDE + d);
+            let b0 = load_right(d * B_STRIDE + bc);
+            let b1 = load_right(d * B_STRIDE + bc + 16u);
+            c00 = subgroupMatrixMultiplyAccumulate(a0, b0, c00);
+            c01 = subgroupMatrixMultiplyAccumulate(a0, b1, c01);
+            c10 = subgroupMatrixMultiplyAccumulate(a1, b0, c10);
+            c11 = subgroupMatrixMultiplyAccumulate(a1, b1, c11);
+            c20 = subgroupMatrixMultiplyAccumulate(a2, b0, c20);
+            c21 = subgroupMatrixMultiplyAccumulate(a2, b1, c21);
+            c30 = subgroupMatrixMultiplyAccumulate(a3, b0, c30);
+            c31 = subgroupMatrixMultiplyAccumulate(a3, b1, c31);
+        }
+        workgroupBarrier();
+    }
+    let c_base = c_start(wid.z);
+    if (sums_rows) { store_row_sums(c_base, row0, tid, sums); }
+    let top = row0 + br;
+    let left = col0 + bc;
+    store_block(c00, c_base, top, left, sg, lane);
+    store_block(c01, c_base, top, left + 16u, sg, lane);
+    store_block(c10, c_base, top + 16u, left, sg, lane);
+    store_block(c11, c_base, top + 16u, left + 16u, sg, lane);
+    store_block(c20, c_base, top + 32u, left, sg, lane);
+    store_block(c21, c_base, top + 32u, left + 16u, sg, lane);
+    store_block(c30, c_base, top + 48u, left, sg, lane);
+    store_block(c31, c_base, top + 48u, left + 16u, sg, lane);
+}
