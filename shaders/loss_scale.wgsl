@@ -18,7 +18,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> guide: array<f32>;
 
 // The largest finite f32: NaN compares false with it too.
-const FINITE_MAX: f32 = 3.4028235e38;
+const FINITE_MAX: f32 = 0x1.fffffep+127f;
 
 @compute @workgroup_size(1)
 fn main() {

@@ -40,11 +40,9 @@ fn store_block(acc: Sum, c_base: u32, top: u32, left: u32, sg: u32, lane: u32) {
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32,
-        @builtin(subgroup_invocation_id) lane: u32) {
-    // Chrome's WGSL has no subgroup_id without a language feature not every version offers:
-    // the subgroup takes the number of its first invocation's 32. Subgroups here are always 32
-    // wide (src/gpu/subgroup_matrix.rs), and GPUs form them from consecutive invocations.
-    let sg = subgroupBroadcastFirst(tid / 32u);
+        @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
+    // The matrices' offsets must be uniform across the subgroup, which Chrome checks: the
+    // subgroup's number is (a number worked out from the invocation's index is not).
     let row0 = wid.y * 128u;
     let col0 = wid.x * 128u;
     let a_base = a_start(wid.z);

@@ -171,7 +171,10 @@ async fn f16_products_match_the_cpu_where_granted_and_are_refused_where_not() {
         let refused = gpu.set_precision(Precision::F16).unwrap_err().to_string();
         assert!(refused.contains("offers no f16 matrix units"), "{refused}");
         let auto = gpu.set_precision(Precision::Auto).unwrap();
-        assert!(!auto.f16() && gpu.tuning().f16_products.is_none(), "{auto:?}");
+        assert!(
+            !auto.f16() && gpu.tuning().f16_products.is_none(),
+            "{auto:?}"
+        );
         return;
     }
     assert!(gpu.set_precision(Precision::Auto).unwrap().f16());
@@ -181,4 +184,13 @@ async fn f16_products_match_the_cpu_where_granted_and_are_refused_where_not() {
         error > F32_ERROR_AT_MOST && error <= F16_ERROR_AT_MOST,
         "f16 products {error:e} off"
     );
+}
+
+/// The dynamic loss scale of mixed precision, as natively (tests/half.rs): its kernel compiled
+/// by the browser's own WGSL compiler, stricter than naga.
+#[wasm_bindgen_test]
+async fn an_overflow_skips_the_step_and_halves_the_scale_in_the_browser() {
+    for config in common::loss_scale::configs() {
+        common::loss_scale::overflow_skips(config).await;
+    }
 }

@@ -12,12 +12,13 @@ pub const F16_ERROR_AT_MOST: f64 = 1e-2;
 pub const F32_ERROR_AT_MOST: f64 = 2e-5;
 
 /// Shapes (m, k, n, A transposed, B transposed) with ragged edges at 128-wide tiles and 32-deep
-/// slices, in every layout, rows a multiple of 4 long (vec4 fetches) or not.
+/// slices, in every layout, rows a multiple of 4 long (vec4 fetches) or not; each of 8 M
+/// multiply-adds or more, as the matrix units take (src/ops/matmul/plan.rs).
 const SHAPES: [(usize, usize, usize, bool, bool); 4] = [
     (200, 300, 136, false, false),
-    (132, 72, 260, true, false),
-    (260, 100, 132, false, true),
-    (131, 333, 129, true, true),
+    (260, 136, 260, true, false),
+    (260, 100, 332, false, true),
+    (131, 333, 193, true, true),
 ];
 
 /// The largest error of `gpu`'s products over SHAPES, relative to the mean magnitude of the

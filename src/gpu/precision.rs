@@ -101,6 +101,13 @@ impl MatrixUnits {
     }
 }
 
+/// Where a page can get them: Chrome offers its subgroup matrices only to pages it runs with
+/// `--enable-unsafe-webgpu` (on NVIDIA under Linux, shader-f16 also needs a Dawn toggle).
+const WHERE_TO_GET_THEM: &str = match cfg!(target_arch = "wasm32") {
+    true => " (Chrome offers them only when started with --enable-unsafe-webgpu)",
+    false => "",
+};
+
 /// What a run asked for and what it got, with the reason, for the CLI and the page to say.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PrecisionChoice {
@@ -126,10 +133,13 @@ impl PrecisionChoice {
             (Precision::F16, false) => {
                 return Err(format!(
                     "f16 was asked for, but {adapter} offers no f16 matrix units to webgrad \
-                     (16×16×16 matrices with f32 sums on subgroups of 32); use f32 or auto"
+                     (16×16×16 matrices with f32 sums on subgroups of 32){WHERE_TO_GET_THEM}; \
+                     use f32 or auto"
                 ))
             }
-            (Precision::Auto, false) => format!("{adapter} offers no f16 matrix units to webgrad"),
+            (Precision::Auto, false) => {
+                format!("{adapter} offers no f16 matrix units to webgrad{WHERE_TO_GET_THEM}")
+            }
         };
         Ok(PrecisionChoice {
             asked,
@@ -226,11 +236,9 @@ mod tests {
         let without = PrecisionChoice::of(Precision::Auto, None, "GPU").unwrap();
         assert_eq!((with.units, without.units), (units, None));
         assert!(without.sentence().starts_with("Products in f32 (auto)"));
-        assert!(
-            !PrecisionChoice::of(Precision::F32, units, "GPU")
-                .unwrap()
-                .f16()
-        );
+        assert!(!PrecisionChoice::of(Precision::F32, units, "GPU")
+            .unwrap()
+            .f16());
         let refused = PrecisionChoice::of(Precision::F16, None, "llvmpipe").unwrap_err();
         assert!(refused.contains("llvmpipe offers no f16"), "{refused}");
         assert_eq!("auto".parse::<Precision>(), Ok(Precision::Auto));

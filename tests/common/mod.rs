@@ -8,6 +8,7 @@ pub mod cases;
 pub mod gpt2_files;
 pub mod launches;
 pub mod linear;
+pub mod loss_scale;
 pub mod optimizer;
 pub mod submits;
 

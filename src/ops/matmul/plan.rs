@@ -160,7 +160,10 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
     if tuning.emulated {
         return registers(d, splittable);
     }
-    if let Some(units) = tuning.f16_products.filter(|_| takes_matrix_units(views, needs, tuning)) {
+    if let Some(units) = tuning
+        .f16_products
+        .filter(|_| takes_matrix_units(d, views, needs, tuning))
+    {
         return matrix_tiles(d, views, units);
     }
     let policy = BigTilePolicy::of(*tuning);
@@ -188,11 +191,21 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
     small_tiles((d, views), split, needs)
 }
 
-/// Whether a product can run on the f16 matrix units' kernel (where the run asked for them): the
-/// device allows the kernel's workgroup memory, its operands bind as vec4s, and it is not one of causal attention's (whose skipping the kernel
+/// Products of fewer multiply-adds stay on the f32 kernels when a run asks for f16: they take
+/// under 20 µs even at a laptop's 1 TFLOPS, about what a dispatch costs, so the matrix units
+/// would save next to nothing and the rounding would cost precision for it. In Chrome on an H200
+/// the spiral's MLP, all of whose products are smaller, trained at ~3,000 steps a second with
+/// them against ~3,600 without (docs/BENCHMARKS.md, "mixed precision in Chrome").
+const LEAST_MATRIX_WORK: usize = 1 << 23;
+
+/// Whether a product can run on the f16 matrix units' kernel (where the run asked for them): it
+/// is large enough (LEAST_MATRIX_WORK), the device allows the kernel's workgroup memory, its
+/// operands bind as vec4s, and it is not one of causal attention's (whose skipping the kernel
 /// does not know); its row sums only with A fetched as vec4s.
-fn takes_matrix_units(views: Views, needs: Needs, tuning: &Tuning) -> bool {
-    tuning.workgroup_bytes >= MATRIX_TILE_WORKGROUP_BYTES
+fn takes_matrix_units(d: Dims, views: Views, needs: Needs, tuning: &Tuning) -> bool {
+    let work = d.m.saturating_mul(d.n).saturating_mul(d.k).saturating_mul(d.batches);
+    work >= LEAST_MATRIX_WORK
+        && tuning.workgroup_bytes >= MATRIX_TILE_WORKGROUP_BYTES
         && needs.vec4_buffers
         && needs.causal == Causal::No
         && (views.row_sums.is_none() || views.a.in_fours())
@@ -426,9 +439,10 @@ pub(super) mod tests {
             (LARGE, (64, 288, 4096), SmallTiles, 1),
             (tint, (1024, 1024, 1024), SmallTiles, 1),
             (tint, (4096, 4096, 4096), LargeTiles, 1),
-            // With f16 matrix units asked for, every product on them, all of K in one part;
-            // not in 16 KiB of workgroup memory.
-            (MATRIX, (128, 784, 64), MatrixUnits, 1),
+            // With f16 matrix units asked for, every product of 8 M multiply-adds or more on
+            // them, all of K in one part; not in 16 KiB of workgroup memory.
+            (MATRIX, (128, 784, 128), MatrixUnits, 1),
+            (MATRIX, (128, 784, 64), SmallTiles, 49),
             (MATRIX, (4096, 4096, 4096), MatrixUnits, 1),
             (
                 Tuning {
