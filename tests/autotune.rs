@@ -62,6 +62,7 @@ const SHAPE: ProductShape = ProductShape {
     b_transposed: false,
     splittable: true,
     vec4: true,
+    f16: false,
 };
 
 /// SHAPE's product of seeded values on `device`, and on the CPU.
@@ -105,6 +106,7 @@ fn every_variant_a_shape_may_be_given_computes_its_product_and_is_followed() {
             let family = match variant.tiles {
                 Tiles::Small => ProductPath::SmallTiles.family(),
                 Tiles::Large => ProductPath::LargeTiles.family(),
+                Tiles::Matrix => ProductPath::MatrixUnits.family(),
             };
             let before = gpu.dispatches_of(family);
             let (got, want) = product_and_reference(&device);

@@ -12,7 +12,8 @@ const MOST_NOTED: usize = 256;
 
 /// A product as its variant's choice depends on it: `batches` products of [m, k] · [k, n],
 /// which operands are read transposed, whether K may be split (C dense and alone, an epilogue
-/// the summing pass knows) and whether the operands bind whole vec4s (the large tiles need it).
+/// the summing pass knows), whether the operands bind whole vec4s (the large tiles need it) and
+/// whether the run's products may take the f16 matrix units (`Gpu::set_precision`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ProductShape {
     pub m: usize,
@@ -23,13 +24,16 @@ pub struct ProductShape {
     pub b_transposed: bool,
     pub splittable: bool,
     pub vec4: bool,
+    pub f16: bool,
 }
 
-/// The side of a product's tiles (shaders/matmul_small.wgsl, matmul.wgsl).
+/// The side of a product's tiles (shaders/matmul_small.wgsl, matmul.wgsl), or the f16 matrix
+/// units' 128 × 128 tiles (shaders/matmul_coop.wgsl, or its Chrome dialect), K always whole.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Tiles {
     Small,
     Large,
+    Matrix,
 }
 
 /// A product's variant on the tiled kernels: its tiles, and the parts its K is cut into (1:

@@ -90,13 +90,15 @@ impl Cache {
 }
 
 /// "product M N K BATCHES" and the flags that are set: a (A transposed), b (B transposed),
-/// split (K may be split), vec4 (the operands bind whole vec4s).
+/// split (K may be split), vec4 (the operands bind whole vec4s), f16 (the run's products may
+/// take the f16 matrix units).
 fn write_shape(s: &ProductShape) -> String {
     let flags = [
         (s.a_transposed, " a"),
         (s.b_transposed, " b"),
         (s.splittable, " split"),
         (s.vec4, " vec4"),
+        (s.f16, " f16"),
     ];
     let set: String = flags.iter().filter(|f| f.0).map(|f| f.1).collect();
     format!("product {} {} {} {}{set}", s.m, s.n, s.k, s.batches)
@@ -110,7 +112,7 @@ fn read_shape(text: &str) -> Option<ProductShape> {
     let mut size = || words.next()?.parse::<usize>().ok();
     let (m, n, k, batches) = (size()?, size()?, size()?, size()?);
     let flags: Vec<&str> = words.collect();
-    let known = ["a", "b", "split", "vec4"];
+    let known = ["a", "b", "split", "vec4", "f16"];
     if flags.iter().any(|f| !known.contains(f)) {
         return None;
     }
@@ -123,14 +125,16 @@ fn read_shape(text: &str) -> Option<ProductShape> {
         b_transposed: flags.contains(&"b"),
         splittable: flags.contains(&"split"),
         vec4: flags.contains(&"vec4"),
+        f16: flags.contains(&"f16"),
     })
 }
 
-/// "small 1", "large 4": the tiles and the parts of K.
+/// "small 1", "large 4", "matrix 1": the tiles and the parts of K.
 fn write_variant(v: &ProductVariant) -> String {
     let tiles = match v.tiles {
         Tiles::Small => "small",
         Tiles::Large => "large",
+        Tiles::Matrix => "matrix",
     };
     format!("{tiles} {}", v.parts)
 }
@@ -140,6 +144,7 @@ fn read_variant(text: &str) -> Option<ProductVariant> {
     let tiles = match tiles {
         "small" => Tiles::Small,
         "large" => Tiles::Large,
+        "matrix" => Tiles::Matrix,
         _ => return None,
     };
     let parts = parts.parse().ok().filter(|&p: &usize| p > 0)?;
@@ -222,23 +227,35 @@ mod tests {
             b_transposed: true,
             splittable: true,
             vec4: true,
+            f16: false,
         };
         let variant = ProductVariant {
             tiles: Tiles::Large,
             parts: 2,
         };
+        // The same shape in a run whose products may take the matrix units, on them.
+        let f16 = ProductShape { f16: true, ..shape };
+        let matrix = ProductVariant {
+            tiles: Tiles::Matrix,
+            parts: 1,
+        };
         let mut cache = Cache::default();
         cache.remember(h100.clone(), Some(132));
         cache.remember_product(h100.clone(), shape, variant);
+        cache.remember_product(h100.clone(), f16, matrix);
         let text = cache.to_text();
         assert!(
             text.contains("\tproduct 4096 768 3072 1 b split vec4\tlarge 2\n"),
             "{text}"
         );
+        assert!(
+            text.contains("\tproduct 4096 768 3072 1 b split vec4 f16\tmatrix 1\n"),
+            "{text}"
+        );
         assert_eq!(Cache::parse(&text), cache);
         assert_eq!(
             cache.products(&h100).collect::<Vec<_>>(),
-            [(shape, variant)]
+            [(shape, variant), (f16, matrix)]
         );
         assert_eq!(cache.products("another").count(), 0);
         // A shape or variant that does not read is skipped.

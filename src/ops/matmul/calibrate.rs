@@ -157,8 +157,12 @@ impl ProductTimer {
     }
 
     /// Sets how many products each timing runs: as many as `variant` takes in PRODUCT_SECONDS,
-    /// found by multiplying the count until they do.
+    /// found by multiplying the count until they do. One untimed product first: the first
+    /// builds the variant's pipeline, which in a browser can take longer than PRODUCT_SECONDS
+    /// and would leave every timing at one product, its figure mostly the wait for the GPU.
     pub(crate) async fn pace(&self, variant: ProductVariant) -> Result<()> {
+        self.calls.set(1);
+        self.seconds(variant).await?;
         let mut calls = 1;
         loop {
             self.calls.set(calls);

@@ -1,12 +1,12 @@
 //! The variants a product may run as on a device, among which the measurement
 //! (src/tune/products.rs) picks the fastest on the user's GPU: 64 × 64 or 128 × 128 tiles, K
-//! whole or split as split.rs's rules would split it, or the large tiles' K in two to four
-//! parts. The planner's own choice (plan.rs) comes first; it is what runs until the shape is
+//! whole or split as split.rs's rules would split it, the large tiles' K in two to four parts,
+//! or, in a run that asked for f16, the matrix units (so that f16 runs where it measured faster). The planner's own choice (plan.rs) comes first; it is what runs until the shape is
 //! measured, and what stays where the measurement is off.
 
 use super::epilogue::Causal;
 use super::layout::{Dims, Views};
-use super::plan::{plan, Needs, BIG_TILE_WORKGROUP_BYTES};
+use super::plan::{plan, takes_matrix_units, Needs, BIG_TILE_WORKGROUP_BYTES};
 use super::split::{self, Split};
 use crate::gpu::{ProductShape, ProductVariant, Tiles, Tuning};
 
@@ -23,7 +23,7 @@ pub(super) fn shape_of(
     d: Dims,
     views: &Views,
     needs: Needs,
-    b_transposed: bool,
+    (b_transposed, tuning): (bool, &Tuning),
 ) -> Option<ProductShape> {
     let work =
         d.m.saturating_mul(d.n)
@@ -41,6 +41,7 @@ pub(super) fn shape_of(
         b_transposed,
         splittable: views.splittable(d) && needs.epilogue_splittable,
         vec4: needs.vec4_buffers,
+        f16: tuning.f16_products.is_some(),
     })
 }
 
@@ -78,7 +79,14 @@ pub fn candidates(shape: ProductShape, tuning: &Tuning) -> Vec<ProductVariant> {
         tiles: Tiles::Large,
         parts,
     };
-    let mut all = vec![planned, small(1)];
+    let mut all = vec![planned];
+    if tuning.f16_products.is_some() && shape.f16 && takes_matrix_units(d, views, needs, tuning) {
+        all.push(ProductVariant {
+            tiles: Tiles::Matrix,
+            parts: 1,
+        });
+    }
+    all.push(small(1));
     if shape.splittable {
         all.push(small(
             Split::of(d, split::target_groups(tuning.tiles_at_once)).parts,
@@ -101,19 +109,22 @@ pub fn candidates(shape: ProductShape, tuning: &Tuning) -> Vec<ProductVariant> {
 }
 
 /// Whether `variant` may run a product of `shape` under `tuning`: tiled kernels (not the
-/// emulated GPUs' one), large tiles only with their workgroup memory and vec4 bindings, K in
-/// parts only where it may split. Cheaper than `candidates`, for every product planned.
+/// emulated GPUs' one), large tiles only with their workgroup memory and vec4 bindings, the
+/// matrix units only in a run that asked for them (the planner checks the rest of what they
+/// need against the product's own layout), K in parts only where it may split. Cheaper than
+/// `candidates`, for every product planned.
 pub(super) fn allowed(shape: ProductShape, variant: ProductVariant, tuning: &Tuning) -> bool {
     let tiles = match variant.tiles {
         Tiles::Small => true,
         Tiles::Large => tuning.workgroup_bytes >= BIG_TILE_WORKGROUP_BYTES && shape.vec4,
+        Tiles::Matrix => tuning.f16_products.is_some() && shape.f16 && variant.parts == 1,
     };
     !tuning.emulated && tiles && (variant.parts == 1 || shape.splittable) && variant.parts >= 1
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::plan::tests::{EMULATED, GUARANTEED, LARGE};
+    use super::super::plan::tests::{EMULATED, GUARANTEED, LARGE, MATRIX};
     use super::*;
 
     fn shape(m: usize, n: usize, k: usize, splittable: bool) -> ProductShape {
@@ -126,6 +137,7 @@ mod tests {
             b_transposed: false,
             splittable,
             vec4: true,
+            f16: false,
         }
     }
 
@@ -160,6 +172,20 @@ mod tests {
         );
         // The emulated GPUs' kernel has no variants.
         assert!(candidates(shape(1024, 1024, 1024, true), &EMULATED).is_empty());
+        // A run in f16: the matrix units first (the planner's), then the f32 variants; a
+        // shape noted in an f32 run, or a run in f32, may not take them.
+        let f16 = ProductShape {
+            f16: true,
+            ..shape(1024, 1024, 1024, false)
+        };
+        assert_eq!(
+            candidates(f16, &MATRIX),
+            [v(Matrix, 1), v(Small, 1), v(Large, 1)]
+        );
+        let f32 = shape(1024, 1024, 1024, false);
+        assert!(allowed(f16, v(Matrix, 1), &MATRIX));
+        assert!(!allowed(f32, v(Matrix, 1), &MATRIX));
+        assert!(!allowed(f16, v(Matrix, 1), &LARGE));
     }
 
     #[test]
@@ -192,10 +218,10 @@ mod tests {
             causal: Causal::OutputLower,
             ..Needs::default()
         };
-        assert_eq!(shape_of(d, &views, causal, false), None);
+        assert_eq!(shape_of(d, &views, causal, (false, &LARGE)), None);
         let plain = Needs::default();
-        assert!(shape_of(d, &views, plain, false).is_some());
+        assert!(shape_of(d, &views, plain, (false, &LARGE)).is_some());
         // 4 M multiply-adds.
-        assert_eq!(shape_of(small, &views, plain, false), None);
+        assert_eq!(shape_of(small, &views, plain, (false, &LARGE)), None);
     }
 }

@@ -140,6 +140,7 @@ impl Plan {
         let tiles = match self.kernel.family {
             f if f == Path::SmallTiles.family() => Tiles::Small,
             f if f == Path::LargeTiles.family() => Tiles::Large,
+            f if f == Path::MatrixUnits.family() => Tiles::Matrix,
             _ => return None,
         };
         Some(ProductVariant {
@@ -202,8 +203,11 @@ const LEAST_MATRIX_WORK: usize = 1 << 23;
 /// is large enough (LEAST_MATRIX_WORK), the device allows the kernel's workgroup memory, its
 /// operands bind as vec4s, and it is not one of causal attention's (whose skipping the kernel
 /// does not know); its row sums only with A fetched as vec4s.
-fn takes_matrix_units(d: Dims, views: Views, needs: Needs, tuning: &Tuning) -> bool {
-    let work = d.m.saturating_mul(d.n).saturating_mul(d.k).saturating_mul(d.batches);
+pub(super) fn takes_matrix_units(d: Dims, views: Views, needs: Needs, tuning: &Tuning) -> bool {
+    let work =
+        d.m.saturating_mul(d.n)
+            .saturating_mul(d.k)
+            .saturating_mul(d.batches);
     work >= LEAST_MATRIX_WORK
         && tuning.workgroup_bytes >= MATRIX_TILE_WORKGROUP_BYTES
         && needs.vec4_buffers
@@ -238,6 +242,13 @@ pub(crate) fn plan_variant(
     match variant.tiles {
         Tiles::Small => small_tiles((d, views), split, needs),
         Tiles::Large => large_tiles((d, views), split, needs, &BigTilePolicy::of(*tuning)),
+        // A shape measured dense may come with a layout the matrix units do not take.
+        Tiles::Matrix => match tuning.f16_products {
+            Some(units) if takes_matrix_units(d, views, needs, tuning) => {
+                matrix_tiles(d, views, units)
+            }
+            _ => plan((d, views), needs, tuning),
+        },
     }
 }
 

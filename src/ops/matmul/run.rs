@@ -76,11 +76,11 @@ fn chosen_plan(
 ) -> Result<Plan> {
     let tuning = gpu.tuning();
     let planned = plan((d, views), needs, &tuning);
-    // The emulated GPUs' kernel and the matrix units' have no variants to measure.
+    // The emulated GPUs' kernel has no variants to measure.
     if forced.is_none() && planned.variant().is_none() {
         return Ok(planned);
     }
-    let Some(shape) = choices::shape_of(d, &views, needs, tb) else {
+    let Some(shape) = choices::shape_of(d, &views, needs, (tb, &tuning)) else {
         return Ok(planned);
     };
     let chosen = forced.or_else(|| gpu.product_variants().chosen(&shape));
