@@ -8,8 +8,9 @@
 mod common;
 use common::{run, stored, uniform};
 use webgrad::bench::check::{F16_ERROR_AT_MOST, F32_ERROR_AT_MOST};
-use webgrad::gpu::Precision;
+use webgrad::gpu::{MatrixUnits, Precision, Tuning};
 use webgrad::ops::ProductPath;
+use webgrad::optim::Optimizer;
 use webgrad::{Device, Tensor};
 
 /// The largest error relative to the mean magnitude of what was wanted.
@@ -62,10 +63,10 @@ fn f16_products_match_the_cpu_within_f16s_error_where_offered_and_are_refused_wh
         assert!(choice.f16(), "{choice:?}");
         let before = context.dispatches_of(ProductPath::MatrixUnits.family());
         // Ragged edges in every layout, rows a multiple of 4 long (vec4 fetches) or not (one
-        // value at a time), depths ragged at the slices of 32, and a batch of 3; each of 8 M
+        // value at a time), depths ragged at the slices of 32, and a batch of 3; each of 2^23
         // multiply-adds or more, as the matrix units take.
         for (m, k, n, ta, tb, batch) in [
-            (200, 300, 136, false, false, 1),
+            (200, 330, 136, false, false, 1),
             (260, 136, 260, true, false, 1),
             (260, 100, 332, false, true, 1),
             (136, 300, 136, true, true, 3),
@@ -107,4 +108,51 @@ fn an_overflow_skips_the_step_and_halves_the_scale_which_grows_back_after_clean_
     for config in common::loss_scale::configs() {
         run(common::loss_scale::overflow_skips(config));
     }
+}
+
+/// Losses are scaled from the first backward whose forward ran a product on the matrix units:
+/// never while every product is too small for them (2^23 multiply-adds; on lavapipe the emulated
+/// kernels take every product), and from then on where the adapter has them.
+#[test]
+fn losses_are_scaled_once_a_product_runs_on_the_matrix_units() {
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        let before = context.tuning();
+        let units = context.matrix_units().unwrap_or(MatrixUnits::Cooperative);
+        context.set_tuning(Tuning {
+            f16_products: Some(units),
+            ..before
+        });
+        let w = Tensor::from_f64(uniform(256 * 256, -0.1, 0.1, 3), &[256, 256], &gpu)
+            .unwrap()
+            .with_grad();
+        let params = vec![("w".to_string(), w.clone())];
+        let config = common::loss_scale::configs()[1].clone();
+        let mut optimizer = Optimizer::for_device(config, &params, &gpu).unwrap();
+        let loss_of = |rows: usize| {
+            let x = Tensor::from_f64(uniform(rows * 256, -1.0, 1.0, 4), &[rows, 256], &gpu);
+            x.unwrap().matmul(&w).unwrap().sum_all().unwrap()
+        };
+        // 4 × 256 × 256: 0.26 M multiply-adds, in f32. An evaluation's product of 256³ (16.8
+        // M) on the matrix units before its forward does not count.
+        drop(loss_of(256));
+        optimizer.forward_begins();
+        optimizer.backward(&loss_of(4)).unwrap();
+        assert!(
+            optimizer.loss_scale().is_none(),
+            "scaled with no f16 product"
+        );
+        if context.matrix_units().is_some() {
+            optimizer.forward_begins();
+            optimizer.backward(&loss_of(256)).unwrap();
+            assert!(
+                optimizer.loss_scale().is_some(),
+                "not scaled after an f16 product"
+            );
+        }
+        context.set_tuning(before);
+    });
 }

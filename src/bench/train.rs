@@ -77,6 +77,7 @@ impl Workload {
     /// One training step: forward, cross-entropy, backward, optimizer update (AdamW for the
     /// GPTs, Adam otherwise, as torch_ref.py).
     fn step(&mut self) -> Result<()> {
+        self.optimizer.forward_begins();
         let loss = self.net.loss(&self.x, &self.y, None)?;
         let grads = self.optimizer.backward(&loss)?;
         self.optimizer.step(&self.params, &grads)

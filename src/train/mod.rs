@@ -223,6 +223,7 @@ impl Session {
     pub fn train_step(&mut self) -> Result<()> {
         let (x, y) = self.next_batch()?;
         let seed = self.dropout_seed();
+        self.optimizer.forward_begins();
         let loss = self.learner.model().loss(&x, &y, Some(seed))?;
         let grads = self.optimizer.backward(&loss)?;
         if std::mem::take(&mut self.watch) {

@@ -194,9 +194,10 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
 
 /// Products of fewer multiply-adds stay on the f32 kernels when a run asks for f16: they take
 /// under 20 µs even at a laptop's 1 TFLOPS, about what a dispatch costs, so the matrix units
-/// would save next to nothing and the rounding would cost precision for it. In Chrome on an H200
-/// the spiral's MLP, all of whose products are smaller, trained at ~3,000 steps a second with
-/// them against ~3,600 without (docs/BENCHMARKS.md, "mixed precision in Chrome").
+/// would save next to nothing and the rounding would cost precision for it (the product timer
+/// leaves such products untimed for the same reason: choices.rs, LEAST_TIMED_WORK). A model
+/// all of whose products are smaller then trains in f32, without a loss scale
+/// (`Optimizer::for_device`).
 const LEAST_MATRIX_WORK: usize = 1 << 23;
 
 /// Whether a product can run on the f16 matrix units' kernel (where the run asked for them): it
@@ -450,7 +451,7 @@ pub(super) mod tests {
             (LARGE, (64, 288, 4096), SmallTiles, 1),
             (tint, (1024, 1024, 1024), SmallTiles, 1),
             (tint, (4096, 4096, 4096), LargeTiles, 1),
-            // With f16 matrix units asked for, every product of 8 M multiply-adds or more on
+            // With f16 matrix units asked for, every product of 2^23 multiply-adds or more on
             // them, all of K in one part; not in 16 KiB of workgroup memory.
             (MATRIX, (128, 784, 128), MatrixUnits, 1),
             (MATRIX, (128, 784, 64), SmallTiles, 49),
