@@ -7,27 +7,15 @@
 
 mod common;
 use common::{run, stored, uniform};
-use webgrad::bench::check::{F16_ERROR_AT_MOST, F32_ERROR_AT_MOST};
+use webgrad::bench::check::{relative_error, F16_ERROR_AT_MOST, F32_ERROR_AT_MOST};
 use webgrad::gpu::{MatrixUnits, Precision, Tuning};
 use webgrad::ops::ProductPath;
 use webgrad::optim::Optimizer;
 use webgrad::{Device, Tensor};
 
-/// The largest error relative to the mean magnitude of what was wanted.
-fn relative_error(what: &str, got: &[f64], want: &[f64]) -> f64 {
-    assert_eq!(got.len(), want.len(), "{what}: lengths differ");
-    assert!(got.iter().all(|v| v.is_finite()), "{what}: not finite");
-    let scale = want.iter().map(|v| v.abs()).sum::<f64>() / want.len() as f64;
-    let most = got
-        .iter()
-        .zip(want)
-        .map(|(g, w)| (g - w).abs())
-        .fold(0.0, f64::max);
-    most / scale
-}
-
+/// `got` within f16's error of `want` relative to its size, and farther than f32's would be.
 fn assert_f16(what: &str, got: &[f64], want: &[f64]) {
-    let error = relative_error(what, got, want);
+    let error = relative_error(got, want);
     assert!(
         error <= F16_ERROR_AT_MOST,
         "{what}: relative error {error:e}"
@@ -92,7 +80,7 @@ fn f16_products_match_the_cpu_within_f16s_error_where_offered_and_are_refused_wh
         let got = common::linear::grads(&gpu, shape).await;
         assert_f16("linear: the input's gradient", &got[0], &want[0]);
         assert_f16("linear: the weight's gradient", &got[1], &want[1]);
-        let bias = relative_error("linear: the bias's gradient", &got[2], &want[2]);
+        let bias = relative_error(&got[2], &want[2]);
         assert!(
             bias <= F32_ERROR_AT_MOST,
             "the bias's gradient: error {bias:e}"

@@ -76,8 +76,8 @@ fn values(n: usize, seed: usize) -> Vec<f64> {
 }
 
 /// The largest difference relative to the mean magnitude of what was wanted; infinite where a
-/// value is not finite.
-fn relative_error(got: &[f64], want: &[f64]) -> f64 {
+/// value is not finite or the lengths differ.
+pub fn relative_error(got: &[f64], want: &[f64]) -> f64 {
     if got.len() != want.len() || !got.iter().all(|v| v.is_finite()) {
         return f64::INFINITY;
     }
