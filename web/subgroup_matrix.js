@@ -5,7 +5,6 @@
 // says afterwards whether the device has them (src/gpu/subgroup_matrix.rs).
 
 const FEATURES = ['shader-f16', 'subgroups', 'chromium-experimental-subgroup-matrix'];
-const ORIGINAL = typeof GPUAdapter === 'undefined' ? null : GPUAdapter.prototype.requestDevice;
 let granted = false;
 
 // The kernel's needs: the features, 16 × 16 × 16 matrices of f16 adding in f32, and subgroups
@@ -21,16 +20,22 @@ function offers_matrix_units(adapter) {
 
 export function ask_for_matrix_units() {
   granted = false;
-  if (ORIGINAL === null) return;
+  if (typeof GPUAdapter === 'undefined') return;
+  const original = GPUAdapter.prototype.requestDevice;
   GPUAdapter.prototype.requestDevice = function (descriptor) {
-    GPUAdapter.prototype.requestDevice = ORIGINAL;
-    if (!offers_matrix_units(this)) return ORIGINAL.call(this, descriptor);
+    GPUAdapter.prototype.requestDevice = original;
+    if (!offers_matrix_units(this)) return original.call(this, descriptor);
     const asked = Object.assign({}, descriptor);
     asked.requiredFeatures = [...new Set([...(asked.requiredFeatures ?? []), ...FEATURES])];
-    return ORIGINAL.call(this, asked).then((device) => {
-      granted = FEATURES.every((f) => device.features.has(f));
-      return device;
-    });
+    return original.call(this, asked).then(
+      (device) => {
+        granted = FEATURES.every((f) => device.features.has(f));
+        return device;
+      },
+      // Refused with them (a browser that lists what it cannot give): the device wgpu asked
+      // for, in f32.
+      () => original.call(this, descriptor),
+    );
   };
 }
 

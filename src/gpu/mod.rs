@@ -68,6 +68,8 @@ pub struct Gpu {
     lost: Arc<Mutex<Option<String>>>,
     /// The f16 matrix units the device was opened with, if the adapter offers them.
     matrix_units: Option<MatrixUnits>,
+    /// The precision the latest `set_precision` chose, with its reason.
+    precision: RefCell<Option<PrecisionChoice>>,
 }
 
 impl Gpu {
@@ -134,6 +136,7 @@ impl Gpu {
             errors,
             lost,
             matrix_units,
+            precision: RefCell::new(None),
         }))
     }
 

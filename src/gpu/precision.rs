@@ -177,7 +177,13 @@ impl Gpu {
             f16_products: choice.units,
             ..self.tuning.get()
         });
+        *self.precision.borrow_mut() = Some(choice.clone());
         Ok(choice)
+    }
+
+    /// What the latest `set_precision` chose and why; None before one.
+    pub fn precision(&self) -> Option<PrecisionChoice> {
+        self.precision.borrow().clone()
     }
 
     /// The f16 matrix units this device offers, if any.

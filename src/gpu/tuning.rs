@@ -39,8 +39,8 @@ pub struct Tuning {
     /// to 2.7 % (docs/log/kernels.md, "The attention's block, measured and dropped").
     pub attention_block: Option<usize>,
     /// The matrix units products multiply on, their operands rounded to f16 and their sums in
-    /// f32 (`Gpu::set_precision`; shaders/matmul_coop.wgsl): None, f32 products, until a run
-    /// asks for f16 where the device has them.
+    /// f32 (`Gpu::set_precision`; shaders/matmul_coop.wgsl natively, matmul_subgroup_matrix.wgsl
+    /// in Chrome): None, f32 products, until a run asks for f16 where the device has them.
     pub f16_products: Option<MatrixUnits>,
 }
 

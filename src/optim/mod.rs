@@ -222,6 +222,20 @@ impl Optimizer {
         Ok(optimizer)
     }
 
+    /// Starts scaling the losses where products ran on the matrix units since the latest
+    /// forward began: at backward, the forward's; after the update, the backward's too (its
+    /// products' layouts can take the matrix units where the forward's did not), for the steps
+    /// after.
+    fn scale_after_f16_products(&mut self) -> Result<()> {
+        if let Some((gpu, before)) = &self.scale_once_f16 {
+            if matrix_products(gpu) > *before {
+                self.scale_once_f16 = None;
+                self.scale_losses(INITIAL_SCALE, GROWTH_INTERVAL)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Marks the start of the forward pass whose loss `backward` takes next.
     pub fn forward_begins(&mut self) {
         if let Some((gpu, before)) = &mut self.scale_once_f16 {
@@ -231,12 +245,7 @@ impl Optimizer {
 
     /// The gradients of `loss`, from the loss times the loss scale where losses are scaled.
     pub fn backward(&mut self, loss: &Tensor) -> Result<Gradients> {
-        if let Some((gpu, before)) = &self.scale_once_f16 {
-            if matrix_products(gpu) > *before {
-                self.scale_once_f16 = None;
-                self.scale_losses(INITIAL_SCALE, GROWTH_INTERVAL)?;
-            }
-        }
+        self.scale_after_f16_products()?;
         match &self.loss_scale {
             Some(scale) => scale.scaled(loss)?.backward(),
             None => loss.backward(),
@@ -343,7 +352,8 @@ impl Optimizer {
                     }
                 }
             }
-            Ok(())
+            // After this update, which read no scale: the next steps' losses are scaled.
+            self.scale_after_f16_products()
         })
     }
 

@@ -142,7 +142,9 @@ impl Session {
         &self.device
     }
 
-    /// The loss scale, where products in f16 have the losses scaled (`Optimizer::for_device`).
+    /// The loss scale, where products in f16 have the losses scaled: from the first step whose
+    /// forward ran a product on the matrix units, None before and in a model whose products are
+    /// all too small for them (`Optimizer::for_device`).
     pub fn loss_scale(&self) -> Option<&crate::optim::LossScale> {
         self.optimizer.loss_scale()
     }

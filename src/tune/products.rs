@@ -50,6 +50,11 @@ pub async fn tune_products(gpu: &Rc<Gpu>, cache: &mut Cache) -> Result<ProductsT
     let tuning = gpu.tuning();
     let (mut timed, mut changed) = (0, 0);
     let noted = gpu.product_variants().take_noted();
+    // A shape that may take the matrix units, noted in an f16 run, timed after the precision
+    // went back to f32 would be kept without them: it is left to the planner.
+    let noted = noted
+        .into_iter()
+        .filter(|s| !s.f16 || tuning.f16_products.is_some());
     for shape in noted {
         let candidates = product_candidates(shape, &tuning);
         let Some(&planned) = candidates.first() else {

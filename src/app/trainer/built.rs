@@ -28,7 +28,10 @@ pub(super) fn built(session: &Session, note: Option<String>) -> Built {
         items_per_step: session.items_per_step(),
         note,
         backend: None,
-        precision: None,
+        precision: match session.device() {
+            crate::Device::Gpu(gpu) => gpu.precision().map(|c| c.sentence()),
+            crate::Device::Cpu => None,
+        },
         steps: session.config.steps,
         lora: None,
     }

@@ -4,6 +4,7 @@
 
 use super::{now_ms, scope, Trainer};
 use crate::app::protocol::Report;
+use crate::app::schema;
 use crate::train::BestKeeper;
 use crate::Device;
 
@@ -87,6 +88,11 @@ impl Trainer {
         }
         let (device, adapter) = scope::open_device().await;
         self.report(Report::Device(adapter));
+        // The new device opens in f32: the run's precision again (f32 where it has no matrix
+        // units for f16), before the run is resumed on it.
+        if let (Device::Gpu(gpu), Some(plan)) = (&device, &self.plan) {
+            let _ = gpu.set_precision(schema::precision(&plan.form));
+        }
         self.device = device;
         if on_cpu {
             self.report(Report::Note(Some(format!(

@@ -10,14 +10,6 @@ use crate::train::routing::Backend;
 use crate::train::{routing, BestKeeper, Footprint, Session, Task, TaskData};
 use crate::Device;
 
-/// What the page says of where a new run trains, when there is something to say: the backend
-/// the page chose on auto, and the precision of a run on the GPU.
-#[derive(Default)]
-pub(super) struct Routed {
-    pub backend: Option<String>,
-    pub precision: Option<String>,
-}
-
 /// Steps between evaluations in the page: digits runs are the shortest (600 steps by default),
 /// so they evaluate a little more often to keep enough points on the validation curve.
 const DIGITS_EVAL_EVERY: u64 = 20;
@@ -56,8 +48,7 @@ impl Trainer {
         let notes: Vec<String> = [own_points, sized].into_iter().flatten().collect();
         let note = (!notes.is_empty()).then(|| notes.join(" "));
         let mut made = built(session, note);
-        made.backend = routed.backend;
-        made.precision = routed.precision;
+        made.backend = routed;
         self.report(Report::Built(made));
         self.report(Report::Busy(Some("Evaluating the new model".into())));
         self.evaluate(None, true).await
@@ -80,8 +71,9 @@ impl Trainer {
 
     /// Replaces the session with a new one of `task` from the plan, its figures zeroed, on the
     /// backend the plan asks for (on auto, a small model is timed on both) in the precision it
-    /// asks for; returns what the page says of those choices.
-    pub(super) async fn build_session(&mut self, task: Task) -> Result<Routed, String> {
+    /// asks for; returns what the page says of the backend's choice, if anything. On an error
+    /// the GPU keeps the precision the run before had.
+    pub(super) async fn build_session(&mut self, task: Task) -> Result<Option<String>, String> {
         let form = self
             .plan
             .as_ref()
@@ -110,7 +102,11 @@ impl Trainer {
             EVAL_EVERY
         };
         config.eval_chars = PAGE_EVAL_CHARS;
-        let precision = self.set_precision(&form)?;
+        let before = match &self.device {
+            Device::Gpu(gpu) => gpu.precision().map(|c| c.asked),
+            Device::Cpu => None,
+        };
+        self.set_precision(&form)?;
         let data = if task.point_set().is_some() {
             self.data(task, config.noise, config.seed).await?
         } else {
@@ -120,29 +116,33 @@ impl Trainer {
         self.report(Report::Busy(Some(format!("Building {model}"))));
         let build = |d: &Device| Session::new(config.clone(), data.clone(), d);
         let backend = schema::backend(&form);
-        let (session, route) = routing::route(backend, &self.device, build, now_ms)
-            .await
-            .map_err(|e| e.sentence())?;
+        let routed = routing::route(backend, &self.device, build, now_ms).await;
+        let (session, route) = match routed {
+            Ok(routed) => routed,
+            Err(e) => {
+                if let Device::Gpu(gpu) = &self.device {
+                    let _ = gpu.set_precision(before.unwrap_or_default());
+                }
+                return Err(e.sentence());
+            }
+        };
         self.begin(session);
         self.lora_base = None;
-        Ok(Routed {
-            backend: route.sentence(),
-            precision: precision.filter(|_| !route.on_cpu()),
-        })
+        Ok(route.sentence())
     }
 
     /// Sets the precision the plan asks for on the GPU, before the session is built (its
-    /// optimizer scales the losses only under f16); returns the sentence saying what was chosen
-    /// and why, or marks the control where f16 cannot be had.
-    fn set_precision(&mut self, form: &Form) -> Result<Option<String>, String> {
+    /// optimizer scales the losses only under f16; `Gpu::precision` keeps the sentence the page
+    /// shows), or marks the control where f16 cannot be had.
+    fn set_precision(&mut self, form: &Form) -> Result<(), String> {
         let asked = schema::precision(form);
         let refused = match (&self.device, schema::backend(form)) {
             (Device::Gpu(gpu), Backend::Auto | Backend::Gpu) => match gpu.set_precision(asked) {
-                Ok(choice) => return Ok(Some(choice.sentence())),
+                Ok(_) => return Ok(()),
                 Err(e) => e.sentence(),
             },
             _ if asked == Precision::F16 => "The CPU backend computes in f32 only.".to_string(),
-            _ => return Ok(None),
+            _ => return Ok(()),
         };
         self.report(Report::Marks(vec![("precision".into(), Some(refused))]));
         Err(SETTINGS_INVALID.into())

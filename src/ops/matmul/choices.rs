@@ -41,7 +41,7 @@ pub(super) fn shape_of(
         b_transposed,
         splittable: views.splittable(d) && needs.epilogue_splittable,
         vec4: needs.vec4_buffers,
-        f16: tuning.f16_products.is_some(),
+        f16: tuning.f16_products.is_some() && takes_matrix_units(d, *views, needs, tuning),
     })
 }
 
@@ -68,6 +68,12 @@ pub(super) fn dense(shape: ProductShape) -> (Dims, Views, Needs) {
 /// on the emulated GPUs' kernel, which has no variants.
 pub fn candidates(shape: ProductShape, tuning: &Tuning) -> Vec<ProductVariant> {
     let (d, views, needs) = dense(shape);
+    // The matrix units only for a shape that may take them (its own layout, not the dense one,
+    // decided that when it was noted).
+    let tuning = &Tuning {
+        f16_products: tuning.f16_products.filter(|_| shape.f16),
+        ..*tuning
+    };
     let Some(planned) = plan((d, views), needs, tuning).variant() else {
         return Vec::new();
     };
@@ -80,7 +86,7 @@ pub fn candidates(shape: ProductShape, tuning: &Tuning) -> Vec<ProductVariant> {
         parts,
     };
     let mut all = vec![planned];
-    if tuning.f16_products.is_some() && shape.f16 && takes_matrix_units(d, views, needs, tuning) {
+    if tuning.f16_products.is_some() && takes_matrix_units(d, views, needs, tuning) {
         all.push(ProductVariant {
             tiles: Tiles::Matrix,
             parts: 1,
@@ -183,6 +189,7 @@ mod tests {
             [v(Matrix, 1), v(Small, 1), v(Large, 1)]
         );
         let f32 = shape(1024, 1024, 1024, false);
+        assert_eq!(candidates(f32, &MATRIX), [v(Small, 1), v(Large, 1)]);
         assert!(allowed(f16, v(Matrix, 1), &MATRIX));
         assert!(!allowed(f32, v(Matrix, 1), &MATRIX));
         assert!(!allowed(f16, v(Matrix, 1), &LARGE));
