@@ -93,19 +93,20 @@ pub async fn run(
             }
             let tuned = tuned.sentence().unwrap_or_else(|| "nothing to tune".into());
             dom::set_text("adapter", &format!("GPU adapter: {}", gpu.adapter_name()));
-            match precision.and_then(|p| gpu.set_precision(p).map_err(|e| e.sentence())) {
-                Ok(choice) => {
-                    if choice.f16() {
-                        options.suffix += "_f16";
-                    }
-                    let said = choice.sentence();
-                    show(format!("device: {}; {tuned} {said}", gpu.adapter_name()));
-                    crate::bench::run(&gpu, &options, show)
-                        .await
-                        .map_err(|e| e.to_string())
-                }
-                Err(e) => Err(e),
+            let choice = precision.and_then(|p| {
+                crate::bench::set_precision(&gpu, p, &mut options).map_err(|e| e.sentence())
+            });
+            async {
+                show(format!(
+                    "device: {}; {tuned} {}",
+                    gpu.adapter_name(),
+                    choice?.sentence()
+                ));
+                crate::bench::run(&gpu, &options, show)
+                    .await
+                    .map_err(|e| e.to_string())
             }
+            .await
         }
         Err(e) => Err(format!(
             "The benchmark needs WebGPU, and this browser offers no adapter ({e})."

@@ -11,6 +11,7 @@ use super::shared::{
 };
 use super::{api, dom, flow_chart, histogram_view, pad, redraw, runs, settings, views};
 use super::{replay, summary, text_views};
+use crate::gpu::PrecisionChoice;
 use crate::train::Task;
 
 /// Least milliseconds between two writes of the run to the browser's storage (each writes
@@ -190,7 +191,7 @@ fn show_built(built: Built, asked: u64) {
             running: s.status.running,
             lora_rank: built.lora,
             backend: built.backend.clone(),
-            precision: built.precision.clone(),
+            precision: built.precision.as_ref().map(|c| c.sentence()),
             memory: s.status.memory,
             ..Default::default()
         };
@@ -198,7 +199,7 @@ fn show_built(built: Built, asked: u64) {
     replay::show_slider();
     text_views::show_progress();
     show_backend(built.backend.as_deref());
-    show_precision(built.precision.as_deref());
+    show_precision(built.precision.as_ref());
     if let Some(points) = with(|s| s.points.clone()) {
         views::draw_data(&points);
     }
@@ -308,13 +309,13 @@ fn show_backend(sentence: Option<&str>) {
 
 /// The products' precision: a chip beside the adapter while they run in f16, its sentence on
 /// hover; the sentence is also the precision control's hint, as f32 has no chip.
-fn show_precision(sentence: Option<&str>) {
-    let f16 = sentence.is_some_and(|s| s.starts_with("Products in f16"));
+fn show_precision(choice: Option<&PrecisionChoice>) {
+    let sentence = choice.map(|c| c.sentence());
     dom::set_text("precision-chip", "f16 on matrix units");
-    dom::set_hidden("precision-chip", !f16);
+    dom::set_hidden("precision-chip", !choice.is_some_and(|c| c.f16()));
     for id in ["precision-chip", "precision"] {
         if let Some(el) = dom::by_id::<web_sys::Element>(id) {
-            let _ = match sentence {
+            let _ = match &sentence {
                 Some(s) => el.set_attribute("title", s),
                 None => el.remove_attribute("title"),
             };

@@ -187,8 +187,8 @@ pub struct Built {
     pub note: Option<String>,
     /// Why the run trains on the backend it does, when the page chose it (auto).
     pub backend: Option<String>,
-    /// The precision of the products of a run on the GPU, and why (`PrecisionChoice`).
-    pub precision: Option<String>,
+    /// The precision of the products of a run on the GPU, and why.
+    pub precision: Option<crate::gpu::PrecisionChoice>,
     /// The schedule's last step.
     pub steps: u64,
     /// The rank of a LoRA run's adapters.

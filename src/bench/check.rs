@@ -3,6 +3,7 @@
 //! matrix layout misread, a subgroup taking another's block) would otherwise give a fine line.
 
 use crate::{Device, Error, Gpu, Result, Tensor};
+use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::rc::Rc;
 
 /// f16 keeps 11 bits: operands rounded to it give sums some 1e-3 off relative to their size;
@@ -25,7 +26,7 @@ const SHAPES: [(usize, usize, usize, bool, bool); 4] = [
 /// CPU's (f64 sums of the same f32 operands).
 pub async fn product_error(gpu: &Rc<Gpu>) -> Result<f64> {
     let mut most: f64 = 0.0;
-    for (i, &(m, k, n, ta, tb)) in SHAPES.iter().enumerate() {
+    for (i, &(m, k, n, ta, tb)) in (0u64..).zip(SHAPES.iter()) {
         let product = |d: &Device| {
             let a = Tensor::from_f64(values(m * k, 2 * i), &stored(m, k, ta), d)?;
             let b = Tensor::from_f64(values(k * n, 2 * i + 1), &stored(k, n, tb), d)?;
@@ -65,14 +66,10 @@ fn stored(rows: usize, cols: usize, transposed: bool) -> [usize; 2] {
     }
 }
 
-/// `n` values in [-1, 1) from `seed`, spread by a multiplicative hash (no generator needed).
-fn values(n: usize, seed: usize) -> Vec<f64> {
-    (0..n)
-        .map(|i| {
-            let h = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((seed as u64) << 40);
-            (h >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        })
-        .collect()
+/// `n` values uniform in [-1, 1), from `seed`.
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
 }
 
 /// The largest difference relative to the mean magnitude of what was wanted; infinite where a

@@ -8,6 +8,7 @@ pub use timing::Products;
 mod train;
 mod transfer;
 
+use crate::gpu::{Precision, PrecisionChoice};
 use crate::nn::{Activation, CnnConfig, GptConfig, LoraConfig, MlpConfig, Norm, Preset};
 use crate::optim::{DecayScope, OptimizerConfig, RuleKind, Schedule};
 use crate::train::ModelConfig;
@@ -29,6 +30,20 @@ pub struct BenchOptions {
     pub profile: bool,
     /// Whether each workload's product shapes are timed before it (timing.rs).
     pub products: Products,
+}
+
+/// Sets the precision a bench runs in on `gpu` (an error where f16 cannot be had): its f16
+/// workloads are named `_f16`, so that their lines stand beside the f32 ones.
+pub fn set_precision(
+    gpu: &Gpu,
+    asked: Precision,
+    options: &mut BenchOptions,
+) -> Result<PrecisionChoice> {
+    let choice = gpu.set_precision(asked)?;
+    if choice.f16() {
+        options.suffix += "_f16";
+    }
+    Ok(choice)
 }
 
 /// The training workloads, in the order they run: mlp, cnn and the GPTs of BENCHMARKS.md.

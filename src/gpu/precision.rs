@@ -6,11 +6,12 @@
 
 use super::{Gpu, Tuning};
 use crate::error::Error;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
 /// The precision a run asks for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Precision {
     /// Every product in f32 (the default: what the tests compare against PyTorch).
     #[default]
@@ -49,7 +50,7 @@ impl fmt::Display for Precision {
 /// What the adapter offers for f16 products: matrices of 16 × 16 × 16 with f16 operands and f32
 /// sums, on subgroups always 32 wide (the kernels give each of a workgroup's 8 subgroups its own
 /// block of C), in one of two dialects of WGSL.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MatrixUnits {
     /// Natively, wgpu's experimental cooperative matrices (Vulkan's VK_KHR_cooperative_matrix:
     /// NVIDIA's tensor cores), shaders/matmul_coop.wgsl.
@@ -109,7 +110,7 @@ const WHERE_TO_GET_THEM: &str = match cfg!(target_arch = "wasm32") {
 };
 
 /// What a run asked for and what it got, with the reason, for the CLI and the page to say.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrecisionChoice {
     pub asked: Precision,
     /// The matrix units products run on with f16 operands; None: f32.

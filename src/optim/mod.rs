@@ -205,9 +205,10 @@ impl Optimizer {
     /// `new`, its losses scaled with PyTorch's defaults where `device`'s products round their
     /// operands to f16 (`Gpu::set_precision`): from the first backward whose forward ran a
     /// product on the matrix units (the forward's start told by `forward_begins`; products of
-    /// other passes, an evaluation's or a view's, do not count). A model all of whose products are too small for them
-    /// (src/ops/matmul/plan.rs) computes in f32 and skips the scale's kernels: with them the
-    /// spiral's MLP took about 2,700 steps a second in Chrome on an H200 instead of 3,900.
+    /// other passes, an evaluation's or a view's, do not count). A model all of whose products
+    /// are too small for them (src/ops/matmul/plan.rs) computes in f32 and skips the scale's
+    /// kernels: with them the spiral's MLP took about 2,700 steps a second in Chrome on an H200
+    /// instead of 3,900.
     pub fn for_device(
         config: OptimizerConfig,
         params: &[(String, Tensor)],
@@ -477,6 +478,7 @@ fn squared_norm(grads: &[Tensor], device: &Device) -> Result<Tensor> {
     let first = sums.next().unwrap_or_else(|| Tensor::zeros(&[1], device))?;
     sums.try_fold(first, |acc, s| acc.add(&s?))
 }
+
 /// Products `gpu` has run on its matrix units so far.
 fn matrix_products(gpu: &Gpu) -> u64 {
     gpu.dispatches_of(ProductPath::MatrixUnits.family())

@@ -1,8 +1,9 @@
 //! Which variant each product shape runs as, timed on the user's GPU: the planner's rules
 //! (src/ops/matmul/plan.rs, split.rs) were measured on a few GPUs, so the shapes a model takes
 //! are timed as each valid variant (64 × 64 or 128 × 128 tiles, K whole or in parts, the f16
-//! matrix units where the run asked for them) after its first step, and the fastest is kept for the device and remembered (cache.rs). A variant
-//! replaces the planner's only where it is clearly faster.
+//! matrix units where the run asked for them) after its first step, and the fastest is kept
+//! for the device and remembered (cache.rs). A variant replaces the planner's only where it is
+//! clearly faster.
 
 use super::cache::{self, Cache};
 use crate::error::Result;

@@ -29,7 +29,7 @@ pub(super) fn built(session: &Session, note: Option<String>) -> Built {
         note,
         backend: None,
         precision: match session.device() {
-            crate::Device::Gpu(gpu) => gpu.precision().map(|c| c.sentence()),
+            crate::Device::Gpu(gpu) => gpu.precision(),
             crate::Device::Cpu => None,
         },
         steps: session.config.steps,

@@ -60,10 +60,7 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
     pollster::block_on(async {
         let gpu = Gpu::new().await?;
         let tuned = webgrad::tune::tune_natively(&gpu);
-        let precision = gpu.set_precision(args.precision)?;
-        if precision.f16() {
-            options.suffix += "_f16";
-        }
+        let precision = webgrad::bench::set_precision(&gpu, args.precision, &mut options)?;
         // A closed stdout (`| head`) ends nothing early and panics nothing: lines go nowhere.
         let show = |line: String| {
             let _ = writeln!(std::io::stdout(), "{line}");

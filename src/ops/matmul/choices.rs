@@ -1,12 +1,13 @@
 //! The variants a product may run as on a device, among which the measurement
 //! (src/tune/products.rs) picks the fastest on the user's GPU: 64 × 64 or 128 × 128 tiles, K
 //! whole or split as split.rs's rules would split it, the large tiles' K in two to four parts,
-//! or, in a run that asked for f16, the matrix units (so that f16 runs where it measured faster). The planner's own choice (plan.rs) comes first; it is what runs until the shape is
+//! or, in a run that asked for f16, the matrix units (so that f16 runs where it measured
+//! faster). The planner's own choice (plan.rs) comes first; it is what runs until the shape is
 //! measured, and what stays where the measurement is off.
 
 use super::epilogue::Causal;
 use super::layout::{Dims, Views};
-use super::plan::{plan, takes_matrix_units, Needs, BIG_TILE_WORKGROUP_BYTES};
+use super::plan::{matrix_units_for, plan, Needs, BIG_TILE_WORKGROUP_BYTES};
 use super::split::{self, Split};
 use crate::gpu::{ProductShape, ProductVariant, Tiles, Tuning};
 
@@ -25,11 +26,7 @@ pub(super) fn shape_of(
     needs: Needs,
     (b_transposed, tuning): (bool, &Tuning),
 ) -> Option<ProductShape> {
-    let work =
-        d.m.saturating_mul(d.n)
-            .saturating_mul(d.k)
-            .saturating_mul(d.batches);
-    if needs.causal != Causal::No || work < LEAST_TIMED_WORK {
+    if needs.causal != Causal::No || d.multiply_adds() < LEAST_TIMED_WORK {
         return None;
     }
     Some(ProductShape {
@@ -41,7 +38,7 @@ pub(super) fn shape_of(
         b_transposed,
         splittable: views.splittable(d) && needs.epilogue_splittable,
         vec4: needs.vec4_buffers,
-        f16: tuning.f16_products.is_some() && takes_matrix_units(d, *views, needs, tuning),
+        f16: matrix_units_for(d, *views, needs, tuning).is_some(),
     })
 }
 
@@ -86,7 +83,7 @@ pub fn candidates(shape: ProductShape, tuning: &Tuning) -> Vec<ProductVariant> {
         parts,
     };
     let mut all = vec![planned];
-    if tuning.f16_products.is_some() && takes_matrix_units(d, views, needs, tuning) {
+    if matrix_units_for(d, views, needs, tuning).is_some() {
         all.push(ProductVariant {
             tiles: Tiles::Matrix,
             parts: 1,

@@ -15,6 +15,16 @@ pub(crate) struct Dims {
     pub(crate) batches: usize,
 }
 
+impl Dims {
+    /// The product's multiply-adds (saturating: a product too large to count is large).
+    pub(crate) fn multiply_adds(&self) -> usize {
+        self.m
+            .saturating_mul(self.n)
+            .saturating_mul(self.k)
+            .saturating_mul(self.batches)
+    }
+}
+
 /// Where the matrices of one operand lie: matrix z, head z % heads of group z / heads, starts
 /// at `offset + group × batch + head × head` (`Views::heads`), and its stored rows lie `row`
 /// apart.

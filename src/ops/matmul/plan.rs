@@ -161,10 +161,7 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
     if tuning.emulated {
         return registers(d, splittable);
     }
-    if let Some(units) = tuning
-        .f16_products
-        .filter(|_| takes_matrix_units(d, views, needs, tuning))
-    {
+    if let Some(units) = matrix_units_for(d, views, needs, tuning) {
         return matrix_tiles(d, views, units);
     }
     let policy = BigTilePolicy::of(*tuning);
@@ -200,20 +197,23 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
 /// (`Optimizer::for_device`).
 const LEAST_MATRIX_WORK: usize = 1 << 23;
 
-/// Whether a product can run on the f16 matrix units' kernel (where the run asked for them): it
-/// is large enough (LEAST_MATRIX_WORK), the device allows the kernel's workgroup memory, its
-/// operands bind as vec4s, and it is not one of causal attention's (whose skipping the kernel
-/// does not know); its row sums only with A fetched as vec4s.
-pub(super) fn takes_matrix_units(d: Dims, views: Views, needs: Needs, tuning: &Tuning) -> bool {
-    let work =
-        d.m.saturating_mul(d.n)
-            .saturating_mul(d.k)
-            .saturating_mul(d.batches);
-    work >= LEAST_MATRIX_WORK
+/// The matrix units a product runs on: the run's (`Tuning::f16_products`) where it asked for
+/// them and the product can take them: it is large enough (LEAST_MATRIX_WORK), the device
+/// allows the kernel's workgroup memory, its operands bind as vec4s, and it is not one of
+/// causal attention's (whose skipping the kernel does not know); its row sums only with A
+/// fetched as vec4s.
+pub(super) fn matrix_units_for(
+    d: Dims,
+    views: Views,
+    needs: Needs,
+    tuning: &Tuning,
+) -> Option<MatrixUnits> {
+    let takes = d.multiply_adds() >= LEAST_MATRIX_WORK
         && tuning.workgroup_bytes >= MATRIX_TILE_WORKGROUP_BYTES
         && needs.vec4_buffers
         && needs.causal == Causal::No
-        && (views.row_sums.is_none() || views.a.in_fours())
+        && (views.row_sums.is_none() || views.a.in_fours());
+    tuning.f16_products.filter(|_| takes)
 }
 
 /// The plan on the matrix units' kernel: 128 × 128 tiles, all of K in each.
@@ -244,11 +244,9 @@ pub(crate) fn plan_variant(
         Tiles::Small => small_tiles((d, views), split, needs),
         Tiles::Large => large_tiles((d, views), split, needs, &BigTilePolicy::of(*tuning)),
         // A shape measured dense may come with a layout the matrix units do not take.
-        Tiles::Matrix => match tuning.f16_products {
-            Some(units) if takes_matrix_units(d, views, needs, tuning) => {
-                matrix_tiles(d, views, units)
-            }
-            _ => plan((d, views), needs, tuning),
+        Tiles::Matrix => match matrix_units_for(d, views, needs, tuning) {
+            Some(units) => matrix_tiles(d, views, units),
+            None => plan((d, views), needs, tuning),
         },
     }
 }
