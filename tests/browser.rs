@@ -168,8 +168,10 @@ async fn f16_products_match_the_cpu_where_granted_and_are_refused_where_not() {
         unreachable!("gpu() gives a GPU")
     };
     if gpu.matrix_units().is_none() {
+        // In Chrome (the browser tests run there), the sentence says what would help.
         let refused = gpu.set_precision(Precision::F16).unwrap_err().to_string();
         assert!(refused.contains("offers no f16 matrix units"), "{refused}");
+        assert!(refused.contains("--enable-unsafe-webgpu"), "{refused}");
         let auto = gpu.set_precision(Precision::Auto).unwrap();
         assert!(
             !auto.f16() && gpu.tuning().f16_products.is_none(),

@@ -50,6 +50,13 @@ fn verdict(flow: Option<&Flow>) -> String {
     let Some(flow) = flow else {
         return String::new();
     };
+    if flow.skipped {
+        return format!(
+            "At step {}, gradients overflowed f16's range: mixed precision skipped that step \
+             and halved its loss scale, as it does now and then.",
+            flow.step
+        );
+    }
     let bad = |v: f32| !v.is_finite();
     if flow
         .layers

@@ -33,7 +33,7 @@ pub use params::{
 pub use pipelines::{unchecked_shaders, Kernel};
 pub use pool::BufferRef;
 pub(crate) use pool::{BufferKind, PooledBuffer};
-pub use precision::{MatrixUnits, Precision, PrecisionChoice};
+pub use precision::{Browser, Lacking, MatrixUnits, Precision, PrecisionChoice};
 pub use product_variants::{ProductShape, ProductVariant, ProductVariants, Tiles};
 pub use profile::request_profile;
 pub use template::expand as expand_wgsl;
@@ -66,8 +66,8 @@ pub struct Gpu {
     errors: Arc<Mutex<Vec<String>>>,
     /// Why the device was lost, once it is: every later use of it fails with this.
     lost: Arc<Mutex<Option<String>>>,
-    /// The f16 matrix units the device was opened with, if the adapter offers them.
-    matrix_units: Option<MatrixUnits>,
+    /// The f16 matrix units the device was opened with, or what the adapter lacked for them.
+    matrix_units: std::result::Result<MatrixUnits, Lacking>,
     /// The precision the latest `set_precision` chose, with its reason.
     precision: RefCell<Option<PrecisionChoice>>,
 }
@@ -157,6 +157,10 @@ impl Gpu {
         match (self.info.name.is_empty(), self.info.device_type) {
             (false, _) => self.info.name.clone(),
             (true, wgpu::DeviceType::Cpu) => "WebGPU software adapter (runs on the CPU)".into(),
+            #[cfg(target_arch = "wasm32")]
+            (true, _) if !subgroup_matrix::described().is_empty() => {
+                format!("WebGPU adapter ({})", subgroup_matrix::described())
+            }
             (true, _) => "WebGPU adapter".into(),
         }
     }

@@ -74,21 +74,31 @@ impl MatrixUnits {
             | wgpu::Features::SUBGROUP
     }
 
-    /// Whether `adapter` offers cooperative matrices for the kernel: the features, the
-    /// 16 × 16 × 16 f16 → f32 configuration among its cooperative matrices, and subgroups
-    /// always 32 wide.
+    /// The cooperative matrices `adapter` offers for the kernel, or the first of its needs it
+    /// lacks: the features, the 16 × 16 × 16 f16 → f32 configuration among its cooperative
+    /// matrices, and subgroups always 32 wide.
     #[cfg(not(target_arch = "wasm32"))]
-    pub(crate) fn of(adapter: &wgpu::Adapter) -> Option<MatrixUnits> {
+    pub(crate) fn of(adapter: &wgpu::Adapter) -> Result<MatrixUnits, Lacking> {
         use wgpu::CooperativeScalarType::{F16, F32};
-        if !adapter.features().contains(MatrixUnits::features()) {
-            return None;
-        }
-        let sixteens = adapter.cooperative_matrix_properties().iter().any(|c| {
-            (c.m_size, c.n_size, c.k_size) == (16, 16, 16) && c.ab_type == F16 && c.cr_type == F32
-        });
+        use wgpu::Features as F;
+        let has = |f| adapter.features().contains(f);
+        let sixteens = || {
+            adapter.cooperative_matrix_properties().iter().any(|c| {
+                (c.m_size, c.n_size, c.k_size) == (16, 16, 16)
+                    && c.ab_type == F16
+                    && c.cr_type == F32
+            })
+        };
         let info = adapter.get_info();
         let width = (info.subgroup_min_size, info.subgroup_max_size);
-        (sixteens && width == (SUBGROUP_WIDTH, SUBGROUP_WIDTH)).then_some(MatrixUnits::Cooperative)
+        match () {
+            _ if !has(F::EXPERIMENTAL_COOPERATIVE_MATRIX) => Err(Lacking::Matrices(None)),
+            _ if !has(F::SHADER_F16) => Err(Lacking::ShaderF16(None)),
+            _ if !has(F::SUBGROUP) => Err(Lacking::Subgroups),
+            _ if !sixteens() => Err(Lacking::Configuration),
+            _ if width != (SUBGROUP_WIDTH, SUBGROUP_WIDTH) => Err(Lacking::SubgroupWidth),
+            _ => Ok(MatrixUnits::Cooperative),
+        }
     }
 
     /// The product kernel's source in this dialect.
@@ -102,12 +112,70 @@ impl MatrixUnits {
     }
 }
 
-/// Where a page can get them: Chrome offers its subgroup matrices only to pages it runs with
-/// `--enable-unsafe-webgpu` (on NVIDIA under Linux, shader-f16 also needs a Dawn toggle).
-const WHERE_TO_GET_THEM: &str = match cfg!(target_arch = "wasm32") {
-    true => " (Chrome offers them only when started with --enable-unsafe-webgpu)",
-    false => "",
-};
+/// The browser a page runs in, for the sentences to name the flags that would help.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Browser {
+    /// Chrome or another Chromium, on an NVIDIA GPU or not.
+    Chrome {
+        nvidia: bool,
+    },
+    Other,
+}
+
+/// Why an adapter offers no f16 matrix units to webgrad: the first of the kernel's needs it
+/// lacks, in the order they are checked. `None` for the browser: natively.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lacking {
+    /// No matrices at all: natively wgpu's cooperative matrices, in a page Chrome's subgroup
+    /// matrices.
+    Matrices(Option<Browser>),
+    ShaderF16(Option<Browser>),
+    Subgroups,
+    /// Matrices, but none of 16 × 16 × 16 f16 with f32 sums.
+    Configuration,
+    /// Subgroups that may be narrower or wider than 32.
+    SubgroupWidth,
+    /// WGSL without the `subgroup_id` builtin (language feature `subgroup_id`), which the
+    /// kernel in Chrome's dialect needs: Chrome wants the matrices' offsets subgroup-uniform.
+    SubgroupId,
+    /// The browser refused a device with them.
+    Refused,
+}
+
+impl fmt::Display for Lacking {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNSAFE: &str = "--enable-unsafe-webgpu";
+        match self {
+            Lacking::Matrices(None) => {
+                f.write_str("its driver offers wgpu no cooperative matrices")
+            }
+            Lacking::Matrices(Some(Browser::Chrome { .. })) => write!(
+                f,
+                "it offers no subgroup matrices here (Chrome offers them only when started \
+                 with {UNSAFE}, on GPUs with matrix units)"
+            ),
+            Lacking::Matrices(Some(Browser::Other)) => write!(
+                f,
+                "this browser offers no subgroup matrices (Chrome does when started with \
+                 {UNSAFE}, on GPUs with matrix units)"
+            ),
+            Lacking::ShaderF16(Some(Browser::Chrome { nvidia: true })) => f.write_str(
+                "on NVIDIA under Linux, Chrome offers shader-f16 only when started with \
+                 --enable-dawn-features=vulkan_enable_f16_on_nvidia",
+            ),
+            Lacking::ShaderF16(_) => f.write_str("it offers no shader-f16"),
+            Lacking::Subgroups => f.write_str("it offers no subgroups"),
+            Lacking::Configuration => {
+                f.write_str("its matrices include none of 16×16×16 f16 with f32 sums")
+            }
+            Lacking::SubgroupWidth => f.write_str("its subgroups are not always 32 wide"),
+            Lacking::SubgroupId => f.write_str(
+                "this browser's WGSL has no subgroup_id builtin, which the kernel needs",
+            ),
+            Lacking::Refused => f.write_str("the browser refused a device with them"),
+        }
+    }
+}
 
 /// What a run asked for and what it got, with the reason, for the CLI and the page to say.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,32 +187,31 @@ pub struct PrecisionChoice {
 }
 
 impl PrecisionChoice {
-    /// The choice on an adapter named `adapter` offering `units`, or an error where f16 was
-    /// asked for and it offers none.
+    /// The choice on an adapter named `adapter` offering `units` (or lacking what for them),
+    /// or an error where f16 was asked for and it offers none.
     pub fn of(
         asked: Precision,
-        units: Option<MatrixUnits>,
+        units: Result<MatrixUnits, Lacking>,
         adapter: &str,
     ) -> Result<PrecisionChoice, String> {
-        let why = match (asked, units.is_some()) {
+        let why = match (asked, units) {
             (Precision::F32, _) => "f32 was asked for".to_string(),
-            (Precision::F16 | Precision::Auto, true) => {
+            (Precision::F16 | Precision::Auto, Ok(_)) => {
                 format!("{adapter} multiplies f16 on matrix units, adding in f32")
             }
-            (Precision::F16, false) => {
+            (Precision::F16, Err(lacking)) => {
                 return Err(format!(
-                    "f16 was asked for, but {adapter} offers no f16 matrix units to webgrad \
-                     (16×16×16 matrices with f32 sums on subgroups of 32){WHERE_TO_GET_THEM}; \
-                     use f32 or auto"
+                    "f16 was asked for, but {adapter} offers no f16 matrix units to webgrad: \
+                     {lacking}; use f32 or auto"
                 ))
             }
-            (Precision::Auto, false) => {
-                format!("{adapter} offers no f16 matrix units to webgrad{WHERE_TO_GET_THEM}")
+            (Precision::Auto, Err(lacking)) => {
+                format!("{adapter} offers no f16 matrix units to webgrad: {lacking}")
             }
         };
         Ok(PrecisionChoice {
             asked,
-            units: units.filter(|_| asked != Precision::F32),
+            units: units.ok().filter(|_| asked != Precision::F32),
             why,
         })
     }
@@ -189,7 +256,12 @@ impl Gpu {
 
     /// The f16 matrix units this device offers, if any.
     pub fn matrix_units(&self) -> Option<MatrixUnits> {
-        self.matrix_units
+        self.matrix_units.ok()
+    }
+
+    /// What the adapter lacked for f16 matrix units, if it offers none.
+    pub fn matrix_units_lacking(&self) -> Option<Lacking> {
+        self.matrix_units.err()
     }
 }
 
@@ -200,13 +272,13 @@ pub(super) async fn open_device(
     adapter: &wgpu::Adapter,
     limits: &wgpu::Limits,
     features: wgpu::Features,
-) -> crate::Result<(wgpu::Device, wgpu::Queue, Option<MatrixUnits>)> {
+) -> crate::Result<(wgpu::Device, wgpu::Queue, Result<MatrixUnits, Lacking>)> {
     #[cfg(not(target_arch = "wasm32"))]
     let units = MatrixUnits::of(adapter);
     #[cfg(not(target_arch = "wasm32"))]
     let features = match units {
-        Some(_) => features | MatrixUnits::features(),
-        None => features,
+        Ok(_) => features | MatrixUnits::features(),
+        Err(_) => features,
     };
     #[cfg(target_arch = "wasm32")]
     super::subgroup_matrix::ask();
@@ -220,8 +292,8 @@ pub(super) async fn open_device(
             // against the CPU by tests/half.rs.
             #[cfg(not(target_arch = "wasm32"))]
             experimental_features: match units {
-                Some(_) => unsafe { wgpu::ExperimentalFeatures::enabled() },
-                None => wgpu::ExperimentalFeatures::disabled(),
+                Ok(_) => unsafe { wgpu::ExperimentalFeatures::enabled() },
+                Err(_) => wgpu::ExperimentalFeatures::disabled(),
             },
             ..Default::default()
         })
@@ -238,17 +310,36 @@ mod tests {
 
     #[test]
     fn auto_takes_f16_only_where_offered_and_f16_is_refused_where_not() {
-        let units = Some(MatrixUnits::SubgroupMatrix);
+        let units = Ok(MatrixUnits::SubgroupMatrix);
+        let lacking = Err(Lacking::Matrices(None));
         let with = PrecisionChoice::of(Precision::Auto, units, "GPU").unwrap();
-        let without = PrecisionChoice::of(Precision::Auto, None, "GPU").unwrap();
-        assert_eq!((with.units, without.units), (units, None));
+        let without = PrecisionChoice::of(Precision::Auto, lacking, "GPU").unwrap();
+        assert_eq!((with.units, without.units), (units.ok(), None));
         assert!(without.sentence().starts_with("Products in f32 (auto)"));
         assert!(!PrecisionChoice::of(Precision::F32, units, "GPU")
             .unwrap()
             .f16());
-        let refused = PrecisionChoice::of(Precision::F16, None, "llvmpipe").unwrap_err();
-        assert!(refused.contains("llvmpipe offers no f16"), "{refused}");
+        let refused = PrecisionChoice::of(Precision::F16, lacking, "llvmpipe").unwrap_err();
+        assert!(
+            refused.contains("llvmpipe offers no f16 matrix units to webgrad: its driver"),
+            "{refused}"
+        );
         assert_eq!("auto".parse::<Precision>(), Ok(Precision::Auto));
         assert!("bf16".parse::<Precision>().is_err());
+    }
+
+    /// Each browser is told what would help in it: Chrome its flags (the Dawn toggle only on
+    /// NVIDIA), another browser that Chrome has them.
+    #[test]
+    fn the_reason_names_the_flag_of_the_browser_it_runs_in() {
+        let chrome = Some(Browser::Chrome { nvidia: false });
+        let nvidia = Some(Browser::Chrome { nvidia: true });
+        let other = Some(Browser::Other);
+        let says = |l: Lacking| l.to_string();
+        assert!(says(Lacking::Matrices(chrome)).contains("Chrome offers them only when started"));
+        assert!(says(Lacking::Matrices(other)).starts_with("this browser offers no subgroup"));
+        assert!(says(Lacking::ShaderF16(nvidia)).contains("vulkan_enable_f16_on_nvidia"));
+        assert_eq!(says(Lacking::ShaderF16(chrome)), "it offers no shader-f16");
+        assert!(!says(Lacking::Matrices(None)).contains("--enable"));
     }
 }

@@ -23,6 +23,33 @@ pub struct LayerFlow {
 pub struct Flow {
     pub step: u64,
     pub layers: Vec<LayerFlow>,
+    /// Whether the loss scale of mixed precision skipped the step: its gradients overflowed
+    /// f16's range (not a divergence: the scale halves and the next step goes on).
+    #[serde(default)]
+    pub skipped: bool,
+}
+
+impl Flow {
+    /// The flow of `step` from each layer's squared norms of its gradient, of its update and
+    /// of its weights before it. Under a loss scale (`scaled`), gradients that are not finite
+    /// mean the step was skipped (the update kernels skip exactly those).
+    fn of(step: u64, names: Vec<String>, [g, u, w]: [&[f32]; 3], scaled: bool) -> Flow {
+        let layers: Vec<LayerFlow> = names
+            .into_iter()
+            .enumerate()
+            .map(|(i, layer)| LayerFlow {
+                layer,
+                grad_norm: g[i].sqrt(),
+                update_ratio: (u[i] / w[i].max(f32::MIN_POSITIVE)).sqrt(),
+            })
+            .collect();
+        let skipped = scaled && layers.iter().any(|l| !l.grad_norm.is_finite());
+        Flow {
+            step,
+            layers,
+            skipped,
+        }
+    }
 }
 
 /// The layer a parameter belongs to.
@@ -109,26 +136,32 @@ impl Session {
             ("weights".to_string(), weight_sq),
         ];
         let read = read_all(named).await?;
-        let (g, u, w) = (&read[0].values, &read[1].values, &read[2].values);
-        let layers = layers(params)
-            .into_iter()
-            .enumerate()
-            .map(|(i, (layer, _))| LayerFlow {
-                layer,
-                grad_norm: g[i].sqrt(),
-                update_ratio: (u[i] / w[i].max(f32::MIN_POSITIVE)).sqrt(),
-            })
-            .collect();
-        Ok(Some(Flow {
-            step: *step,
-            layers,
-        }))
+        let values = [
+            &read[0].values[..],
+            &read[1].values[..],
+            &read[2].values[..],
+        ];
+        let names = layers(params).into_iter().map(|(name, _)| name).collect();
+        let scaled = self.optimizer.loss_scale().is_some();
+        Ok(Some(Flow::of(*step, names, values, scaled)))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::layer_of;
+    use super::{layer_of, Flow};
+
+    #[test]
+    fn gradients_past_f16s_range_under_a_loss_scale_are_a_skipped_step_not_a_divergence() {
+        let names = || vec!["a".to_string(), "b".to_string()];
+        let (g, u, w) = ([4.0, f32::INFINITY], [0.0, 0.0], [1.0, 1.0]);
+        let scaled = Flow::of(7, names(), [&g, &u, &w], true);
+        assert!(scaled.skipped);
+        assert_eq!(scaled.layers[0].grad_norm, 2.0);
+        assert!(!Flow::of(7, names(), [&g, &u, &w], false).skipped);
+        let finite = [4.0, 9.0];
+        assert!(!Flow::of(7, names(), [&finite, &u, &w], true).skipped);
+    }
 
     #[test]
     fn a_layer_is_its_parameters_name_without_weight_or_bias() {

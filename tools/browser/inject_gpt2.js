@@ -1,11 +1,11 @@
 // Appended to a copy of the built site's index.html (scripts/gpu_browser_pack.sh makes gpt2.html):
 // GPT-2 in the page as a user runs it. The file at gpt2/model.safetensors (served beside the
 // page; scripts/gpu_browser_run.sh has transformers write a random GPT-2 124M there) goes into
-// the "Load GPT-2" control; the run it makes fine-tunes on Shakespeare for 100 s (over 1,000 steps on an H200), posting
+// the "Load GPT-2" control; the run it makes fine-tunes on Shakespeare for 100 s (or `train_s=` in the page's query), posting
 // the rate and the worker's memory every 10 s; then Sample writes its tokens, timed. Posts
 // DONE at the end (tools/browser/serve_collect.py collects the lines).
 (() => {
-  const TRAIN_S = 100;
+  const TRAIN_S = Number(new URLSearchParams(location.search).get('train_s') ?? 100);
   const post = (s) => fetch('/result', {method: 'POST', body: s});
   window.addEventListener('error', (e) => post('page error: ' + e.message));
   const sleep = (ms) => new Promise(r => setTimeout(r, ms));
