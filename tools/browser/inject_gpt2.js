@@ -10,7 +10,7 @@
   window.addEventListener('error', (e) => post('page error: ' + e.message));
   const sleep = (ms) => new Promise(r => setTimeout(r, ms));
   const state = () => window.webgrad.state();
-  const figures = (s) => JSON.stringify({step: s.step, val_loss: s.val_loss, steps_per_s: s.steps_per_s, memory: s.memory, error: s.error});
+  const figures = (s) => JSON.stringify({step: s.step, val_loss: s.val_loss, steps_per_s: s.steps_per_s, memory: s.memory, precision: s.precision, error: s.error});
   (async () => {
     for (let i = 0; i < 300 && !(window.webgrad && window.webgrad.state); i++) await sleep(100);
     while (state().val_loss == null) await sleep(200);
