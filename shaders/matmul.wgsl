@@ -104,12 +104,12 @@ fn fetch_b(base: u32, col0: u32, k0: u32, s: u32) -> vec4<f32> {
             let at = (base + kk * p.b_row_stride + cc) >> 2u;
             if (BRANCHLESS) { return b_vec4(at, (kk < p.k) & (cc < p.n)); }
             if (kk >= p.k || cc >= p.n) { return vec4<f32>(0.0); }
-            return b[at];
+            return b_stored4(at);
         }
         let cc = col0 + s / 4u;
         let kk = k0 + (s % 4u) * 4u;
         if (cc >= p.n || kk >= p.k) { return vec4<f32>(0.0); }
-        return b[(base + cc * p.b_row_stride + kk) >> 2u];
+        return b_stored4((base + cc * p.b_row_stride + kk) >> 2u);
     }
     let kk = k0 + slot_depth(s, TB);
     let cc = col0 + slot_group(s, TB) * 4u;
@@ -159,7 +159,7 @@ fn fetch_b_block(base: u32, col0: u32, k0: u32, t: u32, j: u32) -> vec4<f32> {
     let cc = col0 + (t / 4u) * 4u + j;
     let kk = k0 + (t % 4u) * 4u;
     if (cc >= p.n || kk >= p.k) { return vec4<f32>(0.0); }
-    return b[(base + cc * p.b_row_stride + kk) >> 2u];
+    return b_stored4((base + cc * p.b_row_stride + kk) >> 2u);
 }
 
 fn fetch_a_all(base: u32, row0: u32, k0: u32, tid: u32) -> Fetched {

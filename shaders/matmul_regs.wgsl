@@ -21,8 +21,8 @@ fn a_at(base: u32, row: u32, kk: u32) -> f32 {
 
 // B[kk, col] as op(B) sees it.
 fn b_at(base: u32, kk: u32, col: u32) -> f32 {
-    if (TB) { return b[base + col * p.b_row_stride + kk]; }
-    return b[base + kk * p.b_row_stride + col];
+    if (TB) { return b_stored(base + col * p.b_row_stride + kk); }
+    return b_stored(base + kk * p.b_row_stride + col);
 }
 
 // B[kk, col..col + 4], columns clamped to the last.

@@ -1,8 +1,10 @@
-// The matmul inputs as vec4s of f32 (the tiled kernels: matmul.wgsl, matmul_coop.wgsl): a
-// vec4 at a time without a branch, or one value at a time, edge-safe (see matmul_out.wgsl).
+// The matmul inputs as vec4s of f32 (the tiled kernels: matmul.wgsl, matmul_coop.wgsl; B
+// stored as f32 or as f16: B_TYPE): a vec4 at a time without a branch, or one value at a time,
+// edge-safe (see matmul_out.wgsl).
+//#slots B_TYPE
 
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;
+//#include matmul_b4_{{B_TYPE}}
 
 // The vec4 at `at` of A or B, or zeros where not `inside`: the load is always made (at 0
 // outside) and its value selected. A branch around each load (`if outside { return 0 }`) makes
@@ -14,7 +16,7 @@ fn a_vec4(at: u32, inside: bool) -> vec4<f32> {
 }
 
 fn b_vec4(at: u32, inside: bool) -> vec4<f32> {
-    return select(vec4<f32>(0.0), b[select(0u, at, inside)], inside);
+    return select(vec4<f32>(0.0), b_stored4(select(0u, at, inside)), inside);
 }
 
 // op(A)[row, kk] and op(B)[kk, col] one value at a time, 0 past the edges.
@@ -27,5 +29,5 @@ fn load_a(base: u32, row: u32, kk: u32) -> f32 {
 fn load_b(base: u32, kk: u32, col: u32) -> f32 {
     if (col >= p.n || kk >= p.k) { return 0.0; }
     let i = select(base + kk * p.b_row_stride + col, base + col * p.b_row_stride + kk, TB);
-    return b[i >> 2u][i & 3u];
+    return b_stored4(i >> 2u)[i & 3u];
 }

@@ -9,14 +9,17 @@ use std::fmt;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+mod half;
 mod transfer;
 
 /// Element type. Floats are f32 on the GPU; the CPU backend keeps them in f64, which makes it
-/// an exact reference for tests and finite differences.
+/// an exact reference for tests and finite differences. F16 holds frozen weights in half the
+/// memory (src/tensor/half.rs): read by products as their second operand, never trained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DType {
     F32,
     U32,
+    F16,
 }
 
 impl DType {
@@ -24,6 +27,16 @@ impl DType {
         match self {
             DType::F32 => "f32",
             DType::U32 => "u32",
+            DType::F16 => "f16",
+        }
+    }
+
+    /// The bytes `n` elements take on the GPU: 4 each, or for f16 2 each in whole groups of
+    /// 4 (so that a kernel may read the last 4 halves as one 8-byte vec2<u32>).
+    pub(crate) fn bytes(self, n: usize) -> u64 {
+        match self {
+            DType::F32 | DType::U32 => n as u64 * 4,
+            DType::F16 => n.div_ceil(4) as u64 * 8,
         }
     }
 }
@@ -330,15 +343,15 @@ impl Tensor {
             // Bound up to the next vec4 (kernels may read vec4s whole), and never empty: a
             // binding of size 0 would mean the rest of the buffer.
             Storage::View { whole, offset } => Ok(whole.buffer(op)?.part(
-                *offset as u64 * 4,
-                self.numel().div_ceil(4).max(1) as u64 * 16,
+                self.dtype().bytes(*offset),
+                self.dtype().bytes(self.numel().div_ceil(4).max(1) * 4),
             )),
             Storage::Freed => Err(Error::Freed(op)),
             Storage::Host(_) => Err(Error::DeviceMismatch(op)),
         }
     }
 
-    /// The CPU data of an f32 tensor, in f64.
+    /// The CPU data of an f32 tensor (or an f16 one's, its values f16's), in f64.
     pub(crate) fn host_f64(&self, op: &'static str) -> Result<Vec<f64>> {
         match &*self.0.storage.borrow() {
             Storage::Host(Host::F(v)) => Ok(v.clone()),

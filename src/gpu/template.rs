@@ -10,7 +10,7 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 20] = [
+const INCLUDES: [(&str, &str); 24] = [
     (
         "matmul_f16_tiles",
         include_str!("../../shaders/matmul_f16_tiles.wgsl"),
@@ -19,6 +19,17 @@ const INCLUDES: [(&str, &str); 20] = [
     (
         "matmul_vec4_io",
         include_str!("../../shaders/matmul_vec4_io.wgsl"),
+    ),
+    // B's binding and loads, by how B is stored (the kernel's B_TYPE slot).
+    ("matmul_b_f32", include_str!("../../shaders/matmul_b_f32.wgsl")),
+    ("matmul_b_f16", include_str!("../../shaders/matmul_b_f16.wgsl")),
+    (
+        "matmul_b4_f32",
+        include_str!("../../shaders/matmul_b4_f32.wgsl"),
+    ),
+    (
+        "matmul_b4_f16",
+        include_str!("../../shaders/matmul_b4_f16.wgsl"),
     ),
     ("matmul_out", include_str!("../../shaders/matmul_out.wgsl")),
     (

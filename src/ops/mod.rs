@@ -51,7 +51,9 @@ use std::rc::Rc;
 /// buffers are, unless one was sized exactly to the device's largest.
 pub(crate) fn vec4_buffers(xs: &[&Tensor], op: &'static str) -> Result<bool> {
     for x in xs {
-        if x.buffer(op)?.binding_size() % 16 != 0 {
+        // Four f16s (src/tensor/half.rs) take 8 bytes.
+        let vec4_bytes = x.dtype().bytes(4);
+        if x.buffer(op)?.binding_size() % vec4_bytes != 0 {
             return Ok(false);
         }
     }

@@ -5,8 +5,12 @@ use super::{check_len, DType, Device, Tensor};
 use crate::error::{Error, Result};
 
 impl Tensor {
-    /// Overwrites this f32 tensor's values in place, keeping its identity (loading weights).
+    /// Overwrites this f32 tensor's values in place, keeping its identity (loading weights);
+    /// an f16 tensor's are rounded to f16.
     pub fn assign(&self, values: &[f32]) -> Result<()> {
+        if self.dtype() == DType::F16 {
+            return self.assign_halves(values);
+        }
         self.expect_dtype("assign", DType::F32)?;
         check_len("assign", values.len(), self.shape())?;
         match self.device() {
@@ -44,7 +48,7 @@ impl Tensor {
                 gpu.copy(
                     &src.buffer("copy_from")?,
                     &self.buffer("copy_from")?,
-                    self.numel() as u64 * 4,
+                    self.dtype().bytes(self.numel()),
                 );
                 Ok(())
             }
@@ -56,7 +60,7 @@ impl Tensor {
             unreachable!("read_bytes is only called on GPU tensors")
         };
         let buffer = self.buffer("read")?;
-        gpu.read(&buffer, self.numel() as u64 * 4).await
+        gpu.read(&buffer, self.dtype().bytes(self.numel())).await
     }
 
     /// Reads an f32 tensor back (async: it waits for the GPU).
@@ -69,13 +73,18 @@ impl Tensor {
             .collect())
     }
 
-    /// Reads an f32 tensor back in f64 (exact for CPU tensors).
+    /// Reads an f32 (or f16) tensor back in f64 (exact for CPU tensors).
     pub async fn to_vec_f64(&self) -> Result<Vec<f64>> {
-        self.expect_dtype("to_vec", DType::F32)?;
+        if self.dtype() != DType::F16 {
+            self.expect_dtype("to_vec", DType::F32)?;
+        }
         if let Device::Cpu = self.device() {
             return self.host_f64("to_vec");
         }
         let bytes = self.read_bytes().await?;
+        if self.dtype() == DType::F16 {
+            return Ok(super::half::unpacked(&bytes, self.numel()));
+        }
         let floats: &[f32] = bytemuck::cast_slice(&bytes);
         Ok(floats[..self.numel()].iter().map(|&v| v as f64).collect())
     }
@@ -95,6 +104,7 @@ impl Tensor {
         match self.dtype() {
             DType::F32 => Tensor::from_f64(self.to_vec_f64().await?, self.shape(), device),
             DType::U32 => Tensor::from_u32(self.to_vec_u32().await?, self.shape(), device),
+            DType::F16 => Tensor::from_f64_as_f16(self.to_vec_f64().await?, self.shape(), device),
         }
     }
 }

@@ -89,6 +89,7 @@ impl LargeTileTimer {
         };
         let plan = large_tiles_on((d, views), Split::whole(DEPTH), needs, &self.gpu.tuning());
         let kernel = plan.kernel.constant("TA", false).constant("TB", false);
+        let kernel = kernel.slot("B_TYPE", "f32");
         let kernel = Epilogue::default().slots(kernel, plan.whole_vec4s);
         let params = params(&views, d, plan.split, None);
         self.gpu.finished().await?;
