@@ -252,6 +252,7 @@ fn wgsl_prints_a_kernel_as_compiled_and_refuses_an_unknown_slot() {
         "STORE=matmul_store_f32",
         "RES=3",
         "OUT=3",
+        "B_TYPE=f32",
     ];
     let args = [
         &["wgsl", shader, "ROWS=2", "COLS=4", "VECS=1"][..],

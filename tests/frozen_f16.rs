@@ -4,15 +4,10 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{assert_close, every_backend, run, stored, uniform, value_and_grads};
-use half::f16;
-use webgrad::ops::ProductPath;
+use common::frozen_f16::{self, rounded};
+use common::{assert_close, run, uniform};
+use webgrad::gpu::Compiler;
 use webgrad::{DType, Device, Tensor};
-
-/// `values` rounded to the nearest f16, in f64.
-fn rounded(values: &[f64]) -> Vec<f64> {
-    values.iter().map(|&v| f16::from_f64(v).to_f64()).collect()
-}
 
 #[test]
 fn f16_values_round_trip_and_are_assigned_and_widened_as_f16s() {
@@ -46,78 +41,88 @@ fn f16_values_round_trip_and_are_assigned_and_widened_as_f16s() {
 fn products_read_an_f16_second_operand_as_the_cpu_multiplies_its_rounded_values() {
     run(async {
         let gpu = common::gpu().await;
+        frozen_f16::products_match_the_cpu(&gpu).await;
+        // With the kernel variants Chrome's compiler gets (blocks transposed in registers, no
+        // prefetch), run natively.
         let Device::Gpu(context) = &gpu else {
             unreachable!("common::gpu gives a GPU")
         };
-        let large_before = context.dispatches_of(ProductPath::LargeTiles.family());
-        // A's rows folded into 4,224 × 520 of C (165 tiles of 128: the large tiles), and ragged
-        // small products; B stored [K, N] or [N, K], its rows a multiple of 4 long (fetched as
-        // vec4s) or not.
-        for (batch, m, k, n, tb) in [
-            (32, 132, 44, 520, true),
-            (32, 132, 44, 520, false),
-            (1, 129, 44, 131, false),
-            (1, 129, 44, 131, true),
-            (2, 60, 36, 136, true),
-        ] {
-            let a_values = uniform(batch * m * k, -1.0, 1.0, 1);
-            let b_values = uniform(k * n, -1.0, 1.0, 2);
-            let b_shape = stored(k, n, tb, &[]);
-            let want = {
-                let a = Tensor::from_f64(a_values.clone(), &[batch, m, k], &Device::Cpu).unwrap();
-                let b = Tensor::from_f64(rounded(&b_values), &b_shape, &Device::Cpu).unwrap();
-                a.matmul_t(&b, false, tb).unwrap().to_vec_f64().await.unwrap()
-            };
-            for (device, emulated) in every_backend(&gpu) {
-                context.use_emulated_kernels(emulated);
-                let a = Tensor::from_f64(a_values.clone(), &[batch, m, k], &device).unwrap();
-                let b = Tensor::from_f64_as_f16(b_values.clone(), &b_shape, &device).unwrap();
-                let got = a.matmul_t(&b, false, tb).unwrap().to_vec_f64().await.unwrap();
-                let name = format!("{batch}x{m}x{k}x{n} tb={tb}, emulated kernels {emulated:?}");
-                assert_close(&name, &got, &want, 1e-4);
-            }
-        }
-        context.use_emulated_kernels(None);
-        if context.limits().max_compute_workgroup_storage_size >= 20 << 10 {
-            let large = context.dispatches_of(ProductPath::LargeTiles.family()) - large_before;
-            assert!(large >= 2, "{large} products on the large tiles");
-        }
+        let opened = context.tuning();
+        context.set_tuning(opened.with_compiler(Compiler::Tint));
+        frozen_f16::products_match_the_cpu(&gpu).await;
+        context.set_tuning(opened);
     });
 }
 
 #[test]
 fn a_linear_layer_over_an_f16_weight_passes_its_input_the_gradient_of_the_rounded_weight() {
+    run(async { frozen_f16::linear_layers_match_the_cpu(&common::gpu().await).await });
+}
+
+/// A LoRA run over a base held in f16 (`Config::frozen_f16`): its projections are f16 and the
+/// rest f32, it learns, and what it saves is f32 as any run's: its checkpoint holds the base's
+/// values rounded to f16, loads into a run whose base is f32 and evaluates alike there, and its
+/// merged model is that run's.
+#[test]
+fn a_lora_run_over_a_base_held_in_f16_learns_and_saves_what_an_f32_run_loads() {
+    use webgrad::data::Text;
+    use webgrad::nn::LoraConfig;
+    use webgrad::train::{Checkpoint, Config, ModelConfig, Session, Task, TaskData};
     run(async {
         let gpu = common::gpu().await;
-        let Device::Gpu(context) = &gpu else {
-            unreachable!("common::gpu gives a GPU")
-        };
-        let (rows, inputs, outputs) = (70, 52, 36);
-        let w_values = uniform(outputs * inputs, -0.5, 0.5, 3);
-        let bias = uniform(outputs, -0.5, 0.5, 4);
-        let values = |device: &Device, w: Tensor| {
-            let x = common::leaf(&[rows, inputs], 5, device);
-            let bias = Tensor::from_f64(bias.clone(), &[outputs], device).unwrap();
-            let out = x.linear(&w, Some(&bias)).unwrap();
-            (out, x)
-        };
-        let (out, x) = values(
-            &Device::Cpu,
-            Tensor::from_f64(rounded(&w_values), &[outputs, inputs], &Device::Cpu).unwrap(),
-        );
-        let want = value_and_grads(&out, &[&x]).await;
-        for (device, emulated) in every_backend(&gpu) {
-            context.use_emulated_kernels(emulated);
-            let w = Tensor::from_f64_as_f16(w_values.clone(), &[outputs, inputs], &device);
-            let (out, x) = values(&device, w.unwrap());
-            let got = value_and_grads(&out, &[&x]).await;
-            let name = format!("linear over f16, emulated kernels {emulated:?}");
-            common::assert_parts_close(&name, "value, input's gradient", &got, &want, 1e-4);
+        let text = Text::new(&"to be or not to be, that is the question. ".repeat(40)).unwrap();
+        let data = || TaskData::Text(text.clone());
+        let base_config = Config::defaults(Task::Text, None, None, text.tokenizer.len()).unwrap();
+        let mut base = Session::new(base_config.clone(), data(), &gpu).unwrap();
+        for _ in 0..20 {
+            base.train_step().unwrap();
         }
-        context.use_emulated_kernels(None);
-        // As A, an f16 tensor is refused with the reason.
-        let w = Tensor::from_f64_as_f16(w_values, &[outputs, inputs], &gpu).unwrap();
-        let err = w.matmul_t(&w, false, true).unwrap_err().to_string();
-        assert!(err.contains("f16"), "{err}");
+        let base_bytes = base.save().await.unwrap();
+        let mut config = base_config;
+        if let ModelConfig::Gpt(g) = &mut config.model {
+            g.lora = Some(LoraConfig {
+                rank: 4,
+                alpha: 8.0,
+            });
+        }
+        let held = Config {
+            frozen_f16: true,
+            ..config.clone()
+        };
+        let mut s = Session::new(held, data(), &gpu).unwrap();
+        s.load(&base_bytes).unwrap();
+        let first = s.evaluate().await.unwrap().loss;
+        for _ in 0..40 {
+            s.train_step().unwrap();
+        }
+        s.check().await.unwrap();
+        let after = s.evaluate().await.unwrap().loss;
+        assert!(after < first - 0.2, "validation loss {first} -> {after}");
+
+        let saved = s.save().await.unwrap();
+        let (was, now) = (
+            Checkpoint::parse(&base_bytes).unwrap(),
+            Checkpoint::parse(&saved).unwrap(),
+        );
+        let qkv = "blocks.0.attn.qkv.weight";
+        let base_qkv: Vec<f64> = was.tensors[qkv].1.iter().map(|&v| v as f64).collect();
+        let now_qkv: Vec<f64> = now.tensors[qkv].1.iter().map(|&v| v as f64).collect();
+        assert_eq!(now_qkv, rounded(&base_qkv), "the saved base is the f16 one");
+        assert!(now_qkv != base_qkv, "no value of the base was rounded");
+        assert_eq!(was.tensors["tok_emb.weight"], now.tensors["tok_emb.weight"]);
+        let mut f32_run = Session::new(config, data(), &gpu).unwrap();
+        f32_run.load(&saved).unwrap();
+        let there = f32_run.evaluate().await.unwrap().loss;
+        assert!((there - after).abs() < 1e-5, "{there} against {after}");
+        let merged = |b: Vec<u8>| Checkpoint::parse(&b).unwrap().tensors[qkv].1.clone();
+        let (got, want) = (
+            merged(s.save_merged().await.unwrap()),
+            merged(f32_run.save_merged().await.unwrap()),
+        );
+        let (got, want): (Vec<f64>, Vec<f64>) = (
+            got.iter().map(|&v| v as f64).collect(),
+            want.iter().map(|&v| v as f64).collect(),
+        );
+        assert_close("merged qkv", &got, &want, 1e-6);
     });
 }

@@ -249,6 +249,11 @@ impl Gpu {
         Ok(choice)
     }
 
+    /// Whether products run in f16 on the matrix units (the latest `set_precision` chose so).
+    pub fn f16_products(&self) -> bool {
+        self.precision().is_some_and(|c| c.f16())
+    }
+
     /// What the latest `set_precision` chose and why; None before one.
     pub fn precision(&self) -> Option<PrecisionChoice> {
         self.precision.borrow().clone()

@@ -21,8 +21,14 @@ const INCLUDES: [(&str, &str); 24] = [
         include_str!("../../shaders/matmul_vec4_io.wgsl"),
     ),
     // B's binding and loads, by how B is stored (the kernel's B_TYPE slot).
-    ("matmul_b_f32", include_str!("../../shaders/matmul_b_f32.wgsl")),
-    ("matmul_b_f16", include_str!("../../shaders/matmul_b_f16.wgsl")),
+    (
+        "matmul_b_f32",
+        include_str!("../../shaders/matmul_b_f32.wgsl"),
+    ),
+    (
+        "matmul_b_f16",
+        include_str!("../../shaders/matmul_b_f16.wgsl"),
+    ),
     (
         "matmul_b4_f32",
         include_str!("../../shaders/matmul_b4_f32.wgsl"),

@@ -13,6 +13,8 @@ pub struct Init {
     device: Device,
     /// Whether the parameters made now are frozen (LoRA's base): leaves that need no gradient.
     frozen: bool,
+    /// Whether frozen projection weights are held in f16 (`Config::frozen_f16`).
+    frozen_f16: bool,
     /// Which random draws give zeros instead, their values about to be replaced.
     placeholders: Placeholders,
 }
@@ -33,6 +35,7 @@ impl Init {
             rng: SmallRng::seed_from_u64(seed),
             device: device.clone(),
             frozen: false,
+            frozen_f16: false,
             placeholders: Placeholders::None,
         }
     }
@@ -67,6 +70,24 @@ impl Init {
     /// Makes the parameters that follow frozen (or trainable again).
     pub fn set_frozen(&mut self, frozen: bool) {
         self.frozen = frozen;
+    }
+
+    /// Makes the frozen projection weights that follow f16 (`projection`), or f32 again.
+    pub fn hold_frozen_in_f16(&mut self, f16: bool) {
+        self.frozen_f16 = f16;
+    }
+
+    /// A projection's weight, N(0, std²): a product's second operand and nothing else, so a
+    /// frozen one may be held in f16 (`hold_frozen_in_f16`).
+    pub fn projection(&mut self, shape: &[usize], std: f64) -> Result<Tensor> {
+        if !(self.frozen && self.frozen_f16) {
+            return self.normal(shape, std);
+        }
+        if self.placeholder() {
+            return Tensor::zeros_f16(shape, &self.device);
+        }
+        let v = self.normal_values(self.count(shape)?, std);
+        Tensor::from_f64_as_f16(v, shape, &self.device)
     }
 
     /// A new parameter: a leaf that needs a gradient unless frozen.

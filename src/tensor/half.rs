@@ -33,13 +33,16 @@ pub(super) fn unpacked(bytes: &[u8], n: usize) -> Vec<f64> {
         .collect()
 }
 
-/// `v` as the nearest f16, in f64.
+/// `v` as the GPU gets it: the nearest f32's nearest f16, in f64. Rounding f64 to f16 at once
+/// differs in a value in a few thousand (an f32 on an f16 tie), and the CPU backend must hold
+/// what the GPU does.
 fn rounded(v: f64) -> f64 {
-    f16::from_f64(v).to_f64()
+    f16::from_f32(v as f32).to_f64()
 }
 
 impl Tensor {
-    /// An f16 tensor of `data` rounded to f16, on `device`.
+    /// An f16 tensor of `data` rounded to f32 and then to f16 (on the CPU backend too), on
+    /// `device`.
     pub fn from_f64_as_f16(data: Vec<f64>, shape: &[usize], device: &Device) -> Result<Tensor> {
         check_len("from_f64_as_f16", data.len(), shape)?;
         let storage = match device {

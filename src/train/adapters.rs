@@ -100,8 +100,8 @@ impl Session {
                 adapter(&format!("{layer}{ADAPTER_B}")),
             );
             let value = match pair {
-                (Some(a), Some(b)) => w.add(&b.matmul(a)?.scale(scale)?)?,
-                _ => w.clone(),
+                (Some(a), Some(b)) => w.to_f32()?.add(&b.matmul(a)?.scale(scale)?)?,
+                _ => w.to_f32()?,
             };
             merged.push((name.clone(), value));
         }

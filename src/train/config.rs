@@ -58,6 +58,11 @@ pub struct Config {
     /// its blocks. `--recompute` in the CLI; on for GPT-2 in the page.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recompute: bool,
+    /// A LoRA run's frozen projection weights held in f16 (src/tensor/half.rs): half their
+    /// memory, widened as the products read them. A run whose products are in f16
+    /// (`Gpu::f16_products`), whose staging rounds them to f16 anyway, always does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub frozen_f16: bool,
     /// Noise of the 2-D sets.
     pub noise: f64,
 }
@@ -234,6 +239,7 @@ impl Config {
             eval_chars: EVAL_CHARS,
             window: None,
             recompute: false,
+            frozen_f16: false,
             noise: 0.05,
         })
     }

@@ -41,6 +41,9 @@ pub struct Footprint {
     /// optimizer moments, no copies to recover from a bad step).
     pub parameters: u64,
     pub frozen: u64,
+    /// Of the frozen, those held in f16 (`Config::frozen_f16`: the projections' weights),
+    /// which take half the bytes.
+    pub frozen_f16: u64,
     /// Floats of activations one training step keeps at once.
     pub activations: u64,
     /// The largest tensors, each with the setting that controls it.
@@ -99,6 +102,7 @@ fn mlp(c: &MlpConfig, batch: usize) -> Footprint {
     Footprint {
         parameters,
         frozen: 0,
+        frozen_f16: 0,
         // Each layer's pre- and post-activation and its gradient.
         activations: mul(&[3, batch, c.width, c.depth.max(1)]),
         parts: vec![
@@ -152,6 +156,7 @@ fn cnn(c: &CnnConfig, batch: usize) -> Footprint {
     Footprint {
         parameters,
         frozen: 0,
+        frozen_f16: 0,
         activations,
         parts: vec![
             part(
@@ -202,6 +207,7 @@ fn gpt(c: &GptConfig, (batch, window): (usize, usize), recompute: bool) -> Footp
     Footprint {
         parameters,
         frozen: 0,
+        frozen_f16: 0,
         activations: tokens
             .saturating_mul(per_token)
             .saturating_add(logits(c, tokens))
@@ -279,11 +285,14 @@ fn attention_scores(c: &GptConfig, (batch, window): (usize, usize), layers: usiz
 /// With LoRA adapters of rank r on each block's four projections (in → out: width → 3·width,
 /// width → width, width → 4·width, 4·width → width), the GPT's own weights freeze and the
 /// adapters, r·(in + out) each, are what trains.
-fn adapted(mut f: Footprint, c: &GptConfig) -> Footprint {
+fn adapted(mut f: Footprint, c: &GptConfig, frozen_f16: bool) -> Footprint {
     if let Some(lora) = c.lora {
         let per_block = mul(&[16, lora.rank, c.width]);
         f.frozen = f.parameters;
         f.parameters = per_block.saturating_mul(c.layers as u64);
+        if frozen_f16 {
+            f.frozen_f16 = mul(&[12, c.width, c.width]).saturating_mul(c.layers as u64);
+        }
     }
     f
 }
@@ -314,7 +323,8 @@ impl Footprint {
             ModelConfig::Cnn(c) => cnn(c, config.batch),
             ModelConfig::Gpt(c) => {
                 let window = config.text_window().unwrap_or(c.context);
-                adapted(gpt(c, (config.batch, window), config.recompute), c)
+                let f = gpt(c, (config.batch, window), config.recompute);
+                adapted(f, c, config.frozen_f16)
             }
         }
     }
@@ -326,11 +336,13 @@ impl Footprint {
             .saturating_mul(4)
     }
 
-    /// Floats the weights take: the trained ones' copies, the frozen ones once.
+    /// Floats the weights take: the trained ones' copies, the frozen ones once (those in f16
+    /// as half as many).
     fn weight_floats(&self) -> u64 {
         self.parameters
             .saturating_mul(COPIES_PER_PARAMETER)
             .saturating_add(self.frozen)
+            .saturating_sub(self.frozen_f16 / 2)
     }
 
     /// The footprint of running the model only (sampling): its token embedding is then only

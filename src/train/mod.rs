@@ -96,8 +96,17 @@ impl Session {
         Session::built(config, data, device, init)
     }
 
-    fn built(config: Config, data: TaskData, device: &Device, mut init: Init) -> Result<Session> {
+    fn built(
+        mut config: Config,
+        data: TaskData,
+        device: &Device,
+        mut init: Init,
+    ) -> Result<Session> {
         config.check()?;
+        if let Device::Gpu(gpu) = device {
+            config.frozen_f16 |= gpu.f16_products();
+        }
+        init.hold_frozen_in_f16(config.frozen_f16);
         // Before the footprint: a batch larger than the data is the cause, not its size.
         let examples = data.examples();
         if config.batch > examples {

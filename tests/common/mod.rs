@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod cases;
+pub mod frozen_f16;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod gpt2_files;
 pub mod launches;

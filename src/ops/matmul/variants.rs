@@ -131,9 +131,6 @@ fn every_product_variant_the_planner_emits_builds_and_fits_its_launch() {
                             false => epilogue,
                         };
                         let kernel = epilogue.slots(kernel, plan.whole_vec4s);
-                        if !seen.insert(kernel.label()) {
-                            continue;
-                        }
                         // A and B, what the epilogue binds, then C.
                         let inputs = 2 + [epilogue.bias, epilogue.row_bias, epilogue.residual]
                             .iter()
@@ -142,10 +139,17 @@ fn every_product_variant_the_planner_emits_builds_and_fits_its_launch() {
                             .count();
                         let mut writable = vec![false; inputs];
                         writable.push(true);
-                        if let Err(e) = kernel.check_without_device::<MatmulParams>(&writable) {
-                            panic!("{}: {e}", kernel.label());
+                        // B stored as f32, or as f16 (a frozen weight).
+                        for b_type in ["f32", "f16"] {
+                            let kernel = kernel.clone().slot("B_TYPE", b_type);
+                            if !seen.insert(kernel.label()) {
+                                continue;
+                            }
+                            if let Err(e) = kernel.check_without_device::<MatmulParams>(&writable) {
+                                panic!("{}: {e}", kernel.label());
+                            }
+                            checked += 1;
                         }
-                        checked += 1;
                     }
                 }
             }

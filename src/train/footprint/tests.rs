@@ -36,6 +36,23 @@ fn the_parameter_count_is_the_built_model_s() {
         .map(|(_, t)| t.numel() as u64)
         .sum::<u64>();
     assert_eq!(Footprint::of(&lora).parameters, trainable);
+    // Held in f16, the frozen projections are the footprint's f16 ones, in fewer bytes.
+    let mut init = Init::new(0, &Device::Cpu);
+    init.hold_frozen_in_f16(true);
+    let halves: u64 = Net::new(&lora.model, &mut init)
+        .unwrap()
+        .parameters()
+        .iter()
+        .filter(|(_, t)| t.dtype() == crate::DType::F16)
+        .map(|(_, t)| t.numel() as u64)
+        .sum();
+    let held = Config {
+        frozen_f16: true,
+        ..lora.clone()
+    };
+    assert!(halves > 0);
+    assert_eq!(Footprint::of(&held).frozen_f16, halves);
+    assert!(Footprint::of(&held).bytes() < Footprint::of(&lora).bytes());
     configs.push(lora);
     for config in configs {
         let f = Footprint::of(&config);
