@@ -188,13 +188,14 @@ async fn f16_products_match_the_cpu_where_granted_and_are_refused_where_not() {
     );
 }
 
-/// Frozen weights held in f16 read by the products as natively (tests/frozen_f16.rs), through
+/// Frozen weights held in f16 read by the products and the embedding's gather as natively (tests/frozen_f16.rs), through
 /// the browser's own compiler.
 #[wasm_bindgen_test]
 async fn products_over_f16_weights_match_the_cpu_in_the_browser() {
     let gpu = common::gpu().await;
     common::frozen_f16::products_match_the_cpu(&gpu).await;
     common::frozen_f16::linear_layers_match_the_cpu(&gpu).await;
+    common::frozen_f16::embeddings_match_the_cpu(&gpu).await;
 }
 
 /// The dynamic loss scale of mixed precision, as natively (tests/half.rs): its kernel compiled

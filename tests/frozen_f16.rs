@@ -55,12 +55,17 @@ fn products_read_an_f16_second_operand_as_the_cpu_multiplies_its_rounded_values(
 }
 
 #[test]
+fn an_embedding_gathers_the_rounded_rows_of_an_f16_table() {
+    run(async { frozen_f16::embeddings_match_the_cpu(&common::gpu().await).await });
+}
+
+#[test]
 fn a_linear_layer_over_an_f16_weight_passes_its_input_the_gradient_of_the_rounded_weight() {
     run(async { frozen_f16::linear_layers_match_the_cpu(&common::gpu().await).await });
 }
 
-/// A LoRA run over a base held in f16 (`Config::frozen_f16`): its projections are f16 and the
-/// rest f32, it learns, and what it saves is f32 as any run's: its checkpoint holds the base's
+/// A LoRA run over a base held in f16 (`Config::frozen_f16`): its projections and embeddings
+/// are f16 and the rest f32, it learns, and what it saves is f32 as any run's: its checkpoint holds the base's
 /// values rounded to f16, loads into a run whose base is f32 and evaluates alike there, and its
 /// merged model is that run's.
 #[test]
@@ -104,12 +109,25 @@ fn a_lora_run_over_a_base_held_in_f16_learns_and_saves_what_an_f32_run_loads() {
             Checkpoint::parse(&base_bytes).unwrap(),
             Checkpoint::parse(&saved).unwrap(),
         );
+        // The projections and the embeddings' tables were held in f16; norms and biases f32.
+        let values = |c: &Checkpoint, name: &str| -> Vec<f64> {
+            c.tensors[name].1.iter().map(|&v| v as f64).collect()
+        };
+        for name in [
+            "blocks.0.attn.qkv.weight",
+            "tok_emb.weight",
+            "pos_emb.weight",
+        ] {
+            let (base, kept) = (values(&was, name), values(&now, name));
+            assert_eq!(
+                kept,
+                rounded(&base),
+                "{name}: the saved base is the f16 one"
+            );
+            assert!(kept != base, "{name}: no value of the base was rounded");
+        }
+        assert_eq!(was.tensors["ln_f.bias"], now.tensors["ln_f.bias"]);
         let qkv = "blocks.0.attn.qkv.weight";
-        let base_qkv: Vec<f64> = was.tensors[qkv].1.iter().map(|&v| v as f64).collect();
-        let now_qkv: Vec<f64> = now.tensors[qkv].1.iter().map(|&v| v as f64).collect();
-        assert_eq!(now_qkv, rounded(&base_qkv), "the saved base is the f16 one");
-        assert!(now_qkv != base_qkv, "no value of the base was rounded");
-        assert_eq!(was.tensors["tok_emb.weight"], now.tensors["tok_emb.weight"]);
         let mut f32_run = Session::new(config, data(), &gpu).unwrap();
         f32_run.load(&saved).unwrap();
         let there = f32_run.evaluate().await.unwrap().loss;

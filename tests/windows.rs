@@ -63,6 +63,60 @@ fn a_table_larger_than_a_binding_is_read_in_windows() {
     });
 }
 
+/// The same through an f16 table (a frozen table held in f16, src/tensor/half.rs), whose
+/// windows start 128 rows apart: as the f32 table of its rounded values, whose own windows the
+/// test above checks against the CPU.
+#[test]
+fn an_f16_table_larger_than_a_binding_is_read_in_windows_as_its_f32_values() {
+    const F16_ROWS: usize = 1_100_000;
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        let binding = context.limits().max_storage_buffer_binding_size;
+        assert!(
+            (F16_ROWS * WIDTH * 2) as u64 > binding,
+            "this test needs a GPU that binds less than {} bytes, not {binding}",
+            F16_ROWS * WIDTH * 2
+        );
+        let values = uniform(F16_ROWS * WIDTH, -1.0, 1.0, 4);
+        let rounded: Vec<f32> = common::frozen_f16::rounded(&values)
+            .into_iter()
+            .map(|v| v as f32)
+            .collect();
+        let halves = Tensor::from_f64_as_f16(values, &[F16_ROWS, WIDTH], &gpu).unwrap();
+        let widened = Tensor::from_vec(rounded, &[F16_ROWS, WIDTH], &gpu).unwrap();
+        // Rows at both ends of the f16 table's windows (on lavapipe its first holds 1,048,448:
+        // as many as 65,535 workgroups of the product cover, 16 columns each, in steps of 128)
+        // and of the f32 one's (524,288 each), and others.
+        let mut rows = vec![0, 524_288, 1_048_447, 1_048_448, F16_ROWS as u32 - 1];
+        rows.extend(indices(15, F16_ROWS as u32, 5));
+        let x = uniform(20 * WIDTH, -1.0, 1.0, 6);
+        let mut got = Vec::new();
+        for table in [&halves, &widened] {
+            let idx = Tensor::from_u32(rows.clone(), &[rows.len()], &gpu).unwrap();
+            let gathered = table.embedding(&idx).unwrap();
+            let x = Tensor::from_f64(x.clone(), &[20, WIDTH], &gpu)
+                .unwrap()
+                .with_grad();
+            let t = Tensor::from_u32(rows[..20].to_vec(), &[20], &gpu).unwrap();
+            let loss = x.linear_cross_entropy((table, None), &t, 8).unwrap();
+            let dx = loss.backward().unwrap().take(&x).unwrap();
+            got.push([
+                gathered.to_vec_f64().await.unwrap(),
+                loss.to_vec_f64().await.unwrap(),
+                dx.to_vec_f64().await.unwrap(),
+            ]);
+        }
+        let [gathered, loss, dx] = &got[0];
+        let [want_gathered, want_loss, want_dx] = &got[1];
+        assert_eq!(gathered, want_gathered, "the rows gathered");
+        assert_close("the loss", loss, want_loss, 1e-5);
+        assert_close("the input's gradient", dx, want_dx, 1e-4);
+    });
+}
+
 /// A one-block GPT-2 of GPT-2's own vocabulary and width (its token embedding 154 MB, more
 /// than lavapipe binds) fine-tuned with LoRA: the CPU's logits, loss and adapters' gradients,
 /// its table read in windows (no padded copy of it for the loss).

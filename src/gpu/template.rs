@@ -10,7 +10,7 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 24] = [
+const INCLUDES: [(&str, &str); 26] = [
     (
         "matmul_f16_tiles",
         include_str!("../../shaders/matmul_f16_tiles.wgsl"),
@@ -87,6 +87,15 @@ const INCLUDES: [(&str, &str); 24] = [
         include_str!("../../shaders/attention_tiled_keys.wgsl"),
     ),
     ("math", include_str!("../../shaders/math.wgsl")),
+    // The embedding's table, by how it is stored (its TABLE slot).
+    (
+        "embedding_table_f32",
+        include_str!("../../shaders/embedding_table_f32.wgsl"),
+    ),
+    (
+        "embedding_table_f16",
+        include_str!("../../shaders/embedding_table_f16.wgsl"),
+    ),
     (
         "cross_entropy_block",
         include_str!("../../shaders/cross_entropy_block.wgsl"),

@@ -80,7 +80,18 @@ impl Init {
     /// A projection's weight, N(0, std²): a product's second operand and nothing else, so a
     /// frozen one may be held in f16 (`hold_frozen_in_f16`).
     pub fn projection(&mut self, shape: &[usize], std: f64) -> Result<Tensor> {
-        if !(self.frozen && self.frozen_f16) {
+        self.normal_maybe_f16(shape, std)
+    }
+
+    /// An embedding's table, N(0, std²): gathered from and multiplied by (a tied output
+    /// layer) only, so a frozen one may be held in f16 too.
+    pub fn table(&mut self, shape: &[usize], std: f64) -> Result<Tensor> {
+        self.normal_maybe_f16(shape, std)
+    }
+
+    /// N(0, std²), in f16 where frozen under `hold_frozen_in_f16`.
+    fn normal_maybe_f16(&mut self, shape: &[usize], std: f64) -> Result<Tensor> {
+        if !self.in_f16() {
             return self.normal(shape, std);
         }
         if self.placeholder() {
@@ -88,6 +99,11 @@ impl Init {
         }
         let v = self.normal_values(self.count(shape)?, std);
         Tensor::from_f64_as_f16(v, shape, &self.device)
+    }
+
+    /// Whether the parameter made now is held in f16.
+    fn in_f16(&self) -> bool {
+        self.frozen && self.frozen_f16
     }
 
     /// A new parameter: a leaf that needs a gradient unless frozen.
@@ -149,12 +165,16 @@ impl Init {
     ) -> Result<(Tensor, Tensor)> {
         let [rows, cols] = shape;
         let padded = [rows + pad, cols];
-        let table = match self.placeholder() {
-            true => Tensor::full(&padded, 0.0, &self.device)?,
-            false => {
+        let table = match (self.placeholder(), self.in_f16()) {
+            (true, false) => Tensor::full(&padded, 0.0, &self.device)?,
+            (true, true) => Tensor::zeros_f16(&padded, &self.device)?,
+            (false, f16) => {
                 let mut v = self.normal_values(self.count(&shape)?, std);
                 v.resize(self.count(&padded)?, 0.0);
-                Tensor::from_f64(v, &padded, &self.device)?
+                match f16 {
+                    true => Tensor::from_f64_as_f16(v, &padded, &self.device)?,
+                    false => Tensor::from_f64(v, &padded, &self.device)?,
+                }
             }
         };
         Ok((self.leaf(table.part(0, &shape)), table))

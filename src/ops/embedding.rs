@@ -116,7 +116,8 @@ fn gpu_gather(gpu: &Rc<Gpu>, table: &Tensor, indices: &Tensor) -> Result<Storage
         "embedding",
         include_str!("../../shaders/embedding.wgsl"),
         "main",
-    );
+    )
+    .slot("TABLE", table.dtype().name());
     let groups = gpu.groups_elementwise(n * dim);
     let out = gpu_output(gpu, n * dim)?;
     let windows = row_windows(table).unwrap_or_else(|| vec![(0, table.clone())]);
@@ -140,7 +141,10 @@ impl Tensor {
     /// the CPU it is an error.
     pub fn embedding(&self, indices: &Tensor) -> Result<Tensor> {
         let name = "embedding";
-        self.expect_dtype(name, DType::F32)?;
+        // A frozen table may be held in f16 (src/tensor/half.rs).
+        if self.dtype() != DType::F16 {
+            self.expect_dtype(name, DType::F32)?;
+        }
         indices.expect_dtype(name, DType::U32)?;
         self.same_device(name, indices)?;
         if self.rank() != 2 {

@@ -7,9 +7,8 @@
 use crate::error::{Error, Result};
 use crate::tensor::{Device, Tensor};
 
-/// Rows a window's start is a multiple of: 64 rows of 4-byte values start 256 bytes apart
-/// times the row's length, where WebGPU lets a binding start on every device.
-const ROWS_APART: usize = 64;
+/// Bytes a window's start is a multiple of: where WebGPU lets a binding start on every device.
+const START_ALIGNMENT: usize = 256;
 
 /// The windows of `t` ([rows, cols] on a GPU) as (first row, view of its rows), or None where
 /// one binding holds it whole (or not even 64 of its rows fit one).
@@ -22,8 +21,16 @@ pub(crate) fn row_windows(t: &Tensor) -> Option<Vec<(usize, Tensor)>> {
     };
     let (rows, cols) = (*rows, *cols);
     let max = gpu.limits().max_storage_buffer_binding_size;
-    let per = (max / (cols.max(1) as u64 * 4)) as usize / ROWS_APART * ROWS_APART;
-    if t.numel() as u64 * 4 <= max || per == 0 {
+    // Windows start a multiple of 64 rows apart (128 of an f16 table), so 256 bytes times the
+    // row's length, and end before the binding's limit.
+    let row_bytes = t.dtype().bytes(cols.max(1) * 4) / 4;
+    let apart = START_ALIGNMENT * 4 / t.dtype().bytes(4) as usize;
+    // A window's rows are a product's columns (x · windowᵀ), which a dispatch's workgroups
+    // must cover.
+    let columns = gpu.limits().max_compute_workgroups_per_dimension as usize
+        * crate::ops::matmul::FEWEST_COLUMNS_A_GROUP;
+    let per = ((max / row_bytes) as usize).min(columns) / apart * apart;
+    if t.dtype().bytes(t.numel()) <= max || per == 0 {
         return None;
     }
     let window = |first: usize| (first, t.part(first * cols, &[per.min(rows - first), cols]));

@@ -101,7 +101,9 @@ impl Session {
             );
             let value = match pair {
                 (Some(a), Some(b)) => w.to_f32()?.add(&b.matmul(a)?.scale(scale)?)?,
-                _ => w.to_f32()?,
+                // Read back as f32 as it is written: widened here, a table of GPT-2's would be
+                // a second copy, larger than a binding.
+                _ => w.clone(),
             };
             merged.push((name.clone(), value));
         }

@@ -41,8 +41,8 @@ pub struct Footprint {
     /// optimizer moments, no copies to recover from a bad step).
     pub parameters: u64,
     pub frozen: u64,
-    /// Of the frozen, those held in f16 (`Config::frozen_f16`: the projections' weights),
-    /// which take half the bytes.
+    /// Of the frozen, those held in f16 (`Config::frozen_f16`: the projections' weights and
+    /// the embeddings' tables), which take half the bytes.
     pub frozen_f16: u64,
     /// Floats of activations one training step keeps at once.
     pub activations: u64,
@@ -291,7 +291,9 @@ fn adapted(mut f: Footprint, c: &GptConfig, frozen_f16: bool) -> Footprint {
         f.frozen = f.parameters;
         f.parameters = per_block.saturating_mul(c.layers as u64);
         if frozen_f16 {
-            f.frozen_f16 = mul(&[12, c.width, c.width]).saturating_mul(c.layers as u64);
+            let projections = mul(&[12, c.width, c.width]).saturating_mul(c.layers as u64);
+            let tables = mul(&[c.vocab + c.context, c.width]);
+            f.frozen_f16 = projections.saturating_add(tables);
         }
     }
     f

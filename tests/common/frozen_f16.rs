@@ -100,3 +100,26 @@ pub async fn linear_layers_match_the_cpu(gpu: &Device) {
     let err = w.matmul_t(&w, false, true).unwrap_err().to_string();
     assert!(err.contains("f16"), "{err}");
 }
+
+/// An embedding's gather from an f16 table (a frozen GPT-2's), on the GPU exactly as on the
+/// CPU: the rounded values, widened.
+pub async fn embeddings_match_the_cpu(gpu: &Device) {
+    let (rows, width) = (50, 12);
+    let values = uniform(rows * width, -1.0, 1.0, 6);
+    let picked: Vec<u32> = vec![0, 49, 7, 7, 23, 1];
+    let mut got = Vec::new();
+    for device in [Device::Cpu, gpu.clone()] {
+        let table = Tensor::from_f64_as_f16(values.clone(), &[rows, width], &device).unwrap();
+        let idx = Tensor::from_u32(picked.clone(), &[2, 3], &device).unwrap();
+        let gathered = table.embedding(&idx).unwrap();
+        assert_eq!(gathered.shape(), [2, 3, width]);
+        got.push(gathered.to_vec_f64().await.unwrap());
+    }
+    let rounded = rounded(&values);
+    let want: Vec<f64> = picked
+        .iter()
+        .flat_map(|&r| rounded[r as usize * width..(r as usize + 1) * width].to_vec())
+        .collect();
+    assert_eq!(got[0], want, "the CPU's rows");
+    assert_eq!(got[1], want, "the GPU's rows");
+}

@@ -26,6 +26,7 @@ pub(crate) use epilogue::{Causal, Epilogue};
 pub(crate) use layout::{Dims, Layout, Views};
 pub use plan::Path;
 pub(crate) use plan::BIG_TILE_WORKGROUP_BYTES;
+pub(crate) use regs::MOST_COLS as FEWEST_COLUMNS_A_GROUP;
 pub(crate) use run::matmul_into;
 
 use super::dropout::DropoutMask;

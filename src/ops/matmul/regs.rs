@@ -16,12 +16,17 @@ pub(crate) fn rows_per_lane(m: usize) -> usize {
     }
 }
 
-/// Columns per lane (a multiple of 4): as many as the output has, up to 16.
+/// The most columns of C a workgroup of this kernel computes: the fewest of any product kernel
+/// (the tiled ones take 64 or 128), so a product has at most this many times the dispatch's
+/// limit of workgroups' columns.
+pub(crate) const MOST_COLS: usize = 16;
+
+/// Columns per lane (a multiple of 4): as many as the output has, up to MOST_COLS.
 pub(crate) fn cols_per_lane(n: usize) -> usize {
     match n {
         0..=7 => 4,
         8..=15 => 8,
-        _ => 16,
+        _ => MOST_COLS,
     }
 }
 
