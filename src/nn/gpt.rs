@@ -121,7 +121,7 @@ impl Block {
     fn new(init: &mut Init, c: usize, layers: usize, norm: Norm) -> Result<Block> {
         let linear = |i: &mut Init, inputs, outputs, std: f64| -> Result<Linear> {
             Ok(Linear {
-                weight: i.projection(&[outputs, inputs], std)?,
+                weight: i.weight(&[outputs, inputs], std)?,
                 bias: Some(i.constant(&[outputs], 0.0)?),
                 adapter: None,
             })

@@ -77,20 +77,10 @@ impl Init {
         self.frozen_f16 = f16;
     }
 
-    /// A projection's weight, N(0, std²): a product's second operand and nothing else, so a
-    /// frozen one may be held in f16 (`hold_frozen_in_f16`).
-    pub fn projection(&mut self, shape: &[usize], std: f64) -> Result<Tensor> {
-        self.normal_maybe_f16(shape, std)
-    }
-
-    /// An embedding's table, N(0, std²): gathered from and multiplied by (a tied output
-    /// layer) only, so a frozen one may be held in f16 too.
-    pub fn table(&mut self, shape: &[usize], std: f64) -> Result<Tensor> {
-        self.normal_maybe_f16(shape, std)
-    }
-
-    /// N(0, std²), in f16 where frozen under `hold_frozen_in_f16`.
-    fn normal_maybe_f16(&mut self, shape: &[usize], std: f64) -> Result<Tensor> {
+    /// A projection's weight or an embedding's table, N(0, std²): read only by products (as
+    /// their second operand) and gathers, so a frozen one may be held in f16
+    /// (`hold_frozen_in_f16`).
+    pub fn weight(&mut self, shape: &[usize], std: f64) -> Result<Tensor> {
         if !self.in_f16() {
             return self.normal(shape, std);
         }

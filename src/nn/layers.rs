@@ -272,7 +272,7 @@ pub struct Embedding {
 impl Embedding {
     pub fn new(init: &mut Init, count: usize, size: usize, std: f64) -> Result<Embedding> {
         Ok(Embedding {
-            weight: init.table(&[count, size], std)?,
+            weight: init.weight(&[count, size], std)?,
         })
     }
 
