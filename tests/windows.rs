@@ -12,19 +12,24 @@ use webgrad::{Device, Tensor};
 const ROWS: usize = 600_000;
 const WIDTH: usize = 64;
 
+/// The test GPU, which must bind less than a table of `bytes` for it to go in windows.
+async fn gpu_binding_less_than(bytes: usize) -> Device {
+    let gpu = common::gpu().await;
+    let Device::Gpu(context) = &gpu else {
+        unreachable!("common::gpu gives a GPU")
+    };
+    let binding = context.limits().max_storage_buffer_binding_size;
+    assert!(
+        bytes as u64 > binding,
+        "this test needs a GPU that binds less than {bytes} bytes, not {binding}"
+    );
+    gpu
+}
+
 #[test]
 fn a_table_larger_than_a_binding_is_read_in_windows() {
     run(async {
-        let gpu = common::gpu().await;
-        let Device::Gpu(context) = &gpu else {
-            unreachable!("common::gpu gives a GPU")
-        };
-        let binding = context.limits().max_storage_buffer_binding_size;
-        assert!(
-            (ROWS * WIDTH * 4) as u64 > binding,
-            "this test needs a GPU that binds less than {} bytes, not {binding}",
-            ROWS * WIDTH * 4
-        );
+        let gpu = gpu_binding_less_than(ROWS * WIDTH * 4).await;
         let values: Vec<f32> = uniform(ROWS * WIDTH, -1.0, 1.0, 3)
             .into_iter()
             .map(|v| v as f32)
@@ -70,16 +75,7 @@ fn a_table_larger_than_a_binding_is_read_in_windows() {
 fn an_f16_table_larger_than_a_binding_is_read_in_windows_as_its_f32_values() {
     const F16_ROWS: usize = 1_100_000;
     run(async {
-        let gpu = common::gpu().await;
-        let Device::Gpu(context) = &gpu else {
-            unreachable!("common::gpu gives a GPU")
-        };
-        let binding = context.limits().max_storage_buffer_binding_size;
-        assert!(
-            (F16_ROWS * WIDTH * 2) as u64 > binding,
-            "this test needs a GPU that binds less than {} bytes, not {binding}",
-            F16_ROWS * WIDTH * 2
-        );
+        let gpu = gpu_binding_less_than(F16_ROWS * WIDTH * 2).await;
         let values = uniform(F16_ROWS * WIDTH, -1.0, 1.0, 4);
         let rounded: Vec<f32> = common::frozen_f16::rounded(&values)
             .into_iter()
