@@ -144,3 +144,37 @@ fn a_lora_run_over_a_base_held_in_f16_learns_and_saves_what_an_f32_run_loads() {
         assert_close("merged qkv", &got, &want, 1e-6);
     });
 }
+
+/// Unless f32 was asked for, a GPU holds a LoRA run's base in f16, with matrix units or not
+/// (lavapipe has none: under auto its products stay f32): every saved value of the base is
+/// then an f16's, and under f32 not.
+#[test]
+fn auto_holds_a_lora_base_in_f16_on_any_gpu_and_f32_does_not() {
+    use webgrad::data::Text;
+    use webgrad::gpu::Precision;
+    use webgrad::nn::LoraConfig;
+    use webgrad::train::{Checkpoint, Config, ModelConfig, Session, Task, TaskData};
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        let text = Text::new(&"to be or not to be, that is the question. ".repeat(40)).unwrap();
+        let mut config = Config::defaults(Task::Text, None, None, text.tokenizer.len()).unwrap();
+        if let ModelConfig::Gpt(g) = &mut config.model {
+            g.lora = Some(LoraConfig {
+                rank: 4,
+                alpha: 8.0,
+            });
+        }
+        for (asked, held_in_f16) in [(Precision::Auto, true), (Precision::F32, false)] {
+            let choice = context.set_precision(asked).unwrap();
+            assert_eq!(choice.frozen_f16(), held_in_f16, "{choice:?}");
+            let s = Session::new(config.clone(), TaskData::Text(text.clone()), &gpu).unwrap();
+            let saved = Checkpoint::parse(&s.save().await.unwrap()).unwrap();
+            let qkv = &saved.tensors["blocks.0.attn.qkv.weight"].1;
+            let halves = qkv.iter().all(|&v| half::f16::from_f32(v).to_f32() == v);
+            assert_eq!(halves, held_in_f16, "{asked}: the base's values as f16's");
+        }
+    });
+}

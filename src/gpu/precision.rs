@@ -221,10 +221,22 @@ impl PrecisionChoice {
         self.units.is_some()
     }
 
-    /// One sentence: "Products in f16 (auto): …".
+    /// Whether frozen weights (a LoRA run's base: src/tensor/half.rs) are held in f16: unless
+    /// f32 was asked for, on any GPU, since any can (the products widen them as they read
+    /// them), in half the memory; products on matrix units round them to f16 anyway.
+    pub fn frozen_f16(&self) -> bool {
+        self.asked != Precision::F32
+    }
+
+    /// One sentence: "Products in f16 (auto): …", and where frozen weights are held in f16, a
+    /// second saying so.
     pub fn sentence(&self) -> String {
         let got = if self.f16() { "f16" } else { "f32" };
-        format!("Products in {got} ({}): {}.", self.asked, self.why)
+        let products = format!("Products in {got} ({}): {}.", self.asked, self.why);
+        match self.frozen_f16() {
+            true => products + " Frozen weights (a fine-tuned model's base) are held in f16.",
+            false => products,
+        }
     }
 }
 
@@ -249,9 +261,10 @@ impl Gpu {
         Ok(choice)
     }
 
-    /// Whether products run in f16 on the matrix units (the latest `set_precision` chose so).
-    pub fn f16_products(&self) -> bool {
-        self.precision().is_some_and(|c| c.f16())
+    /// Whether frozen weights are held in f16 (`PrecisionChoice::frozen_f16`) under the
+    /// latest `set_precision`.
+    pub fn frozen_f16(&self) -> bool {
+        self.precision().is_some_and(|c| c.frozen_f16())
     }
 
     /// What the latest `set_precision` chose and why; None before one.
@@ -321,9 +334,11 @@ mod tests {
         let without = PrecisionChoice::of(Precision::Auto, lacking, "GPU").unwrap();
         assert_eq!((with.units, without.units), (units.ok(), None));
         assert!(without.sentence().starts_with("Products in f32 (auto)"));
-        assert!(!PrecisionChoice::of(Precision::F32, units, "GPU")
-            .unwrap()
-            .f16());
+        // Frozen weights in f16 unless f32 was asked for, matrix units or not.
+        assert!(without.frozen_f16() && with.frozen_f16());
+        assert!(without.sentence().ends_with("are held in f16."));
+        let f32 = PrecisionChoice::of(Precision::F32, units, "GPU").unwrap();
+        assert!(!f32.f16() && !f32.frozen_f16());
         let refused = PrecisionChoice::of(Precision::F16, lacking, "llvmpipe").unwrap_err();
         assert!(
             refused.contains("llvmpipe offers no f16 matrix units to webgrad: its driver"),

@@ -58,9 +58,9 @@ pub struct Config {
     /// its blocks. `--recompute` in the CLI; on for GPT-2 in the page.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recompute: bool,
-    /// A LoRA run's frozen projection weights held in f16 (src/tensor/half.rs): half their
-    /// memory, widened as the products read them. A run whose products are in f16
-    /// (`Gpu::f16_products`), whose staging rounds them to f16 anyway, always does.
+    /// A LoRA run's frozen weights (its projections and embeddings' tables) held in f16
+    /// (src/tensor/half.rs): half their memory, widened as the products and gathers read them.
+    /// Set on a GPU unless f32 was asked for (`Gpu::frozen_f16`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub frozen_f16: bool,
     /// Noise of the 2-D sets.

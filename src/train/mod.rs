@@ -104,7 +104,7 @@ impl Session {
     ) -> Result<Session> {
         config.check()?;
         if let Device::Gpu(gpu) = device {
-            config.frozen_f16 |= gpu.f16_products();
+            config.frozen_f16 |= gpu.frozen_f16();
         }
         init.hold_frozen_in_f16(config.frozen_f16);
         // Before the footprint: a batch larger than the data is the cause, not its size.

@@ -10,6 +10,7 @@ use crate::app::protocol::Report;
 use crate::data::Tokenizer;
 use crate::nn::LoraConfig;
 use crate::train::{Config, Footprint, HfGpt2, Session, Task, TaskData, GPT2_STEPS};
+use crate::Device;
 
 /// The adapters' rank when GPT-2 is loaded (the rank control changes it at Fine-tune).
 const GPT2_RANK: usize = 8;
@@ -30,8 +31,12 @@ impl Trainer {
         // A tab's GPU memory is what the laptop lends it: GPT-2's blocks run again in backward
         // (natively on an H200, 1.10 GB instead of 3.24, for a step 33 % longer).
         config.recompute = true;
-        // Said before the text is read: a model too large for this GPU is refused at once.
-        let footprint = Footprint::of(&config);
+        // Said before the text is read: a model too large for this GPU is refused at once. Its
+        // base as the session will hold it: in f16 unless f32 was asked for (0.27 GB less).
+        let footprint = Footprint::of(&Config {
+            frozen_f16: matches!(&self.device, Device::Gpu(g) if g.frozen_f16()),
+            ..config.clone()
+        });
         footprint
             .check(&self.device)
             .map_err(|e| format!("GPT-2 does not fit on this GPU: {} A smaller GPT-2 may: distilgpt2's model.safetensors is 353 MB.", e.sentence()))?;
