@@ -60,7 +60,7 @@ pub struct Config {
     pub recompute: bool,
     /// A LoRA run's frozen weights (its projections and embeddings' tables) held in f16
     /// (src/tensor/half.rs): half their memory, widened as the products and gathers read them.
-    /// Set on a GPU unless f32 was asked for (`Gpu::frozen_f16`).
+    /// Set on a GPU whose products run in f16 (`Gpu::frozen_f16`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub frozen_f16: bool,
     /// Noise of the 2-D sets.

@@ -32,7 +32,7 @@ impl Trainer {
         // (natively on an H200, 1.10 GB instead of 3.24, for a step 33 % longer).
         config.recompute = true;
         // Said before the text is read: a model too large for this GPU is refused at once. Its
-        // base as the session will hold it: in f16 unless f32 was asked for (0.27 GB less).
+        // base as the session will hold it: in f16 where products are (0.27 GB less).
         let footprint = Footprint::of(&Config {
             frozen_f16: matches!(&self.device, Device::Gpu(g) if g.frozen_f16()),
             ..config.clone()
