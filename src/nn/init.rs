@@ -13,7 +13,7 @@ pub struct Init {
     device: Device,
     /// Whether the parameters made now are frozen (LoRA's base): leaves that need no gradient.
     frozen: bool,
-    /// Whether frozen projection weights are held in f16 (`Config::frozen_f16`).
+    /// Whether frozen weights made by `weight` are held in f16 (`Config::frozen_f16`).
     frozen_f16: bool,
     /// Which random draws give zeros instead, their values about to be replaced.
     placeholders: Placeholders,
@@ -72,7 +72,7 @@ impl Init {
         self.frozen = frozen;
     }
 
-    /// Makes the frozen projection weights that follow f16 (`projection`), or f32 again.
+    /// Makes the frozen weights that `weight` (and `normal_padded`) make next f16, or f32 again.
     pub fn hold_frozen_in_f16(&mut self, f16: bool) {
         self.frozen_f16 = f16;
     }

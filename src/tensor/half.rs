@@ -115,7 +115,10 @@ impl Tensor {
                 let buffer = self.buffer("assign")?;
                 // Queue writes run before unsubmitted commands: send those first.
                 gpu.flush();
-                let bytes = packed(values.iter().copied());
+                // Whole 4-byte words (what a queue write takes), not the padding to a group of
+                // 4 halves: a view (a padded table's first rows) has elements after it.
+                let mut bytes = packed(values.iter().copied());
+                bytes.truncate(values.len().div_ceil(2) * 4);
                 gpu.queue.write_buffer(&buffer, buffer.offset, &bytes);
                 Ok(())
             }

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel, ProductVariant};
 use crate::ops::dropout::DropoutMask;
 use crate::ops::{gpu_of, launch, launch1, launch_into, vec4_buffers};
-use crate::tensor::{DType, Host, Storage, Tensor};
+use crate::tensor::{Host, Storage, Tensor};
 use std::rc::Rc;
 
 crate::kernel_params! {
@@ -129,17 +129,10 @@ fn planned(
         });
     }
     let kernel = plan.kernel.clone().constant("TA", ta).constant("TB", tb);
-    let kernel = kernel.slot("B_TYPE", b_type(operands[1]));
+    // B stored as f32, or as f16 (a frozen weight): `checked_dims` admits no other.
+    let kernel = kernel.slot("B_TYPE", operands[1].dtype().name());
     let params = params(&views, d, plan.split, epilogue.dropout);
     Ok((kernel, params, plan))
-}
-
-/// How B is stored, for the kernels' B_TYPE slot: as f32, or as f16 (a frozen weight).
-pub(super) fn b_type(b: &Tensor) -> &'static str {
-    match b.dtype() {
-        DType::F16 => "f16",
-        _ => "f32",
-    }
 }
 
 /// The product on the GPU: the planned kernel (or the variant `forced`) over the operands
