@@ -31,13 +31,22 @@ impl DType {
         }
     }
 
-    /// The bytes `n` elements take on the GPU: 4 each, or for f16 2 each in whole groups of
-    /// 4 (so that a kernel may read the last 4 halves as one 8-byte vec2<u32>).
-    pub(crate) fn bytes(self, n: usize) -> u64 {
+    /// The bytes one element takes on the GPU.
+    pub(crate) fn element_bytes(self) -> usize {
         match self {
-            DType::F32 | DType::U32 => n as u64 * 4,
-            DType::F16 => n.div_ceil(4) as u64 * 8,
+            DType::F32 | DType::U32 => 4,
+            DType::F16 => 2,
         }
+    }
+
+    /// The bytes `n` elements take on the GPU: f16s in whole groups of 4 (so that a kernel may
+    /// read the last 4 halves as one 8-byte vec2<u32>).
+    pub(crate) fn bytes(self, n: usize) -> u64 {
+        let n = match self {
+            DType::F32 | DType::U32 => n,
+            DType::F16 => n.next_multiple_of(4),
+        };
+        (n * self.element_bytes()) as u64
     }
 }
 
@@ -375,6 +384,15 @@ impl Tensor {
                 Ok(())
             }
             other => Err(not_host(other, op, DType::F32)),
+        }
+    }
+
+    /// Checks that this tensor holds floats: f32, or f16 (a frozen weight, src/tensor/half.rs),
+    /// which the products' second operand, the embedding's table and reads back may be.
+    pub(crate) fn expect_float(&self, op: &'static str) -> Result<()> {
+        match self.dtype() {
+            DType::F16 => Ok(()),
+            _ => self.expect_dtype(op, DType::F32),
         }
     }
 

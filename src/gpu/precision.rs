@@ -278,11 +278,6 @@ impl Gpu {
     pub fn matrix_units(&self) -> Option<MatrixUnits> {
         self.matrix_units.ok()
     }
-
-    /// What the adapter lacked for f16 matrix units, if it offers none.
-    pub fn matrix_units_lacking(&self) -> Option<Lacking> {
-        self.matrix_units.err()
-    }
 }
 
 /// Opens the device with `features`, and with the f16 matrix units where the adapter offers

@@ -85,15 +85,31 @@ impl Init {
             return self.normal(shape, std);
         }
         if self.placeholder() {
-            return Tensor::zeros_f16(shape, &self.device);
+            return self.zeros(shape);
         }
         let v = self.normal_values(self.count(shape)?, std);
-        Tensor::from_f64_as_f16(v, shape, &self.device)
+        self.stored(v, shape)
     }
 
     /// Whether the parameter made now is held in f16.
     fn in_f16(&self) -> bool {
         self.frozen && self.frozen_f16
+    }
+
+    /// `values` as the parameter made now is held: f32, or f16 (`in_f16`).
+    fn stored(&self, values: Vec<f64>, shape: &[usize]) -> Result<Tensor> {
+        match self.in_f16() {
+            true => Tensor::from_f64_as_f16(values, shape, &self.device),
+            false => Tensor::from_f64(values, shape, &self.device),
+        }
+    }
+
+    /// Zeros as the parameter made now is held: f32 (filled by a dispatch), or f16 (cleared).
+    fn zeros(&self, shape: &[usize]) -> Result<Tensor> {
+        match self.in_f16() {
+            true => Tensor::zeros_f16(shape, &self.device),
+            false => Tensor::full(shape, 0.0, &self.device),
+        }
     }
 
     /// A new parameter: a leaf that needs a gradient unless frozen.
@@ -155,16 +171,12 @@ impl Init {
     ) -> Result<(Tensor, Tensor)> {
         let [rows, cols] = shape;
         let padded = [rows + pad, cols];
-        let table = match (self.placeholder(), self.in_f16()) {
-            (true, false) => Tensor::full(&padded, 0.0, &self.device)?,
-            (true, true) => Tensor::zeros_f16(&padded, &self.device)?,
-            (false, f16) => {
+        let table = match self.placeholder() {
+            true => self.zeros(&padded)?,
+            false => {
                 let mut v = self.normal_values(self.count(&shape)?, std);
                 v.resize(self.count(&padded)?, 0.0);
-                match f16 {
-                    true => Tensor::from_f64_as_f16(v, &padded, &self.device)?,
-                    false => Tensor::from_f64(v, &padded, &self.device)?,
-                }
+                self.stored(v, &padded)?
             }
         };
         Ok((self.leaf(table.part(0, &shape)), table))

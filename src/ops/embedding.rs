@@ -141,10 +141,7 @@ impl Tensor {
     /// the CPU it is an error.
     pub fn embedding(&self, indices: &Tensor) -> Result<Tensor> {
         let name = "embedding";
-        // A frozen table may be held in f16 (src/tensor/half.rs).
-        if self.dtype() != DType::F16 {
-            self.expect_dtype(name, DType::F32)?;
-        }
+        self.expect_float(name)?;
         indices.expect_dtype(name, DType::U32)?;
         self.same_device(name, indices)?;
         if self.rank() != 2 {

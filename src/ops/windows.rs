@@ -23,8 +23,8 @@ pub(crate) fn row_windows(t: &Tensor) -> Option<Vec<(usize, Tensor)>> {
     let max = gpu.limits().max_storage_buffer_binding_size;
     // Windows start a multiple of 64 rows apart (128 of an f16 table), so 256 bytes times the
     // row's length, and end before the binding's limit.
-    let row_bytes = t.dtype().bytes(cols.max(1) * 4) / 4;
-    let apart = START_ALIGNMENT * 4 / t.dtype().bytes(4) as usize;
+    let row_bytes = (cols.max(1) * t.dtype().element_bytes()) as u64;
+    let apart = START_ALIGNMENT / t.dtype().element_bytes();
     // A window's rows are a product's columns (x · windowᵀ), which a dispatch's workgroups
     // must cover.
     let columns = gpu.limits().max_compute_workgroups_per_dimension as usize

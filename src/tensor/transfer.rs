@@ -75,9 +75,7 @@ impl Tensor {
 
     /// Reads an f32 (or f16) tensor back in f64 (exact for CPU tensors).
     pub async fn to_vec_f64(&self) -> Result<Vec<f64>> {
-        if self.dtype() != DType::F16 {
-            self.expect_dtype("to_vec", DType::F32)?;
-        }
+        self.expect_float("to_vec")?;
         if let Device::Cpu = self.device() {
             return self.host_f64("to_vec");
         }

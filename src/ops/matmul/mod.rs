@@ -78,10 +78,8 @@ pub(crate) fn matmul_row_bias(
 fn checked_dims(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool)) -> Result<(usize, usize, usize)> {
     let name = "matmul";
     a.expect_dtype(name, DType::F32)?;
-    // A frozen weight may be held in f16 (src/tensor/half.rs), as B only.
-    if b.dtype() != DType::F16 {
-        b.expect_dtype(name, DType::F32)?;
-    }
+    // A frozen weight may be held in f16, as B only.
+    b.expect_float(name)?;
     a.same_device(name, b)?;
     let shape_error = |why: String| Error::Shape {
         op: name,
