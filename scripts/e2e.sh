@@ -8,11 +8,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/site.sh
-node tests/e2e/first_screen.mjs "$site_url" target/e2e
-node tests/e2e/playground.mjs "$site_url" target/e2e
-node tests/e2e/task_switching.mjs "$site_url" target/e2e
-node tests/e2e/no_webgpu.mjs "$site_url" target/e2e
-node tests/e2e/limits.mjs "$site_url" target/e2e
-node tests/e2e/tuning_store.mjs "$site_url" target/e2e
+# Each part says how long it took: the whole test command must stay under 30 minutes.
+timed() {
+  local start=$SECONDS
+  "$@"
+  echo "-- $* took $((SECONDS - start)) s"
+}
+for part in first_screen playground task_switching no_webgpu limits tuning_store; do
+  timed node "tests/e2e/$part.mjs" "$site_url" target/e2e
+done
 # The same site in Firefox ESR, WebGPU on lavapipe: each task learns and its views draw.
-tests/e2e/firefox.sh target/e2e/firefox
+timed tests/e2e/firefox.sh target/e2e/firefox

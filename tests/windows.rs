@@ -118,7 +118,15 @@ fn an_f16_table_larger_than_a_binding_is_read_in_windows_as_its_f32_values() {
 /// its table read in windows (no padded copy of it for the loss).
 #[test]
 fn gpt2_s_table_larger_than_a_binding_gives_the_cpu_s_loss_and_gradients() {
-    lora_gpt_gives_the_cpu_s_loss_and_gradients(50_257, 768);
+    lora_gpt_gives_the_cpu_s_loss_and_gradients(50_257, 768, false);
+}
+
+/// The same GPT-2 with its base held in f16 (`Init::hold_frozen_in_f16`): its table, 77 MB
+/// in f16, binds whole where the f32 one would not, so it is kept padded in f16 as a table
+/// that binds (no f32 copy padded each step, which an f16 table cannot be copied into).
+#[test]
+fn gpt2_s_table_held_in_f16_binds_whole_and_gives_the_cpu_s_loss_and_gradients() {
+    lora_gpt_gives_the_cpu_s_loss_and_gradients(50_257, 768, true);
 }
 
 /// A LoRA GPT whose frozen token embedding binds whole: kept padded (the vocabulary of 2,001
@@ -126,12 +134,12 @@ fn gpt2_s_table_larger_than_a_binding_gives_the_cpu_s_loss_and_gradients() {
 /// adapters' gradients.
 #[test]
 fn a_frozen_padded_table_gives_the_cpu_s_loss_and_gradients() {
-    lora_gpt_gives_the_cpu_s_loss_and_gradients(2_001, 64);
+    lora_gpt_gives_the_cpu_s_loss_and_gradients(2_001, 64, false);
 }
 
-/// A one-block GPT of `vocab` words and `width` with LoRA of rank 2: its logits, loss and
-/// adapters' gradients on the GPU are the CPU's.
-fn lora_gpt_gives_the_cpu_s_loss_and_gradients(vocab: usize, width: usize) {
+/// A one-block GPT of `vocab` words and `width` with LoRA of rank 2, its base held in f16 or
+/// not: its logits, loss and adapters' gradients on the GPU are the CPU's.
+fn lora_gpt_gives_the_cpu_s_loss_and_gradients(vocab: usize, width: usize, f16: bool) {
     use webgrad::nn::{Gpt, GptConfig, Init, LoraConfig, Model, Module};
     run(async {
         let config = GptConfig {
@@ -150,7 +158,9 @@ fn lora_gpt_gives_the_cpu_s_loss_and_gradients(vocab: usize, width: usize) {
         let gpu = common::gpu().await;
         let mut got = Vec::new();
         for device in [Device::Cpu, gpu] {
-            let gpt = Gpt::new(&config, &mut Init::new(5, &device)).unwrap();
+            let mut init = Init::new(5, &device);
+            init.hold_frozen_in_f16(f16);
+            let gpt = Gpt::new(&config, &mut init).unwrap();
             let tokens = Tensor::from_u32(indices(16, vocab as u32, 1), &[1, 16], &device).unwrap();
             let targets = Tensor::from_u32(indices(16, vocab as u32, 2), &[16], &device).unwrap();
             let logits = gpt.forward(&tokens).unwrap().to_vec_f64().await.unwrap();

@@ -92,7 +92,7 @@ impl Init {
     }
 
     /// Whether the parameter made now is held in f16.
-    fn in_f16(&self) -> bool {
+    pub(crate) fn in_f16(&self) -> bool {
         self.frozen && self.frozen_f16
     }
 

@@ -47,7 +47,10 @@ pub(super) fn token_embedding(
     let mut mask = vec![0.0; vocab];
     mask.resize(vocab + pad, -1e30);
     let mask = Tensor::from_vec(mask, &[vocab + pad], init.device())?;
-    let padded_bytes = ((vocab + pad) * width * 4) as u64;
+    // As the table will be held: GPT-2's binds whole in f16 (77 MB) where in f32 (154 MB) it
+    // may not, and an f16 table has no f32 copy to be padded into each step.
+    let value_bytes = if init.in_f16() { 2 } else { 4 };
+    let padded_bytes = ((vocab + pad) * width * value_bytes) as u64;
     let binds = padded_bytes <= gpu.limits().max_storage_buffer_binding_size;
     if config.lora.is_none() || !binds {
         let embedding = Embedding::new(init, vocab, width, 0.02)?;
