@@ -209,7 +209,14 @@ impl Tensor {
             if let Some(g) = seed {
                 gathered.grads.insert(self.id(), g.clone());
             }
+            // Each node is dropped once passed, and its op released: a tensor's memory goes
+            // back to the pool as soon as the last op that saved it has passed its gradient on.
             for node in topological_order(self).into_iter().rev() {
+                if node.op_released() {
+                    return Err(Error::Backward(
+                        "backward already ran through this graph, whose ops then let go of what they saved: run the forward pass again".into(),
+                    ));
+                }
                 let Some(op) = node.op() else {
                     if node.id() == self.id() && seed.is_none() {
                         gathered.grads.insert(self.id(), self.one()?);
@@ -226,6 +233,7 @@ impl Tensor {
                     },
                 };
                 gathered.pass_on(inputs, rule)?;
+                node.release_op();
             }
             Ok(Gradients(gathered.grads))
         })

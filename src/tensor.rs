@@ -105,7 +105,10 @@ struct Node {
     dtype: DType,
     device: Device,
     storage: Rc<RefCell<Storage>>,
-    op: Option<Op>,
+    /// The op that made it, until backward has passed through it (`release_op`).
+    op: RefCell<Option<Rc<dyn Backward>>>,
+    /// Whether backward has released `op`: a second backward through here is refused.
+    op_released: std::cell::Cell<bool>,
     requires_grad: bool,
 }
 
@@ -136,7 +139,8 @@ impl Tensor {
             dtype,
             device,
             storage,
-            op,
+            op: RefCell::new(op.map(Rc::from)),
+            op_released: Default::default(),
             requires_grad,
         }))
     }
@@ -312,8 +316,21 @@ impl Tensor {
     pub fn device(&self) -> &Device {
         &self.0.device
     }
-    pub(crate) fn op(&self) -> Option<&Op> {
-        self.0.op.as_ref()
+    pub(crate) fn op(&self) -> Option<Rc<dyn Backward>> {
+        self.0.op.borrow().clone()
+    }
+
+    /// Forgets the op that made this tensor, and with it what the op saved for backward: once
+    /// backward has passed through a tensor, its inputs need not outlive it (GPT-2's blocks,
+    /// recomputed, would otherwise hold every activation of a block until its last gradient).
+    pub(crate) fn release_op(&self) {
+        self.0.op.borrow_mut().take();
+        self.0.op_released.set(true);
+    }
+
+    /// Whether backward has passed through this tensor already (`release_op`).
+    pub(crate) fn op_released(&self) -> bool {
+        self.0.op_released.get()
     }
 
     /// Replaces the data behind this tensor and every tensor sharing it (the optimizer moves

@@ -397,3 +397,50 @@ fn misuse_gives_typed_errors() {
         assert!(logits.cross_entropy(&bad).unwrap().to_vec().await.unwrap()[0].is_nan());
     });
 }
+
+/// Backward lets go of what each op saved once it has passed the gradient on: a loss still
+/// held afterwards keeps none of its graph's intermediates (recomputed GPT-2 blocks held every
+/// activation of a block until its last gradient), and a second backward through the same
+/// graph is refused with the reason instead of giving gradients that stop where it was cut.
+#[test]
+fn backward_releases_the_graph_it_passed_through() {
+    run(async {
+        let device = common::gpu().await;
+        let Device::Gpu(gpu) = &device else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        let n = 1 << 16;
+        let x = Tensor::from_vec(vec![0.5; n], &[256, 256], &device)
+            .unwrap()
+            .with_grad();
+        let before = gpu.counters().bytes_live;
+        let loss = x
+            .exp()
+            .and_then(|e| e.mul(&x))
+            .and_then(|m| m.gelu())
+            .and_then(|g| g.sum_all())
+            .unwrap();
+        // exp, the product and the GELU saved for backward: three tensors of x's size.
+        let graph = gpu.counters().bytes_live - before;
+        assert!(graph >= 3 * 4 * n as u64, "{graph} bytes held by the graph");
+        let grads = loss.backward().unwrap();
+        let held = gpu.counters().bytes_live - before;
+        let gradient = 4 * n as u64;
+        assert!(
+            held <= gradient + 4096,
+            "after backward {held} bytes are held beside x's gradient of {gradient}"
+        );
+        let g = grads.get(&x).unwrap().to_vec().await.unwrap();
+        assert!(g.iter().all(|v| v.is_finite() && *v > 0.0));
+        assert!(
+            loss.to_vec().await.unwrap()[0].is_finite(),
+            "the loss still reads"
+        );
+        let again = loss
+            .backward()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(again.contains("backward already ran"), "{again}");
+    });
+}

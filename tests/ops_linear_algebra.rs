@@ -3,7 +3,9 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::{check_op, every_backend, input, leaf, run, stored, value_and_grads};
+use common::{
+    assert_close, check_op, every_backend, input, leaf, run, stored, uniform, value_and_grads,
+};
 use webgrad::{Device, Tensor};
 
 #[test]
@@ -369,6 +371,91 @@ fn matmul_rejects_mismatched_inner_sizes() {
             .matmul(&Tensor::zeros(&[5, 2], &gpu).unwrap())
             .unwrap_err();
         assert!(err.to_string().contains("inner sizes 4 and 5"), "{err}");
+    });
+}
+
+/// LoRA's layer over a GELU (GPT-2's MLP projection with an adapter), the GELU taken as each
+/// product loads the pre-activation: the values and the gradients of the pre-activation, A,
+/// B and the residual equal those through a GELU stored first and the unfused layer, on the
+/// GPU and the CPU.
+#[test]
+fn gelu_lora_linear_equals_the_unfused_layer_over_a_stored_gelu() {
+    run(async {
+        let shapes = [
+            &[2, 5, 12][..],
+            &[9, 12],
+            &[9],
+            &[3, 12],
+            &[9, 3],
+            &[2, 5, 9],
+        ];
+        let inputs: Vec<_> = shapes
+            .iter()
+            .zip(11..)
+            .map(|(s, seed)| input(s, seed))
+            .collect();
+        let gpu = common::gpu().await;
+        for device in [Device::Cpu, gpu] {
+            for with_residual in [false, true] {
+                let leaves = || -> Vec<Tensor> {
+                    inputs
+                        .iter()
+                        .map(|i| {
+                            Tensor::from_f64(i.values.clone(), &i.shape, &device)
+                                .unwrap()
+                                .with_grad()
+                        })
+                        .collect()
+                };
+                let (fused_in, unfused_in) = (leaves(), leaves());
+                let fused = {
+                    let t = &fused_in;
+                    let residual = with_residual.then_some(&t[5]);
+                    t[0].gelu_lora_linear((&t[1], Some(&t[2])), (&t[3], &t[4]), 0.75, residual)
+                        .unwrap()
+                };
+                let unfused = {
+                    let t = &unfused_in;
+                    let y = t[0]
+                        .gelu()
+                        .unwrap()
+                        .lora_linear_unfused(&t[1], Some(&t[2]), (&t[3], &t[4]), 0.75)
+                        .unwrap();
+                    match with_residual {
+                        true => y.add(&t[5]).unwrap(),
+                        false => y,
+                    }
+                };
+                let what = format!("on {}, residual {with_residual}", device.name());
+                let (got, want) = (
+                    fused.to_vec_f64().await.unwrap(),
+                    unfused.to_vec_f64().await.unwrap(),
+                );
+                assert_close(&format!("{what}: values"), &got, &want, 1e-5);
+                let upstream =
+                    Tensor::from_f64(uniform(got.len(), -1.0, 1.0, 5), fused.shape(), &device)
+                        .unwrap();
+                let loss = |y: &Tensor| y.mul(&upstream).unwrap().sum_all().unwrap();
+                let (g_fused, g_unfused) = (
+                    loss(&fused).backward().unwrap(),
+                    loss(&unfused).backward().unwrap(),
+                );
+                for (k, name) in [(0, "pre"), (3, "A"), (4, "B"), (5, "residual")] {
+                    let (Some(f), Some(u)) =
+                        (g_fused.get(&fused_in[k]), g_unfused.get(&unfused_in[k]))
+                    else {
+                        assert!(!with_residual && k == 5, "{what}: no gradient of {name}");
+                        continue;
+                    };
+                    assert_close(
+                        &format!("{what}: the gradient of {name}"),
+                        &f.to_vec_f64().await.unwrap(),
+                        &u.to_vec_f64().await.unwrap(),
+                        1e-4,
+                    );
+                }
+            }
+        }
     });
 }
 

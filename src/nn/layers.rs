@@ -93,20 +93,22 @@ impl Linear {
     }
 
     /// `self.forward(pre.gelu())`, the GELU's backward folded into the product's
-    /// (`Tensor::gelu_linear`); with an adapter, the GELU and `forward`.
+    /// (`Tensor::gelu_linear`), an adapter's too (`Tensor::gelu_lora_linear`).
     pub fn forward_gelu(&self, pre: &Tensor) -> Result<Tensor> {
+        let layer = (&self.weight, self.bias.as_ref());
         match &self.adapter {
-            None => pre.gelu_linear(&self.weight, self.bias.as_ref()),
-            Some(_) => self.forward(&pre.gelu()?),
+            None => pre.gelu_linear(layer.0, layer.1),
+            Some(a) => pre.gelu_lora_linear(layer, (&a.a, &a.b), a.scale, None),
         }
     }
 
     /// `residual + self.forward(pre.gelu())`, the GELU's backward folded into the product's
-    /// (`Tensor::gelu_linear_residual`); with an adapter, the GELU and `forward_residual`.
+    /// (`Tensor::gelu_linear_residual`), an adapter's too.
     pub fn forward_gelu_residual(&self, pre: &Tensor, residual: &Tensor) -> Result<Tensor> {
+        let layer = (&self.weight, self.bias.as_ref());
         match &self.adapter {
-            None => pre.gelu_linear_residual(&self.weight, self.bias.as_ref(), residual),
-            Some(_) => self.forward_residual(&pre.gelu()?, residual),
+            None => pre.gelu_linear_residual(layer.0, layer.1, residual),
+            Some(a) => pre.gelu_lora_linear(layer, (&a.a, &a.b), a.scale, Some(residual)),
         }
     }
 
