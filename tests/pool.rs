@@ -130,3 +130,43 @@ async fn exp_step(device: &Device, seed: u64) {
         assert!((*g as f64 - 2.0 * v.exp()).abs() < 1e-4, "{g} vs {v}");
     }
 }
+
+/// Loading a fine-tuning's base leaves no free buffer in the pool: what the load staged is
+/// destroyed, not kept for a step to adopt. A step's tensor past 1 MiB may take a free buffer
+/// up to twice its size, so GPT-2's 105 MB chunk of logits took a 210 MB buffer left by the
+/// load in some runs of the page and held it for good (1.22 GB against 1.01).
+#[test]
+fn loading_a_base_leaves_no_free_buffer_for_a_step_to_adopt() {
+    use webgrad::data::Text;
+    use webgrad::nn::LoraConfig;
+    use webgrad::train::{Config, HfGpt2, Session, TaskData};
+    let dir = common::gpt2_files::written(50_257, "pool");
+    let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+    let config = String::from_utf8(read("config.json")).unwrap();
+    let file = HfGpt2::parse(&read("model.safetensors"), Some(&config)).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    run(async {
+        let device = common::gpu().await;
+        let Device::Gpu(gpu) = &device else {
+            unreachable!()
+        };
+        let lora = LoraConfig {
+            rank: 2,
+            alpha: 4.0,
+        };
+        let mut config = Config::gpt2_lora(&file.config, lora, 10).unwrap();
+        config.batch = 2;
+        let text = Text::gpt2(&"The cat sat on the mat. ".repeat(200)).unwrap();
+        let mut session = Session::for_base(config, TaskData::Text(text), &device).unwrap();
+        session.load_gpt2_base(&file).unwrap();
+        let c = gpu.counters();
+        assert_eq!(
+            c.bytes_allocated,
+            c.bytes_live,
+            "the pool keeps {} bytes free after the load",
+            c.bytes_allocated - c.bytes_live
+        );
+        session.train_step().unwrap();
+        session.check().await.unwrap();
+    });
+}
