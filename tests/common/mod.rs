@@ -197,10 +197,23 @@ pub fn input(shape: &[usize], seed: u64) -> Input {
 /// How many elements of each input the finite-difference check perturbs (spread evenly).
 const FD_SAMPLES: usize = 24;
 
+/// The output size up to which every input gets `FD_SAMPLES` finite differences. Each costs
+/// two evaluations of the op on the CPU at full size, so a larger output gets proportionally
+/// fewer, down to `FD_FEWEST`: an 8,192-row linear layer took 15 s of checks (its CPU gradients
+/// are the same code as a small one's, which the small shapes check in full).
+const FD_FULL_OUTPUT: usize = 1 << 16;
+const FD_FEWEST: usize = 3;
+
+/// How many elements of each input get a finite difference, for an output of `len` values.
+fn fd_samples(len: usize) -> usize {
+    (FD_SAMPLES * FD_FULL_OUTPUT / len.max(1)).clamp(FD_FEWEST, FD_SAMPLES)
+}
+
 /// Checks one op, given as a function of its f32 inputs on a device:
 /// 1. the GPU forward equals the f64 CPU reference (tolerance `tol`);
 /// 2. with loss = Σ out · w for fixed random w, the GPU gradients equal the CPU ones;
-/// 3. the CPU gradients equal central finite differences of the CPU loss in f64.
+/// 3. the CPU gradients equal central finite differences of the CPU loss in f64 (at fewer
+///    elements where the output is large: `fd_samples`).
 pub async fn check_op<F>(name: &str, inputs: &[Input], tol: f64, op: F)
 where
     F: Fn(&Device, &[Tensor]) -> Result<Tensor>,
@@ -268,7 +281,7 @@ where
         let cg = cpu_grads.get(c).unwrap().to_vec_f64().await.unwrap();
         // Central differences in f64 on the CPU.
         let n = inputs[k].values.len();
-        let step = (n / FD_SAMPLES).max(1);
+        let step = (n / fd_samples(want.len())).max(1);
         let (mut fd, mut analytic) = (Vec::new(), Vec::new());
         for e in (0..n).step_by(step) {
             let h = 1e-6;
