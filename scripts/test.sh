@@ -19,7 +19,7 @@ phase "native tests (wgpu on Vulkan)"
 cargo test --release --locked
 
 phase "the op suites and training under only the limits WebGPU guarantees"
-WEBGRAD_LIMITS=webgpu cargo test --release --locked --test ops_linear_algebra --test ops_product_paths \
+WEBGRAD_LIMITS=webgpu cargo test --release --locked --test ops_linear_algebra --test ops_lora --test ops_product_paths \
   --test ops_nn --test ops_attention --test ops_elementwise --test ops_conv_pool --test ops_reduce_move --test training
 
 phase "browser tests (WebGPU in headless Chromium)"

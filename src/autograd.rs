@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 use std::cell::Cell;
+use std::rc::Rc;
 // Fx, not SipHash: the keys are tensor ids, looked up several times per op in every step.
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -93,7 +94,7 @@ pub(crate) fn made_through_relu(t: &Tensor) -> bool {
 }
 
 /// A recorded op, kept by the tensor it made.
-pub(crate) type Op = Box<dyn Backward>;
+pub(crate) type Op = Rc<dyn Backward>;
 
 /// Gradients from one backward pass, by tensor.
 #[derive(Default)]

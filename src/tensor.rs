@@ -105,11 +105,19 @@ struct Node {
     dtype: DType,
     device: Device,
     storage: Rc<RefCell<Storage>>,
-    /// The op that made it, until backward has passed through it (`release_op`).
-    op: RefCell<Option<Rc<dyn Backward>>>,
-    /// Whether backward has released `op`: a second backward through here is refused.
-    op_released: std::cell::Cell<bool>,
+    history: RefCell<History>,
     requires_grad: bool,
+}
+
+/// How a tensor came to be, for backward.
+enum History {
+    /// A leaf, or made where no gradient was wanted.
+    Untracked,
+    /// Made by this op, which backward has yet to pass through.
+    Made(Op),
+    /// Made by an op that backward passed through and let go of (`Tensor::release_op`): a
+    /// second backward through here is refused.
+    Released,
 }
 
 /// A tensor: shape, data on a device, and (when it needs a gradient) the op that made it.
@@ -139,8 +147,7 @@ impl Tensor {
             dtype,
             device,
             storage,
-            op: RefCell::new(op.map(Rc::from)),
-            op_released: Default::default(),
+            history: RefCell::new(op.map_or(History::Untracked, History::Made)),
             requires_grad,
         }))
     }
@@ -155,7 +162,7 @@ impl Tensor {
         op: impl Backward + 'static,
     ) -> Tensor {
         let needs = autograd::is_enabled() && op.inputs().iter().any(|t| t.requires_grad());
-        let op = needs.then(|| Box::new(op) as Op);
+        let op = needs.then(|| Rc::new(op) as Op);
         Tensor::make(
             shape,
             dtype,
@@ -170,7 +177,7 @@ impl Tensor {
     /// result of `op`, so that backward sees one op with its own rule.
     pub(crate) fn adopt(inner: &Tensor, op: impl Backward + 'static) -> Tensor {
         let needs = autograd::is_enabled() && op.inputs().iter().any(|t| t.requires_grad());
-        let op = needs.then(|| Box::new(op) as Op);
+        let op = needs.then(|| Rc::new(op) as Op);
         Tensor::make(
             inner.shape().to_vec(),
             inner.dtype(),
@@ -286,7 +293,7 @@ impl Tensor {
     /// The same data seen with another shape of the same size: no copy (tensors are contiguous).
     pub(crate) fn view(&self, shape: &[usize], op: Option<impl Backward + 'static>) -> Tensor {
         let needs = op.is_some() && autograd::is_enabled() && self.requires_grad();
-        let op = op.filter(|_| needs).map(|op| Box::new(op) as Op);
+        let op = op.filter(|_| needs).map(|op| Rc::new(op) as Op);
         Tensor::make(
             shape.to_vec(),
             self.dtype(),
@@ -316,21 +323,23 @@ impl Tensor {
     pub fn device(&self) -> &Device {
         &self.0.device
     }
-    pub(crate) fn op(&self) -> Option<Rc<dyn Backward>> {
-        self.0.op.borrow().clone()
+    pub(crate) fn op(&self) -> Option<Op> {
+        match &*self.0.history.borrow() {
+            History::Made(op) => Some(op.clone()),
+            History::Untracked | History::Released => None,
+        }
     }
 
     /// Forgets the op that made this tensor, and with it what the op saved for backward: once
     /// backward has passed through a tensor, its inputs need not outlive it (GPT-2's blocks,
     /// recomputed, would otherwise hold every activation of a block until its last gradient).
     pub(crate) fn release_op(&self) {
-        self.0.op.borrow_mut().take();
-        self.0.op_released.set(true);
+        *self.0.history.borrow_mut() = History::Released;
     }
 
     /// Whether backward has passed through this tensor already (`release_op`).
     pub(crate) fn op_released(&self) -> bool {
-        self.0.op_released.get()
+        matches!(*self.0.history.borrow(), History::Released)
     }
 
     /// Replaces the data behind this tensor and every tensor sharing it (the optimizer moves

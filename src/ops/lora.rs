@@ -18,12 +18,7 @@ impl Tensor {
         scale: f32,
     ) -> Result<Tensor> {
         let low = self.low_rank(weight, adapter, scale, false)?;
-        let out = self.linear_residual(weight, bias, &low)?;
-        // Backward passes the output's gradient to the term whole and never reads its values:
-        // a full [rows, out] tensor (25 MB for GPT-2's MLP on 8 × 256 tokens) need not live on
-        // until then.
-        low.free();
-        Ok(out)
+        added_as_stored(low, None, |term| self.linear_residual(weight, bias, term))
     }
 
     /// `residual + self.lora_linear(…)`, both added in the base product's epilogue.
@@ -36,12 +31,9 @@ impl Tensor {
         residual: &Tensor,
     ) -> Result<Tensor> {
         let low = self.low_rank(weight, adapter, scale, false)?;
-        let sum = residual.add(&low)?;
-        low.free();
-        let out = self.linear_residual(weight, bias, &sum)?;
-        // As in `lora_linear`: the sum's gradient is the output's, its values unread.
-        sum.free();
-        Ok(out)
+        added_as_stored(low, Some(residual), |term| {
+            self.linear_residual(weight, bias, term)
+        })
     }
 
     /// `self.gelu().lora_linear(…)` (self the MLP's pre-activation), the GELU taken as each
@@ -56,17 +48,9 @@ impl Tensor {
         residual: Option<&Tensor>,
     ) -> Result<Tensor> {
         let low = self.low_rank(weight, adapter, scale, true)?;
-        let added = match residual {
-            Some(residual) => {
-                let sum = residual.add(&low)?;
-                low.free();
-                sum
-            }
-            None => low,
-        };
-        let out = self.gelu_linear_residual(weight, bias, &added)?;
-        added.free();
-        Ok(out)
+        added_as_stored(low, residual, |term| {
+            self.gelu_linear_residual(weight, bias, term)
+        })
     }
 
     /// The adapter's term `scale · (self · aᵀ) · bᵀ`, its shapes checked against `weight`;
@@ -115,4 +99,26 @@ impl Tensor {
         let low = self.linear(a, None)?.linear(b, None)?.scale(scale)?;
         self.linear(weight, bias)?.add(&low)
     }
+}
+
+/// `product(term)`, the term the adapter's `low` (plus `residual`), which the base's product
+/// adds as it stores its output. Backward passes the output's gradient to the term whole and
+/// never reads its values, so each is freed as soon as it has been read: a full [rows, out]
+/// tensor (25 MB for GPT-2's MLP on 8 × 256 tokens) need not live on until backward.
+fn added_as_stored(
+    low: Tensor,
+    residual: Option<&Tensor>,
+    product: impl FnOnce(&Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    let term = match residual {
+        Some(residual) => {
+            let sum = residual.add(&low)?;
+            low.free();
+            sum
+        }
+        None => low,
+    };
+    let out = product(&term)?;
+    term.free();
+    Ok(out)
 }
