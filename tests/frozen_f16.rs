@@ -1,4 +1,5 @@
-//! Frozen weights held in f16 (src/tensor/half.rs): their values round trip as f16's; products
+//! Frozen weights held in f16 (src/tensor/half.rs): their values round trip as f16's, and f32
+//! tensors round to them on the GPU as on the CPU (`to_f16`, a recomputed block's kept input); products
 //! read them as their second operand on each kernel set (the emulated GPUs', the small and the
 //! large tiles) as the CPU multiplies the same rounded values, gradients through them included.
 #![cfg(not(target_arch = "wasm32"))]
@@ -32,6 +33,40 @@ fn f16_values_round_trip_and_are_assigned_and_widened_as_f16s() {
                 assert_eq!(t.to_vec_f64().await.unwrap(), want, "assigned, n = {n}");
                 let zeros = Tensor::zeros_f16(&[n], &device).unwrap();
                 assert_eq!(zeros.to_vec_f64().await.unwrap(), vec![0.0; n]);
+            }
+        }
+    });
+}
+
+#[test]
+fn f32_tensors_round_to_f16_on_the_gpu_as_on_the_cpu() {
+    run(async {
+        let gpu = common::gpu().await;
+        // Odd sizes end inside a packed word; within f16's range (past it WGSL leaves the
+        // value undefined).
+        for n in [1, 7, 10, 16, 1001] {
+            let values = uniform(n, -60_000.0, 60_000.0, n as u64);
+            let small = uniform(n, -1e-3, 1e-3, n as u64 + 1);
+            for values in [values, small] {
+                let want = rounded(&values);
+                let t = Tensor::from_f64(values.clone(), &[n], &gpu).unwrap();
+                let halves = t.to_f16().unwrap();
+                assert_eq!(halves.dtype(), DType::F16);
+                let got = halves.to_vec_f64().await.unwrap();
+                let on_cpu = Tensor::from_f64(values.clone(), &[n], &Device::Cpu)
+                    .and_then(|t| t.to_f16())
+                    .unwrap();
+                assert_eq!(on_cpu.to_vec_f64().await.unwrap(), want, "CPU, n = {n}");
+                // WGSL lets the GPU round to either neighbouring half: within one f16 step.
+                for (i, ((g, w), v)) in got.iter().zip(&want).zip(&values).enumerate() {
+                    let step = (w.abs().max(6.1e-5) * 2f64.powi(-10)).max(6e-8);
+                    assert!(
+                        (g - w).abs() <= step,
+                        "n = {n}, [{i}]: {v} became {g}, not {w}"
+                    );
+                }
+                let widened = halves.to_f32().unwrap().to_vec_f64().await.unwrap();
+                assert_eq!(widened, got, "widened again, n = {n}");
             }
         }
     });

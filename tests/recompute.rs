@@ -1,12 +1,13 @@
 //! A GPT's blocks run again in backward instead of keeping their activations
 //! (`Gpt::set_recompute`): the same loss and gradients as blocks that keep them, with dropout
 //! (whose masks must be drawn again alike) and with LoRA (whose frozen weights take none), and
-//! less memory held between the forward pass and backward.
+//! less memory held between the forward pass and backward; with the kept inputs in f16
+//! (`Kept::Half`, mixed precision's), gradients within f16's rounding and half those bytes.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 use common::{assert_close, indices, run};
-use webgrad::nn::{Gpt, GptConfig, Init, LoraConfig, Model, Module};
+use webgrad::nn::{Gpt, GptConfig, Init, Kept, LoraConfig, Model, Module};
 use webgrad::{Device, Tensor};
 
 /// One training loss and its gradients: the loss, each parameter's gradient by name, and the
@@ -17,7 +18,7 @@ struct Step {
     held: u64,
 }
 
-async fn step(config: &GptConfig, recompute: bool, gpu: &Device) -> Step {
+async fn step(config: &GptConfig, recompute: Option<Kept>, gpu: &Device) -> Step {
     let Device::Gpu(context) = gpu else {
         unreachable!("common::gpu gives a GPU")
     };
@@ -62,19 +63,51 @@ fn recomputed_blocks_give_the_kept_gradients_and_hold_less() {
                 lora,
             };
             let name = format!("dropout {dropout}, LoRA {}", lora.is_some());
-            let kept = step(&config, false, &gpu).await;
-            let again = step(&config, true, &gpu).await;
+            let kept = step(&config, None, &gpu).await;
+            let again = step(&config, Some(Kept::Whole), &gpu).await;
+            let half = step(&config, Some(Kept::Half), &gpu).await;
             assert_close(&format!("{name}: loss"), &again.loss, &kept.loss, 1e-6);
+            // The forward pass runs on the values before rounding: the same loss.
+            assert_close(&format!("{name}: loss, half"), &half.loss, &kept.loss, 1e-6);
             let names = |s: &Step| s.grads.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
             assert_eq!(names(&again), names(&kept), "{name}: what has a gradient");
-            for ((p, got), (_, want)) in again.grads.iter().zip(&kept.grads) {
+            assert_eq!(
+                names(&half),
+                names(&kept),
+                "{name}: what has a gradient, half"
+            );
+            let mut rounded = 0.0f64;
+            for (((p, got), (_, want)), (_, halved)) in
+                again.grads.iter().zip(&kept.grads).zip(&half.grads)
+            {
                 assert_close(&format!("{name}: gradient of {p}"), got, want, 1e-5);
+                assert_close(
+                    &format!("{name}: gradient of {p}, half"),
+                    halved,
+                    want,
+                    5e-3,
+                );
+                let off = halved.iter().zip(want).map(|(h, w)| (h - w).abs());
+                rounded = off.fold(rounded, f64::max);
             }
+            // Backward ran from rounded inputs, not from the values themselves.
+            assert!(rounded > 1e-7, "{name}: half's gradients are f32's exactly");
             assert!(
                 again.held * 2 < kept.held,
                 "{name}: recomputing held {} bytes until backward, keeping {}",
                 again.held,
                 kept.held
+            );
+            // Each block's input is 64 × 32 values, 8,192 bytes in f32 and 4,096 in f16: the
+            // first block's is kept half where it needs no gradient (LoRA's frozen embeddings),
+            // the last block's output whole (the final norm reads it).
+            let halved_inputs = config.layers - 1 + usize::from(lora.is_some());
+            assert_eq!(
+                again.held - half.held,
+                halved_inputs as u64 * 4096,
+                "{name}: bytes held until backward, whole {} and half {}",
+                again.held,
+                half.held
             );
         }
     });

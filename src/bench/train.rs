@@ -3,7 +3,7 @@
 
 use super::timing::{line, median, random, significant, time, Products};
 use super::workload_optimizer;
-use crate::nn::Init;
+use crate::nn::{Init, Kept};
 use crate::optim::Optimizer;
 use crate::train::{ModelConfig, Net};
 use crate::{Device, Gpu, Result, Tensor};
@@ -36,9 +36,17 @@ struct Workload {
 }
 
 impl Workload {
-    fn new((model, batch): &(ModelConfig, usize), d: &Device) -> Result<Workload> {
+    /// The workload of `model` and `batch` on `d`, its GPT's blocks run again in backward
+    /// where `recompute`; as a session would, a LoRA base is held in f16 and recomputed
+    /// blocks keep their inputs in f16 where products run in f16.
+    fn new((model, batch): &(ModelConfig, usize), recompute: bool, d: &Device) -> Result<Workload> {
         let batch = *batch;
-        let net = Net::new(model, &mut Init::new(0, d))?;
+        let mut init = Init::new(0, d);
+        init.hold_frozen_in_f16(matches!(d, Device::Gpu(g) if g.frozen_f16()));
+        let mut net = Net::new(model, &mut init)?;
+        if let (Net::Gpt(gpt), true) = (&mut net, recompute) {
+            gpt.set_recompute(Some(Kept::for_device(d)));
+        }
         // Only what trains (with LoRA, the adapters).
         let params: Vec<_> = net
             .parameters()
@@ -173,10 +181,10 @@ pub(super) async fn norm(
 pub(super) async fn train(
     gpu: &Rc<Gpu>,
     name: &str,
-    model: &(ModelConfig, usize),
+    (model, recompute): (&(ModelConfig, usize), bool),
     reps: (usize, Products),
 ) -> Result<(String, f64)> {
-    let mut w = Workload::new(model, &Device::Gpu(gpu.clone()))?;
+    let mut w = Workload::new(model, recompute, &Device::Gpu(gpu.clone()))?;
     // Each step ends as the session's `train_step` does (submitted, or a short one left for
     // the next steps to join): steps run back to back (the pipelined figure) then go to the GPU
     // as they do in the playground's loop.
@@ -199,7 +207,7 @@ pub(super) fn train_cpu(
     reps: usize,
     gpu_ms: Option<f64>,
 ) -> Result<String> {
-    let mut w = Workload::new(model, &Device::Cpu)?;
+    let mut w = Workload::new(model, false, &Device::Cpu)?;
     w.step()?;
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {

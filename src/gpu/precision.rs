@@ -263,6 +263,11 @@ impl Gpu {
         Ok(choice)
     }
 
+    /// Whether products run in f16 (mixed precision) under the latest `set_precision`.
+    pub fn products_f16(&self) -> bool {
+        self.precision().is_some_and(|c| c.f16())
+    }
+
     /// Whether frozen weights are held in f16 (`PrecisionChoice::frozen_f16`) under the
     /// latest `set_precision`.
     pub fn frozen_f16(&self) -> bool {

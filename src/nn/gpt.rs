@@ -8,6 +8,7 @@ pub use cache::KvCache;
 
 use super::{prefixed, Adapter, Embedding, Init, Linear, Model, Module, Norm, NormLayer};
 use crate::ops::cross_entropy_chunk_rows;
+use crate::recompute::{self, Kept, Recorded};
 use crate::{Error, Result, Tensor};
 pub(crate) use padding::vocab_padding;
 use padding::{token_embedding, Padding};
@@ -252,9 +253,9 @@ pub struct Gpt {
     pos_emb: Embedding,
     blocks: Vec<Block>,
     ln_f: NormLayer,
-    /// Whether training keeps only each block's input for backward and runs the block again
-    /// there (`set_recompute`).
-    recompute: bool,
+    /// Whether training keeps only each block's input for backward (and how) and runs the
+    /// block again there (`set_recompute`).
+    recompute: Option<Kept>,
     /// The output layer's padded vocabulary, on a GPU where `vocab_padding` pads.
     padding: Option<Padding>,
 }
@@ -275,7 +276,7 @@ impl Gpt {
                 .map(|_| Block::new(init, c, config.layers, config.norm))
                 .collect::<Result<_>>()?,
             ln_f: NormLayer::new(config.norm, init, c)?,
-            recompute: false,
+            recompute: None,
             padding,
         };
         init.set_frozen(false);
@@ -329,34 +330,48 @@ impl Gpt {
             .forward(tokens)?
             .add(&self.pos_emb.forward(&positions)?)?;
         let mut x = drop.apply(embedded)?;
-        let recompute = self.recompute && seen.is_none() && crate::autograd::is_enabled();
-        for block in &self.blocks {
-            x = match recompute {
-                true => self.recomputed(block, &x, &mut drop)?,
-                false => block.forward(&x, self.config.heads, &mut drop, seen.as_deref_mut())?,
-            };
+        let training = seen.is_none() && crate::autograd::is_enabled();
+        match self.recompute.filter(|_| training) {
+            Some(kept) => x = self.recomputed_blocks(&x, &mut drop, kept)?,
+            None => {
+                for block in &self.blocks {
+                    x = block.forward(&x, self.config.heads, &mut drop, seen.as_deref_mut())?;
+                }
+            }
         }
         self.ln_f
             .forward(&x)?
             .reshape(&[batch * t, self.config.width])
     }
 
-    /// Training keeps only each block's input for backward, which runs the block again
-    /// (`recompute.rs`): GPT-2's blocks on 8 × 256 tokens keep about 1.5 GB otherwise, at the
-    /// cost of a second forward pass through them.
-    pub fn set_recompute(&mut self, on: bool) {
-        self.recompute = on;
+    /// With `Some(kept)`, training keeps only each block's input (as `kept` says) for
+    /// backward, which runs the block again (`recompute.rs`): GPT-2's blocks on 8 × 256 tokens
+    /// keep about 1.5 GB otherwise, at the cost of a second forward pass through them. None:
+    /// the blocks keep their activations.
+    pub fn set_recompute(&mut self, kept: Option<Kept>) {
+        self.recompute = kept;
     }
 
-    /// `block` on `x`, recorded as one op that keeps only `x` and runs the block again in
-    /// backward, its dropout from the same sites.
-    fn recomputed(&self, block: &Block, x: &Tensor, drop: &mut DropoutPass) -> Result<Tensor> {
-        let (start, heads) = (*drop, self.config.heads);
-        let out = crate::no_grad(|| block.forward(x, heads, drop, None))?;
-        let params = block.parameters().into_iter().map(|(_, p)| p).collect();
-        let block = block.clone();
-        let part = move |x: &Tensor| block.forward(x, heads, &mut start.clone(), None);
-        Ok(crate::recompute::recorded(&out, x, params, Rc::new(part)))
+    /// The blocks on `x`, each recorded as one op that keeps only its input and runs the
+    /// block again in backward, its dropout from the same sites. Under mixed precision the
+    /// inputs are kept as `kept` says, the last block's output (which the final norm reads)
+    /// whole.
+    fn recomputed_blocks(&self, x: &Tensor, drop: &mut DropoutPass, kept: Kept) -> Result<Tensor> {
+        let heads = self.config.heads;
+        let mut x = Recorded::input(x, kept)?;
+        for (i, block) in self.blocks.iter().enumerate() {
+            let start = *drop;
+            let out = crate::no_grad(|| block.forward(&x.value, heads, drop, None))?;
+            let params = block.parameters().into_iter().map(|(_, p)| p).collect();
+            let block = block.clone();
+            let part = move |x: &Tensor| block.forward(x, heads, &mut start.clone(), None);
+            let kept = match i + 1 == self.blocks.len() {
+                true => Kept::Whole,
+                false => kept,
+            };
+            x = recompute::recorded(out, &x, params, (Rc::new(part), kept))?;
+        }
+        Ok(x.node)
     }
 
     /// The vocabulary the training loss runs over: `config.vocab`, or more with the pads of

@@ -1,8 +1,10 @@
-//! f16 tensors: frozen weights (a LoRA run's base) held in half the memory. On the GPU two
-//! halves share a 32-bit word, element 2i in the low half, and kernels widen them with WGSL's
-//! core `unpack2x16float`, so any device holds them, with or without shader-f16; on the CPU
-//! backend the values are f64s rounded to f16's. Products take them as their second operand
-//! (shaders/matmul_b_f16.wgsl, matmul_b4_f16.wgsl); nothing trains them.
+//! f16 tensors: frozen weights (a LoRA run's base) and the inputs recomputed blocks keep for
+//! backward under mixed precision (`recompute.rs`), held in half the memory. On the GPU two
+//! halves share a 32-bit word, element 2i in the low half, and kernels pack and widen them with
+//! WGSL's core `pack2x16float` and `unpack2x16float`, so any device holds them, with or without
+//! shader-f16; on the CPU backend the values are f64s rounded to f16's. Products take them as
+//! their second operand (shaders/matmul_b_f16.wgsl, matmul_b4_f16.wgsl), other ops after
+//! `to_f32`; nothing trains them.
 
 use super::{check_len, upload, DType, Device, Host, Storage, Tensor};
 use crate::error::Result;
@@ -11,6 +13,11 @@ use half::f16;
 crate::kernel_params! {
     /// shaders/unpack_f16.wgsl: `n` elements.
     struct UnpackParams { n: u32 }
+}
+
+crate::kernel_params! {
+    /// shaders/pack_f16.wgsl: `n` elements into `words` words (the padding's included).
+    struct PackParams { n: u32, words: u32 }
 }
 
 /// `values` rounded to f16 (to nearest, ties to even) and packed two to a word, little-endian,
@@ -97,6 +104,39 @@ impl Tensor {
         Ok(Tensor::from_storage(
             self.shape().to_vec(),
             DType::F32,
+            self.device(),
+            storage,
+        ))
+    }
+
+    /// This tensor's values rounded to f16, a new tensor without history: an f32 tensor packed
+    /// (on the CPU to the nearest half, on a GPU to one of the two nearest, as WGSL's
+    /// `pack2x16float` allows), an f16 one as it is.
+    pub fn to_f16(&self) -> Result<Tensor> {
+        if self.dtype() == DType::F16 {
+            return Ok(self.detach());
+        }
+        let storage = match self.device() {
+            Device::Cpu => {
+                let values = self.host_f64("to_f16")?;
+                Storage::Host(Host::F(values.into_iter().map(rounded).collect()))
+            }
+            Device::Gpu(gpu) => {
+                let source = include_str!("../../shaders/pack_f16.wgsl");
+                let kernel = crate::gpu::Kernel::new("pack_f16", source, "main");
+                let n = self.numel();
+                let words = (DType::F16.bytes(n) / 4) as usize;
+                let params = PackParams {
+                    n: n as u32,
+                    words: words as u32,
+                };
+                let groups = gpu.groups_elementwise(words);
+                crate::ops::launch1(gpu, &kernel, &params, &[self], words, groups)?
+            }
+        };
+        Ok(Tensor::from_storage(
+            self.shape().to_vec(),
+            DType::F16,
             self.device(),
             storage,
         ))
