@@ -1,6 +1,6 @@
 //! The buffer pool: a buffer passes from tensor to tensor through cached bind groups, a step's
 //! end destroys the free buffers no step has taken in two, and a tensor past 1 MiB may take a
-//! free buffer up to twice its size.
+//! free buffer up to twice its size, unless it is made to be kept.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -114,6 +114,40 @@ fn a_free_buffer_up_to_twice_as_large_serves_a_smaller_tensor() {
             "four times as large"
         );
         assert_eq!(quarter.to_vec().await.unwrap(), vec![1.0; 1 << 12]);
+    });
+}
+
+/// A tensor made to be kept (a recomputed block's input in f16, `to_f16`) takes a buffer of
+/// its own size, never a free one twice as large: held until backward, the rest of that
+/// buffer would be memory held for nothing.
+#[test]
+fn a_tensor_made_to_be_kept_takes_a_buffer_of_its_own_size() {
+    run(async {
+        let device = common::gpu().await;
+        let Device::Gpu(gpu) = &device else {
+            unreachable!()
+        };
+        // 2^20 f32s are 4 MiB; in f16 they are 2 MiB, which a free 4 MiB buffer could serve.
+        let n = 1 << 20;
+        let x = Tensor::full(&[n], 1.5, &device).unwrap();
+        drop(Tensor::full(&[n], 3.0, &device).unwrap());
+        let live = gpu.counters().bytes_live;
+        let kept = x.to_f16().unwrap();
+        assert_eq!(
+            gpu.counters().bytes_live - live,
+            2 << 20,
+            "the f16 copy's buffer"
+        );
+        assert_eq!(kept.to_vec_f64().await.unwrap(), vec![1.5; n]);
+        // Where it can, a plain tensor of the same bytes takes the free 4 MiB buffer.
+        let live = gpu.counters().bytes_live;
+        let plain = Tensor::full(&[n / 2], 2.0, &device).unwrap();
+        assert_eq!(
+            gpu.counters().bytes_live - live,
+            4 << 20,
+            "a plain tensor's buffer"
+        );
+        drop(plain);
     });
 }
 

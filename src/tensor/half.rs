@@ -8,6 +8,7 @@
 
 use super::{check_len, upload, DType, Device, Host, Storage, Tensor};
 use crate::error::Result;
+use crate::gpu::Binding;
 use half::f16;
 
 crate::kernel_params! {
@@ -125,13 +126,18 @@ impl Tensor {
                 let source = include_str!("../../shaders/pack_f16.wgsl");
                 let kernel = crate::gpu::Kernel::new("pack_f16", source, "main");
                 let n = self.numel();
-                let words = (DType::F16.bytes(n) / 4) as usize;
+                let bytes = DType::F16.bytes(n);
                 let params = PackParams {
                     n: n as u32,
-                    words: words as u32,
+                    words: (bytes / 4) as u32,
                 };
-                let groups = gpu.groups_elementwise(words);
-                crate::ops::launch1(gpu, &kernel, &params, &[self], words, groups)?
+                // Made to be kept (a recomputed block's input): in a buffer of its own size.
+                let out = gpu.alloc_kept(bytes)?;
+                let x = self.buffer("to_f16")?;
+                let bindings = [Binding::read(&x), Binding::write(out.handle())];
+                let groups = gpu.groups_elementwise(params.words as usize);
+                gpu.dispatch(&kernel, &params, &bindings, groups)?;
+                Storage::Gpu(out)
             }
         };
         Ok(Tensor::from_storage(
