@@ -1,5 +1,5 @@
 //! The buffer pool: a buffer passes from tensor to tensor through cached bind groups, a step's
-//! end destroys the free buffers no step has taken in two, and a tensor past 1 MiB may take a
+//! end destroys the free buffers no step has taken in two (and the peak held stays counted), and a tensor past 1 MiB may take a
 //! free buffer up to twice its size, unless it is made to be kept.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -78,6 +78,10 @@ fn a_step_s_end_destroys_the_buffers_no_step_has_taken_in_two() {
         }
         step(5).await;
         assert_eq!(gpu.counters().bytes_allocated, steps_own, "then destroyed");
+        // A report's figure is the most held since the last: the evaluation's buffers, then
+        // only the steps' own.
+        assert_eq!(gpu.take_peak_bytes(), with_evaluation, "the peak");
+        assert_eq!(gpu.take_peak_bytes(), steps_own, "the peak since");
         let mark = gpu.counters();
         step(6).await;
         let c = gpu.counters().since(&mark);

@@ -227,7 +227,8 @@ pub struct Progress {
 /// What the worker holds, to watch for growth over a long session.
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq)]
 pub struct Memory {
-    /// Bytes of GPU buffers our pool owns (None on the CPU backend).
+    /// The most bytes of GPU buffers our pool owned at once since the last report (None on
+    /// the CPU backend).
     pub gpu_bytes: Option<u64>,
     /// Bytes of the worker's WebAssembly memory.
     pub heap_bytes: u64,

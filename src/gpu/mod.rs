@@ -228,6 +228,12 @@ impl Gpu {
         c
     }
 
+    /// The most GPU memory the pool held at once since the last call, in bytes (a report's
+    /// figure: a sample of `Counters::bytes_allocated` misses what came and went between).
+    pub fn take_peak_bytes(&self) -> u64 {
+        self.pool.borrow_mut().take_peak()
+    }
+
     /// A storage buffer of at least `bytes` from the pool. `for_upload` asks for one whose
     /// last use has already been submitted, because queue writes run before pending commands;
     /// it may be larger than a binding (a table read in windows), where a kernel's output,

@@ -130,6 +130,9 @@ pub(crate) struct BufferPool {
     pub created: u64,
     pub bytes_live: u64,
     pub bytes_allocated: u64,
+    /// The most `bytes_allocated` has been since the last `take_peak`: what the pool held at
+    /// its highest, a phase's buffers (an evaluation's) that were destroyed since included.
+    peak: u64,
     /// Training steps ended so far (`end_step`).
     step: u64,
 }
@@ -177,6 +180,7 @@ impl BufferPool {
     fn create(&mut self, gpu: &Gpu, class: u64, kind: BufferKind) -> BufferRef {
         self.created += 1;
         self.bytes_allocated += class;
+        self.peak = self.peak.max(self.bytes_allocated);
         let buffer = gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: None,
             size: class,
@@ -184,6 +188,12 @@ impl BufferPool {
             mapped_at_creation: false,
         });
         BufferRef::whole(self.created, buffer)
+    }
+
+    /// The most bytes the pool held since the last call (or since it was made); the count
+    /// starts again from what it holds now.
+    pub fn take_peak(&mut self) -> u64 {
+        std::mem::replace(&mut self.peak, self.bytes_allocated).max(self.bytes_allocated)
     }
 
     /// Drops every free buffer (e.g. when a new model of other sizes replaces the old one);

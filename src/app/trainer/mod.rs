@@ -285,10 +285,11 @@ impl Trainer {
         result.map_err(|e| e.sentence())
     }
 
-    /// What the worker holds now: the GPU pool's buffers and its WebAssembly memory.
+    /// What the worker holds: the most the GPU pool's buffers came to since the last report
+    /// (an evaluation's included), and its WebAssembly memory now.
     fn memory(&self) -> Memory {
         let gpu_bytes = match self.session.as_ref().map(|s| s.device()) {
-            Some(Device::Gpu(g)) => Some(g.counters().bytes_allocated),
+            Some(Device::Gpu(g)) => Some(g.take_peak_bytes()),
             _ => None,
         };
         let heap_bytes = wasm_bindgen::memory()

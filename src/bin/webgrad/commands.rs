@@ -162,9 +162,10 @@ fn report(
         line["loss_scale"] = serde_json::json!(scale);
         line["skipped_steps"] = serde_json::json!(skipped);
     }
-    // The GPU memory the run holds: its pool's buffers, those kept free for reuse included.
+    // The most GPU memory the run held since the last line: its pool's buffers, those kept
+    // free for reuse included.
     if let webgrad::Device::Gpu(gpu) = session.device() {
-        let mb = gpu.counters().bytes_allocated as f64 / 1e6;
+        let mb = gpu.take_peak_bytes() as f64 / 1e6;
         line["gpu_mb"] = serde_json::json!((mb * 10.0).round() / 10.0);
     }
     writeln!(std::io::stdout(), "{line}").map_err(|e| e.to_string())?;
