@@ -130,9 +130,15 @@ fn a_models_product_shapes_are_timed_once_and_then_remembered() {
         // Planned without a variant: noted, and timed by the next tuning.
         product_and_reference(&device);
         assert!(gpu.product_variants().any_noted());
+        // A step's free buffers are destroyed before the timing, not held under it.
+        drop(Tensor::zeros(&[1 << 22], &device).unwrap());
+        let held = gpu.counters().bytes_allocated;
+        gpu.take_peak_bytes();
         let mut cache = Cache::default();
         let tuned = tune::tune_products(gpu, &mut cache).await.unwrap();
         assert_eq!(tuned.timed, 1, "{tuned:?}");
+        let peak = gpu.take_peak_bytes();
+        assert_eq!(peak, held, "the most held timing, against before it");
         let chosen = gpu
             .product_variants()
             .chosen(&SHAPE)
