@@ -39,8 +39,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
     let row0 = wid.y * 128u;
     let col0 = wid.x * 128u;
-    let a_base = a_start(wid.z);
-    let b_base = b_start(wid.z);
+    let a_base = a_start(batch_of(wid.z));
+    let b_base = b_start(batch_of(wid.z));
+    let k_first = chunk_first(wid.z);
+    let k_last = chunk_last(k_first);
     // The subgroup's block: 2 × 4 blocks of 64 rows × 32 columns.
     let br = (sg / 4u) * 64u;
     let bc = (sg % 4u) * 32u;
@@ -56,14 +58,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var c31 = coop_mat16x16<f32, C>();
     let sums_rows = ROW_SUMS && wid.x == 0u;
     var sums = vec4<f32>(0.0);
-    var next = fetch_slice(a_base, b_base, row0, col0, 0u, tid);
-    for (var k0 = 0u; k0 < p.k; k0 += DEPTH) {
+    var next = fetch_slice(a_base, b_base, row0, col0, k_first, tid);
+    for (var k0 = k_first; k0 < k_last; k0 += DEPTH) {
         put_slice(tid, next);
         // With A transposed and read as vec4s, an invocation's 4 slots of A are one group of
         // op(A)'s rows.
         if (sums_rows) { sums += next.a0 + next.a1 + next.a2 + next.a3; }
         workgroupBarrier();
-        if (k0 + DEPTH < p.k) {
+        if (k0 + DEPTH < k_last) {
             next = fetch_slice(a_base, b_base, row0, col0, k0 + DEPTH, tid);
         }
         for (var d = 0u; d < DEPTH; d += 16u) {

@@ -15,7 +15,26 @@ override VEC4_B: bool;
 // and store the sums after C's matrix (src/ops/matmul/bias_grad.rs), as matmul.wgsl does.
 override ROW_SUMS: bool;
 
+// K cut into chunks (p.parts of p.k_chunk, a multiple of DEPTH so that no slice reaches into
+// the next chunk): workgroup_id.z = batch × parts + part, and each workgroup multiplies its
+// chunk of K into a partial product, C's matrix z (summed after: src/ops/matmul/split_sum.rs).
+override SPLIT: bool;
+
 const DEPTH: u32 = 32u;
+
+// The batch of workgroup row z (all of them, unsplit).
+fn batch_of(z: u32) -> u32 {
+    return select(z, z / p.parts, SPLIT);
+}
+
+// Where workgroup row z's chunk of K starts, and where a chunk from `first` ends.
+fn chunk_first(z: u32) -> u32 {
+    return select(0u, (z % p.parts) * p.k_chunk, SPLIT);
+}
+
+fn chunk_last(first: u32) -> u32 {
+    return select(p.k, min(p.k, first + p.k_chunk), SPLIT);
+}
 // The staged tiles' rows, 8 halves (16 bytes) longer than their data, so that the matrix
 // loads of successive rows start in different banks.
 const A_STRIDE: u32 = DEPTH + 8u;

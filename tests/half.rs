@@ -86,6 +86,52 @@ fn f16_products_match_the_cpu_within_f16s_error_where_offered_and_are_refused_wh
             "the bias's gradient: error {bias:e}"
         );
         let ran = context.dispatches_of(ProductPath::MatrixUnits.family()) - before;
+        // K split among the matrix units' workgroups where their tiles are few (a GPU that
+        // runs 132 at once): chunks of whole 32-deep slices, a ragged K's last chunk short,
+        // a batch's chunks apart, then summed with the bias.
+        let measured = context.tuning();
+        context.set_tuning(Tuning {
+            tiles_at_once: Some(132),
+            ..measured
+        });
+        let sums = context.dispatches_of("matmul_split_sum");
+        for (m, k, n, ta, tb, batch) in [
+            (136, 1000, 136, false, false, 1),
+            (200, 1100, 140, true, true, 2),
+        ] {
+            let product = |d: &Device| {
+                let a = Tensor::from_f64(
+                    uniform(batch * m * k, -1.0, 1.0, 3),
+                    &stored(m, k, ta, &[batch]),
+                    d,
+                )?;
+                let b = Tensor::from_f64(
+                    uniform(batch * k * n, -1.0, 1.0, 4),
+                    &stored(k, n, tb, &[batch]),
+                    d,
+                )?;
+                a.matmul_t(&b, ta, tb)
+            };
+            let got = product(&gpu).unwrap().to_vec_f64().await.unwrap();
+            let want = product(&Device::Cpu).unwrap().to_vec_f64().await.unwrap();
+            assert_f16(
+                &format!("split: {batch}x{m}x{k}x{n} ta={ta} tb={tb}"),
+                &got,
+                &want,
+            );
+        }
+        let layer = |d: &Device| {
+            let x = Tensor::from_f64(uniform(136 * 1000, -1.0, 1.0, 5), &[136, 1000], d)?;
+            let w = Tensor::from_f64(uniform(136 * 1000, -1.0, 1.0, 6), &[136, 1000], d)?;
+            let b = Tensor::from_f64(uniform(136, -1.0, 1.0, 7), &[136], d)?;
+            x.linear(&w, Some(&b))
+        };
+        let got = layer(&gpu).unwrap().to_vec_f64().await.unwrap();
+        let want = layer(&Device::Cpu).unwrap().to_vec_f64().await.unwrap();
+        assert_f16("split: a linear layer with its bias", &got, &want);
+        context.set_tuning(measured);
+        let split = context.dispatches_of("matmul_split_sum") - sums;
+        assert!(split >= 3, "{split} split sums after the matrix units");
         context.set_precision(Precision::F32).unwrap();
         assert!(ran >= 9, "{ran} products on the matrix units");
     });

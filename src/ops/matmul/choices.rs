@@ -84,10 +84,16 @@ pub fn candidates(shape: ProductShape, tuning: &Tuning) -> Vec<ProductVariant> {
     };
     let mut all = vec![planned];
     if matrix_units_for(d, views, needs, tuning).is_some() {
-        all.push(ProductVariant {
+        let matrix = |parts| ProductVariant {
             tiles: Tiles::Matrix,
-            parts: 1,
-        });
+            parts,
+        };
+        all.push(matrix(1));
+        if shape.splittable {
+            all.push(matrix(
+                Split::of_matrix_units(d, tuning.tiles_at_once).parts,
+            ));
+        }
     }
     all.push(small(1));
     if shape.splittable {
@@ -120,7 +126,7 @@ pub(super) fn allowed(shape: ProductShape, variant: ProductVariant, tuning: &Tun
     let tiles = match variant.tiles {
         Tiles::Small => true,
         Tiles::Large => tuning.workgroup_bytes >= BIG_TILE_WORKGROUP_BYTES && shape.vec4,
-        Tiles::Matrix => tuning.f16_products.is_some() && shape.f16 && variant.parts == 1,
+        Tiles::Matrix => tuning.f16_products.is_some() && shape.f16,
     };
     !tuning.emulated && tiles && (variant.parts == 1 || shape.splittable) && variant.parts >= 1
 }

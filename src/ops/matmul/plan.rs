@@ -162,7 +162,11 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
         return registers(d, splittable);
     }
     if let Some(units) = matrix_units_for(d, views, needs, tuning) {
-        return matrix_tiles(d, views, units);
+        let split = match splittable {
+            true => Split::of_matrix_units(d, tuning.tiles_at_once),
+            false => whole,
+        };
+        return matrix_tiles((d, views), units, split);
     }
     let policy = BigTilePolicy::of(*tuning);
     let big_split = match splittable {
@@ -216,17 +220,19 @@ pub(super) fn matrix_units_for(
     tuning.f16_products.filter(|_| takes)
 }
 
-/// The plan on the matrix units' kernel: 128 × 128 tiles, all of K in each.
-fn matrix_tiles(d: Dims, views: Views, units: MatrixUnits) -> Plan {
+/// The plan on the matrix units' kernel: 128 × 128 tiles, K split as `split` says.
+fn matrix_tiles((d, views): (Dims, Views), units: MatrixUnits, split: Split) -> Plan {
     let source = units.kernel_source();
     let kernel = Kernel::new(Path::MatrixUnits.family(), source, "main")
         .constant("VEC4_A", views.a.in_fours())
         .constant("VEC4_B", views.b.in_fours())
+        .constant("SPLIT", split.parts > 1)
         .constant("ROW_SUMS", views.row_sums.is_some());
+    let [x, y, z] = tiles(d, LARGE_SIDE);
     Plan {
         kernel,
-        groups: tiles(d, LARGE_SIDE),
-        split: Split::whole(d.k),
+        groups: [x, y, z * split.parts as u32],
+        split,
         whole_vec4s: d.n.is_multiple_of(4) && views.c.in_fours(),
     }
 }
@@ -245,7 +251,11 @@ pub(crate) fn plan_variant(
         Tiles::Large => large_tiles((d, views), split, needs, &BigTilePolicy::of(*tuning)),
         // A shape measured dense may come with a layout the matrix units do not take.
         Tiles::Matrix => match matrix_units_for(d, views, needs, tuning) {
-            Some(units) => matrix_tiles(d, views, units),
+            Some(units) => matrix_tiles(
+                (d, views),
+                units,
+                Split::in_matrix_parts(d.k, variant.parts),
+            ),
             None => plan((d, views), needs, tuning),
         },
     }
@@ -382,6 +392,11 @@ pub(super) mod tests {
         f16_products: Some(MatrixUnits::Cooperative),
         ..LARGE
     };
+    /// The same, its size unmeasured.
+    const UNKNOWN_MATRIX: Tuning = Tuning {
+        tiles_at_once: None,
+        ..MATRIX
+    };
     /// lavapipe or SwiftShader.
     pub(in crate::ops::matmul) const EMULATED: Tuning = Tuning {
         emulated: true,
@@ -450,8 +465,13 @@ pub(super) mod tests {
             (tint, (1024, 1024, 1024), SmallTiles, 1),
             (tint, (4096, 4096, 4096), LargeTiles, 1),
             // With f16 matrix units asked for, every product of 2^23 multiply-adds or more on
-            // them, all of K in one part; not in 16 KiB of workgroup memory.
-            (MATRIX, (128, 784, 128), MatrixUnits, 1),
+            // them, not in 16 KiB of workgroup memory; K split where the tiles fill at most a
+            // quarter of the GPU, in at most 8 parts (GPT-2's output layer's input gradient:
+            // 24 tiles), as far as chunks of 256 allow (one tile in 3); 96 tiles not at all.
+            (MATRIX, (128, 784, 128), MatrixUnits, 3),
+            (MATRIX, (512, 50304, 768), MatrixUnits, 8),
+            (MATRIX, (2048, 3072, 768), MatrixUnits, 1),
+            (UNKNOWN_MATRIX, (512, 50304, 768), MatrixUnits, 1),
             (MATRIX, (128, 784, 64), SmallTiles, 49),
             (MATRIX, (4096, 4096, 4096), MatrixUnits, 1),
             (
