@@ -4,7 +4,8 @@ enable wgpu_cooperative_matrix;
 // Batched C = op(A) · op(B) on the GPU's matrix units (mixed precision): A and B are read as
 // f32, rounded to f16 as they are staged in workgroup memory, and multiplied 16 × 16 × 16 at a
 // time by cooperative matrices that add in f32. Each workgroup of 256 invocations computes a
-// 128 × 128 tile of C through 32-deep slices; its 8 subgroups of 32 (a run gets this kernel
+// 128 × 128 tile of C through 32-deep slices (with SPLIT, a partial product over its chunk of
+// K: matmul_f16_tiles.wgsl); its 8 subgroups of 32 (a run gets this kernel
 // only where the adapter's subgroups are always 32 wide: src/gpu/precision.rs) each own
 // 64 rows × 32 columns of it, 4 × 2 accumulators. C leaves through workgroup memory, one
 // accumulator at a time, so that the shared store (matmul_out: bias, residual, GELU's or

@@ -3,7 +3,7 @@
 //! output, the part runs again, recorded, from its input, and is differentiated then. A GPT's
 //! blocks so keep only their inputs until backward: GPT-2 fine-tuned on 8 × 256 tokens keeps
 //! about 1.5 GB of activations otherwise. Under mixed precision those inputs are kept in f16
-//! (`Kept`), as PyTorch's autocast keeps what its half-precision products saved.
+//! (`KeptInputs`), as PyTorch's autocast keeps what its half-precision products saved.
 
 use crate::autograd::{with_grad, Backward, Inputs};
 use crate::error::Result;
@@ -15,21 +15,22 @@ pub(crate) type Part = Rc<dyn Fn(&Tensor) -> Result<Tensor>>;
 
 /// How a recomputed part's output is kept for the part after it to run again from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kept {
+pub enum KeptInputs {
     /// As computed, in f32.
     Whole,
     /// Rounded to f16, in half the memory (GPT-2's twelve block inputs: 38 MB instead of 75
     /// at 8 × 256 tokens). The part after it runs from the rounded values in backward, so its
-    /// gradients are those at inputs off by f16's rounding (5e-4 relative at most).
+    /// gradients are those at inputs off by f16's rounding (about 1e-3 relative at most: a GPU
+    /// may round to either neighbouring half), values past f16's range held at ±65,504.
     Half,
 }
 
-impl Kept {
+impl KeptInputs {
     /// Half where `device`'s products run in f16 (mixed precision), else whole.
-    pub fn for_device(device: &crate::Device) -> Kept {
+    pub fn for_device(device: &crate::Device) -> KeptInputs {
         match device {
-            crate::Device::Gpu(g) if g.products_f16() => Kept::Half,
-            _ => Kept::Whole,
+            crate::Device::Gpu(g) if g.products_f16() => KeptInputs::Half,
+            _ => KeptInputs::Whole,
         }
     }
 }
@@ -45,8 +46,8 @@ pub(crate) struct Recorded {
 impl Recorded {
     /// An input that no recomputed part made: `x` for the first part to run on and keep.
     /// Kept half only where it needs no gradient (a node that does must be `x` itself).
-    pub fn input(x: &Tensor, kept: Kept) -> Result<Recorded> {
-        let node = match kept == Kept::Half && !x.requires_grad() {
+    pub fn input(x: &Tensor, kept: KeptInputs) -> Result<Recorded> {
+        let node = match kept == KeptInputs::Half && !x.requires_grad() {
             true => crate::no_grad(|| x.to_f16())?,
             false => x.clone(),
         };
@@ -66,7 +67,8 @@ pub(crate) fn recorded(
     out: Tensor,
     x: &Recorded,
     params: Vec<Tensor>,
-    (part, kept): (Part, Kept),
+    part: Part,
+    kept: KeptInputs,
 ) -> Result<Recorded> {
     let params = params.into_iter().filter(|p| p.requires_grad()).collect();
     let op = Recomputed {
@@ -75,8 +77,8 @@ pub(crate) fn recorded(
         part,
     };
     let data = match kept {
-        Kept::Whole => out.clone(),
-        Kept::Half => crate::no_grad(|| out.to_f16())?,
+        KeptInputs::Whole => out.clone(),
+        KeptInputs::Half => crate::no_grad(|| out.to_f16())?,
     };
     Ok(Recorded {
         value: out,
@@ -85,7 +87,7 @@ pub(crate) fn recorded(
 }
 
 struct Recomputed {
-    /// The part's input: its data in f32 or f16 (`Kept`), and its place in the graph.
+    /// The part's input: its data in f32 or f16 (`KeptInputs`), and its place in the graph.
     x: Tensor,
     params: Vec<Tensor>,
     part: Part,

@@ -138,7 +138,10 @@ fn a_models_product_shapes_are_timed_once_and_then_remembered() {
         let tuned = tune::tune_products(gpu, &mut cache).await.unwrap();
         assert_eq!(tuned.timed, 1, "{tuned:?}");
         let peak = gpu.take_peak_bytes();
-        assert_eq!(peak, held, "the most held timing, against before it");
+        assert_eq!(
+            peak, held,
+            "the most the pool held while timing, against before it"
+        );
         let chosen = gpu
             .product_variants()
             .chosen(&SHAPE)

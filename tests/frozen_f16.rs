@@ -1,7 +1,8 @@
 //! Frozen weights held in f16 (src/tensor/half.rs): their values round trip as f16's, and f32
-//! tensors round to them on the GPU as on the CPU (`to_f16`, a recomputed block's kept input); products
-//! read them as their second operand on each kernel set (the emulated GPUs', the small and the
-//! large tiles) as the CPU multiplies the same rounded values, gradients through them included.
+//! tensors round to them on the GPU as on the CPU (`to_f16`, a recomputed block's kept input);
+//! products read them as their second operand on each kernel set (the emulated GPUs', the small
+//! and the large tiles) as the CPU multiplies the same rounded values, gradients through them
+//! included.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -42,13 +43,14 @@ fn f16_values_round_trip_and_are_assigned_and_widened_as_f16s() {
 fn f32_tensors_round_to_f16_on_the_gpu_as_on_the_cpu() {
     run(async {
         let gpu = common::gpu().await;
-        // Odd sizes end inside a packed word; within f16's range (past it WGSL leaves the
-        // value undefined).
+        // Odd sizes end inside a packed word; values past f16's range are held at its
+        // largest, ±65,504 (WGSL leaves them undefined).
         for n in [1, 7, 10, 16, 1001] {
-            let values = uniform(n, -60_000.0, 60_000.0, n as u64);
+            let values = uniform(n, -70_000.0, 70_000.0, n as u64);
             let small = uniform(n, -1e-3, 1e-3, n as u64 + 1);
             for values in [values, small] {
-                let want = rounded(&values);
+                let held: Vec<f64> = values.iter().map(|v| v.clamp(-65504.0, 65504.0)).collect();
+                let want = rounded(&held);
                 let t = Tensor::from_f64(values.clone(), &[n], &gpu).unwrap();
                 let halves = t.to_f16().unwrap();
                 assert_eq!(halves.dtype(), DType::F16);
@@ -57,9 +59,10 @@ fn f32_tensors_round_to_f16_on_the_gpu_as_on_the_cpu() {
                     .and_then(|t| t.to_f16())
                     .unwrap();
                 assert_eq!(on_cpu.to_vec_f64().await.unwrap(), want, "CPU, n = {n}");
-                // WGSL lets the GPU round to either neighbouring half: within one f16 step.
+                // WGSL lets the GPU round to either neighbouring half: within one f16 step
+                // (2^-10 of the power of two below, 2^-24 among the subnormals).
                 for (i, ((g, w), v)) in got.iter().zip(&want).zip(&values).enumerate() {
-                    let step = (w.abs().max(6.1e-5) * 2f64.powi(-10)).max(6e-8);
+                    let step = 2f64.powi((w.abs().max(6.1e-5).log2().floor() as i32) - 10);
                     assert!(
                         (g - w).abs() <= step,
                         "n = {n}, [{i}]: {v} became {g}, not {w}"
@@ -69,6 +72,9 @@ fn f32_tensors_round_to_f16_on_the_gpu_as_on_the_cpu() {
                 assert_eq!(widened, got, "widened again, n = {n}");
             }
         }
+        let ids = Tensor::from_u32(vec![1, 2, 3], &[3], &gpu).unwrap();
+        let refused = ids.to_f16().unwrap_err().to_string();
+        assert!(refused.contains("not u32"), "{refused}");
     });
 }
 

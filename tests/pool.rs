@@ -1,6 +1,7 @@
 //! The buffer pool: a buffer passes from tensor to tensor through cached bind groups, a step's
-//! end destroys the free buffers no step has taken in two (and the peak held stays counted), and a tensor past 1 MiB may take a
-//! free buffer up to twice its size, unless it is made to be kept.
+//! end destroys the free buffers no step has taken in two (and the peak held stays counted),
+//! and a tensor past 1 MiB may take a free buffer up to twice its size, unless it is made to be
+//! kept.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;

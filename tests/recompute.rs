@@ -2,12 +2,12 @@
 //! (`Gpt::set_recompute`): the same loss and gradients as blocks that keep them, with dropout
 //! (whose masks must be drawn again alike) and with LoRA (whose frozen weights take none), and
 //! less memory held between the forward pass and backward; with the kept inputs in f16
-//! (`Kept::Half`, mixed precision's), gradients within f16's rounding and half those bytes.
+//! (`KeptInputs::Half`, mixed precision's), gradients within f16's rounding and half those bytes.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 use common::{assert_close, indices, run};
-use webgrad::nn::{Gpt, GptConfig, Init, Kept, LoraConfig, Model, Module};
+use webgrad::nn::{Gpt, GptConfig, Init, KeptInputs, LoraConfig, Model, Module};
 use webgrad::{Device, Tensor};
 
 /// One training loss and its gradients: the loss, each parameter's gradient by name, and the
@@ -18,7 +18,7 @@ struct Step {
     held: u64,
 }
 
-async fn step(config: &GptConfig, recompute: Option<Kept>, gpu: &Device) -> Step {
+async fn step(config: &GptConfig, recompute: Option<KeptInputs>, gpu: &Device) -> Step {
     let Device::Gpu(context) = gpu else {
         unreachable!("common::gpu gives a GPU")
     };
@@ -64,8 +64,8 @@ fn recomputed_blocks_give_the_kept_gradients_and_hold_less() {
             };
             let name = format!("dropout {dropout}, LoRA {}", lora.is_some());
             let kept = step(&config, None, &gpu).await;
-            let again = step(&config, Some(Kept::Whole), &gpu).await;
-            let half = step(&config, Some(Kept::Half), &gpu).await;
+            let again = step(&config, Some(KeptInputs::Whole), &gpu).await;
+            let half = step(&config, Some(KeptInputs::Half), &gpu).await;
             assert_close(&format!("{name}: loss"), &again.loss, &kept.loss, 1e-6);
             // The forward pass runs on the values before rounding: the same loss.
             assert_close(&format!("{name}: loss, half"), &half.loss, &kept.loss, 1e-6);

@@ -173,7 +173,7 @@ pub async fn run(
                     reps
                 };
                 let recompute = workload_recomputes(&w.name);
-                let (line, ms) = train::train(gpu, &label, (&model, recompute), reps).await?;
+                let (line, ms) = train::train(gpu, &label, &model, recompute, reps).await?;
                 if let Some(t) = TRAINING.iter().find(|t| **t == w.name) {
                     gpu_ms.insert(t, ms);
                 }

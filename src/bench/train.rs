@@ -3,7 +3,7 @@
 
 use super::timing::{line, median, random, significant, time, Products};
 use super::workload_optimizer;
-use crate::nn::{Init, Kept};
+use crate::nn::{Init, KeptInputs};
 use crate::optim::Optimizer;
 use crate::train::{ModelConfig, Net};
 use crate::{Device, Gpu, Result, Tensor};
@@ -45,7 +45,7 @@ impl Workload {
         init.hold_frozen_in_f16(matches!(d, Device::Gpu(g) if g.frozen_f16()));
         let mut net = Net::new(model, &mut init)?;
         if let (Net::Gpt(gpt), true) = (&mut net, recompute) {
-            gpt.set_recompute(Some(Kept::for_device(d)));
+            gpt.set_recompute(Some(KeptInputs::for_device(d)));
         }
         // Only what trains (with LoRA, the adapters).
         let params: Vec<_> = net
@@ -181,7 +181,8 @@ pub(super) async fn norm(
 pub(super) async fn train(
     gpu: &Rc<Gpu>,
     name: &str,
-    (model, recompute): (&(ModelConfig, usize), bool),
+    model: &(ModelConfig, usize),
+    recompute: bool,
     reps: (usize, Products),
 ) -> Result<(String, f64)> {
     let mut w = Workload::new(model, recompute, &Device::Gpu(gpu.clone()))?;

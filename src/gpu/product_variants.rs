@@ -28,7 +28,7 @@ pub struct ProductShape {
 }
 
 /// The side of a product's tiles (shaders/matmul_small.wgsl, matmul.wgsl), or the f16 matrix
-/// units' 128 × 128 tiles (shaders/matmul_coop.wgsl, or its Chrome dialect), K always whole.
+/// units' 128 × 128 tiles (shaders/matmul_coop.wgsl, or its Chrome dialect).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Tiles {
     Small,

@@ -8,7 +8,7 @@ pub use cache::KvCache;
 
 use super::{prefixed, Adapter, Embedding, Init, Linear, Model, Module, Norm, NormLayer};
 use crate::ops::cross_entropy_chunk_rows;
-use crate::recompute::{self, Kept, Recorded};
+use crate::recompute::{self, KeptInputs, Recorded};
 use crate::{Error, Result, Tensor};
 pub(crate) use padding::vocab_padding;
 use padding::{token_embedding, Padding};
@@ -255,7 +255,7 @@ pub struct Gpt {
     ln_f: NormLayer,
     /// Whether training keeps only each block's input for backward (and how) and runs the
     /// block again there (`set_recompute`).
-    recompute: Option<Kept>,
+    recompute: Option<KeptInputs>,
     /// The output layer's padded vocabulary, on a GPU where `vocab_padding` pads.
     padding: Option<Padding>,
 }
@@ -348,15 +348,23 @@ impl Gpt {
     /// backward, which runs the block again (`recompute.rs`): GPT-2's blocks on 8 × 256 tokens
     /// keep about 1.5 GB otherwise, at the cost of a second forward pass through them. None:
     /// the blocks keep their activations.
-    pub fn set_recompute(&mut self, kept: Option<Kept>) {
+    pub fn set_recompute(&mut self, kept: Option<KeptInputs>) {
         self.recompute = kept;
     }
 
     /// The blocks on `x`, each recorded as one op that keeps only its input and runs the
-    /// block again in backward, its dropout from the same sites. Under mixed precision the
-    /// inputs are kept as `kept` says, the last block's output (which the final norm reads)
-    /// whole.
-    fn recomputed_blocks(&self, x: &Tensor, drop: &mut DropoutPass, kept: Kept) -> Result<Tensor> {
+    /// block again in backward, its dropout from the same sites. The inputs are kept as `kept`
+    /// says, the last block's output (which the final norm reads) whole.
+    fn recomputed_blocks(
+        &self,
+        x: &Tensor,
+        drop: &mut DropoutPass,
+        kept: KeptInputs,
+    ) -> Result<Tensor> {
+        // Nothing to run again: the input goes to the final norm as it is, in f32.
+        if self.blocks.is_empty() {
+            return Ok(x.clone());
+        }
         let heads = self.config.heads;
         let mut x = Recorded::input(x, kept)?;
         for (i, block) in self.blocks.iter().enumerate() {
@@ -365,11 +373,11 @@ impl Gpt {
             let params = block.parameters().into_iter().map(|(_, p)| p).collect();
             let block = block.clone();
             let part = move |x: &Tensor| block.forward(x, heads, &mut start.clone(), None);
-            let kept = match i + 1 == self.blocks.len() {
-                true => Kept::Whole,
+            let out_kept = match i + 1 == self.blocks.len() {
+                true => KeptInputs::Whole,
                 false => kept,
             };
-            x = recompute::recorded(out, &x, params, (Rc::new(part), kept))?;
+            x = recompute::recorded(out, &x, params, Rc::new(part), out_kept)?;
         }
         Ok(x.node)
     }

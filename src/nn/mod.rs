@@ -7,7 +7,7 @@ mod init;
 mod layers;
 mod mlp;
 
-pub use crate::recompute::Kept;
+pub use crate::recompute::KeptInputs;
 pub use cnn::{Cnn, CnnConfig};
 pub(crate) use gpt::vocab_padding;
 pub use gpt::{Gpt, GptConfig, KvCache, LoraConfig, Preset};

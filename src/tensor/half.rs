@@ -48,6 +48,9 @@ fn rounded(v: f64) -> f64 {
     f16::from_f32(v as f32).to_f64()
 }
 
+/// f16's largest finite value.
+const F16_MAX: f64 = 65504.0;
+
 impl Tensor {
     /// An f16 tensor of `data` rounded to f32 and then to f16 (on the CPU backend too), on
     /// `device`.
@@ -112,15 +115,24 @@ impl Tensor {
 
     /// This tensor's values rounded to f16, a new tensor without history: an f32 tensor packed
     /// (on the CPU to the nearest half, on a GPU to one of the two nearest, as WGSL's
-    /// `pack2x16float` allows), an f16 one as it is.
+    /// `pack2x16float` allows; values past f16's range held at ±65,504, its largest), an f16
+    /// one as it is, any other refused.
     pub fn to_f16(&self) -> Result<Tensor> {
-        if self.dtype() == DType::F16 {
-            return Ok(self.detach());
+        match self.dtype() {
+            DType::F16 => return Ok(self.detach()),
+            DType::F32 => {}
+            other => {
+                return Err(crate::Error::Invalid {
+                    op: "to_f16",
+                    why: format!("rounds f32 values to f16, not {}", other.name()),
+                })
+            }
         }
         let storage = match self.device() {
             Device::Cpu => {
                 let values = self.host_f64("to_f16")?;
-                Storage::Host(Host::F(values.into_iter().map(rounded).collect()))
+                let held = |v: f64| rounded(v.clamp(-F16_MAX, F16_MAX));
+                Storage::Host(Host::F(values.into_iter().map(held).collect()))
             }
             Device::Gpu(gpu) => {
                 let source = include_str!("../../shaders/pack_f16.wgsl");

@@ -3,7 +3,7 @@
 
 use super::Config;
 use crate::data::{Labelled, Text};
-use crate::nn::{Cnn, Gpt, Init, Kept, Mlp, Model};
+use crate::nn::{Cnn, Gpt, Init, KeptInputs, Mlp, Model};
 use crate::train::ModelConfig;
 use crate::{Error, Result, Tensor};
 
@@ -72,7 +72,7 @@ impl Learner {
                     return Err(misfit());
                 }
                 let mut model = Gpt::new(c, init)?;
-                model.set_recompute(recompute.then(|| Kept::for_device(init.device())));
+                model.set_recompute(recompute.then(|| KeptInputs::for_device(init.device())));
                 Ok(Learner::Text { model, data: t })
             }
             _ => Err(misfit()),

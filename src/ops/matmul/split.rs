@@ -1,9 +1,9 @@
 //! How a product's shared dimension K is cut so that more workgroups share it, every rule in one
 //! place. A product with a small output and a long K (a linear layer over a batch of 128 rows:
 //! 2 to 16 tiles of 64 × 64) leaves most of a GPU idle while a few workgroups walk all of K:
-//! cut into chunks, separate workgroups multiply them at once (shaders/matmul_small.wgsl and
-//! matmul.wgsl, one chunk each) and a second pass sums their partial products with the
-//! epilogue (split_sum.rs). Weight gradients, whose K is the batch's rows, are cut as a batch
+//! cut into chunks, separate workgroups multiply them at once (shaders/matmul_small.wgsl,
+//! matmul.wgsl and the matrix units' kernels, one chunk each) and a second pass sums their
+//! partial products with the epilogue (split_sum.rs). Weight gradients, whose K is the batch's rows, are cut as a batch
 //! of products instead (`long_k_chunks`, `weight_grad_chunks`). Every rule here is pure: it
 //! reads the sizes and the device's `Tuning`, and the planner's table test checks it.
 
@@ -26,10 +26,9 @@ pub(super) fn target_groups(at_once: Option<usize>) -> usize {
 const DEPTH: usize = 16;
 /// Depth of the matrix units' kernels' slices (shaders/matmul_f16_tiles.wgsl's DEPTH).
 const MATRIX_DEPTH: usize = 32;
-/// The most parts the matrix units' K is cut into. Their partial products are memory the
-/// step holds for a moment: split wherever the tiles were fewer than the GPU runs, GPT-2's
-/// fine-tuning in the page took 694-741 MB at its peaks instead of 672 (H200, one call), for a
-/// step 12 % shorter, most of which the output layer's 24 tiles alone gave.
+/// The most parts the matrix units' K is cut into: their partial products, [parts, m, n] in
+/// f32, are memory the step holds for a moment (GPT-2's output layer's input gradient in 8
+/// parts: 12.6 MB, which a free buffer of the step's activations can lend).
 const MOST_MATRIX_PARTS: usize = 8;
 /// The shortest K the large tiles split, and the shortest chunk they split it into.
 const BIG_CHUNK: usize = 256;
@@ -123,8 +122,10 @@ impl Split {
     /// BIG_CHUNK, chunks of at least BIG_CHUNK, at most MOST_MATRIX_PARTS of them, towards two
     /// rounds of workgroups (GPT-2's output layer's input gradient, 512 × 768 over 50,304: 24
     /// tiles, each walking all of K without it); none where the GPU's size was not measured.
-    /// Unlike `of_big`, however few the tiles: the small tiles that take few tiles otherwise
-    /// have no matrix units.
+    /// Unlike `of_big`, it splits however few the tiles (`of_big` leaves those to the 64 × 64
+    /// kernel, which has no matrix units). Split wherever the tiles were fewer than the GPU
+    /// runs, GPT-2's fine-tuning in the page was as fast but held 694-741 MB at its peaks
+    /// instead of 672 (H200, one call): the partial products of its 96-tile products.
     pub(super) fn of_matrix_units(d: Dims, at_once: Option<usize>) -> Split {
         let tiles = d.m.div_ceil(128) * d.n.div_ceil(128) * d.batches;
         let Some(at_once) = at_once.filter(|&n| n > 0) else {
