@@ -7,7 +7,7 @@
 
 mod common;
 use common::run;
-use webgrad::gpu::{ProductShape, Tiles};
+use webgrad::gpu::{ProductShape, Tiles, Tuning};
 use webgrad::ops::{product_candidates, ProductPath};
 use webgrad::tune::{self, Cache, How};
 use webgrad::{Device, Tensor};
@@ -164,5 +164,45 @@ fn a_models_product_shapes_are_timed_once_and_then_remembered() {
         assert_eq!((again.timed, gpu.counters().dispatches), (0, dispatched));
         assert!(gpu.take_errors().is_empty());
         gpu.use_emulated_kernels(None);
+    });
+}
+
+/// A shape whose large tiles make four rounds or more of the GPU is not timed with K in parts:
+/// there a cut cannot balance the rounds, and would only hold its partial products (parts
+/// times the output) while timed. The timing then holds the shape's operands and output alone.
+#[test]
+fn shapes_of_many_rounds_are_timed_without_their_partial_products() {
+    run(async {
+        let (device, gpu) = real_kernels().await;
+        let gpu = &gpu;
+        let measured = gpu.tuning();
+        // 256 × 1,024 over 512: 16 large tiles, four rounds of a GPU running 4 at once; 512
+        // is long enough for two parts.
+        gpu.set_tuning(Tuning {
+            tiles_at_once: Some(4),
+            ..measured
+        });
+        gpu.product_variants().take_noted();
+        let (m, k, n) = (256, 512, 1024);
+        let a = Tensor::zeros(&[m, k], &device).unwrap();
+        let b = Tensor::zeros(&[k, n], &device).unwrap();
+        drop(a.matmul(&b).unwrap());
+        drop((a, b));
+        assert!(gpu.product_variants().any_noted());
+        gpu.release_free_buffers();
+        let held = gpu.counters().bytes_allocated;
+        gpu.take_peak_bytes();
+        let tuned = tune::tune_products(gpu, &mut Cache::default())
+            .await
+            .unwrap();
+        let timing = gpu.take_peak_bytes() - held;
+        gpu.set_tuning(measured);
+        gpu.use_emulated_kernels(None);
+        assert_eq!(tuned.timed, 1, "{tuned:?}");
+        let operands = (4 * (m * k + k * n + m * n)) as u64;
+        assert!(
+            timing <= operands + (64 << 10),
+            "timing held {timing} bytes beyond the pool's, the operands and output {operands}"
+        );
     });
 }

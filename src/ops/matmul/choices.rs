@@ -105,7 +105,9 @@ pub fn candidates(shape: ProductShape, tuning: &Tuning) -> Vec<ProductVariant> {
         all.push(large(1));
         if shape.splittable {
             all.push(large(Split::of_big(d, tuning.tiles_at_once).parts));
-            all.extend(split::balancing_parts_to_try(d.k).map(large));
+            let tiles = d.m.div_ceil(128) * d.n.div_ceil(128) * d.batches;
+            let balancing = split::balancing_parts_to_try(d.k, tiles, tuning.tiles_at_once);
+            all.extend(balancing.map(large));
         }
     }
     let mut unique = Vec::with_capacity(all.len());
@@ -193,6 +195,12 @@ mod tests {
         );
         let f32 = shape(1024, 1024, 1024, false);
         assert_eq!(candidates(f32, &MATRIX), [v(Small, 1), v(Large, 1)]);
+        // GPT-2's chunk of logits, 512 × 50,304 over 768: 1,572 tiles, twelve rounds of 132;
+        // K in parts would only hold their partial products (parts × 103 MB) while timed.
+        assert_eq!(
+            candidates(shape(512, 50304, 768, true), &LARGE),
+            [v(Large, 1), v(Small, 1)]
+        );
         assert!(allowed(f16, v(Matrix, 1), &MATRIX));
         assert!(!allowed(f32, v(Matrix, 1), &MATRIX));
         assert!(!allowed(f16, v(Matrix, 1), &LARGE));

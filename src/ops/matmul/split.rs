@@ -173,8 +173,17 @@ fn balancing_parts(tiles: usize, k: usize, at_once: usize) -> usize {
 
 /// The parts besides one that a large-tile product's K may be cut into to balance its rounds,
 /// each at least BIG_CHUNK long: the variants the measurement tries (src/tune/products.rs).
-pub(super) fn balancing_parts_to_try(k: usize) -> impl Iterator<Item = usize> {
-    (2..=MOST_BALANCING_PARTS).filter(move |&parts| k / parts >= BIG_CHUNK)
+/// None from four rounds of `tiles` on a GPU that runs `at_once` (`balancing_parts`: the last
+/// round's idle share is small), where a cut only adds its partial products, parts times the
+/// output, to the memory the timing holds (GPT-2's chunk of logits, 103 MB, timed in two and
+/// three parts).
+pub(super) fn balancing_parts_to_try(
+    k: usize,
+    tiles: usize,
+    at_once: Option<usize>,
+) -> impl Iterator<Item = usize> {
+    let rounds_enough = at_once.is_some_and(|n| tiles >= 4 * n);
+    (2..=MOST_BALANCING_PARTS).filter(move |&parts| !rounds_enough && k / parts >= BIG_CHUNK)
 }
 
 /// How many chunks a long K (a weight gradient's rows) is cut into to be multiplied as one
