@@ -33,6 +33,14 @@ impl KeptInputs {
             _ => KeptInputs::Whole,
         }
     }
+
+    /// `t` as kept: itself, or rounded to f16 (outside the graph).
+    fn keep(self, t: &Tensor) -> Result<Tensor> {
+        match self {
+            KeptInputs::Whole => Ok(t.clone()),
+            KeptInputs::Half => crate::no_grad(|| t.to_f16()),
+        }
+    }
 }
 
 /// A recomputed part's output: its `value` for the next part to run on now, and the `node`
@@ -47,9 +55,9 @@ impl Recorded {
     /// An input that no recomputed part made: `x` for the first part to run on and keep.
     /// Kept half only where it needs no gradient (a node that does must be `x` itself).
     pub fn input(x: &Tensor, kept: KeptInputs) -> Result<Recorded> {
-        let node = match kept == KeptInputs::Half && !x.requires_grad() {
-            true => crate::no_grad(|| x.to_f16())?,
-            false => x.clone(),
+        let node = match x.requires_grad() {
+            true => x.clone(),
+            false => kept.keep(x)?,
         };
         Ok(Recorded {
             value: x.clone(),
@@ -76,10 +84,7 @@ pub(crate) fn recorded(
         params,
         part,
     };
-    let data = match kept {
-        KeptInputs::Whole => out.clone(),
-        KeptInputs::Half => crate::no_grad(|| out.to_f16())?,
-    };
+    let data = kept.keep(&out)?;
     Ok(Recorded {
         value: out,
         node: Tensor::adopt(&data, op),

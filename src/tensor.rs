@@ -10,7 +10,10 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 mod half;
+mod history;
 mod transfer;
+
+use history::History;
 
 /// Element type. Floats are f32 on the GPU; the CPU backend keeps them in f64, which makes it
 /// an exact reference for tests and finite differences. F16 holds frozen weights in half the
@@ -107,17 +110,6 @@ struct Node {
     storage: Rc<RefCell<Storage>>,
     history: RefCell<History>,
     requires_grad: bool,
-}
-
-/// How a tensor came to be, for backward.
-enum History {
-    /// A leaf, or made where no gradient was wanted.
-    Untracked,
-    /// Made by this op, which backward has yet to pass through.
-    Made(Op),
-    /// Made by an op that backward passed through and let go of (`Tensor::release_op`): a
-    /// second backward through here is refused.
-    Released,
 }
 
 /// A tensor: shape, data on a device, and (when it needs a gradient) the op that made it.
@@ -323,25 +315,6 @@ impl Tensor {
     pub fn device(&self) -> &Device {
         &self.0.device
     }
-    pub(crate) fn op(&self) -> Option<Op> {
-        match &*self.0.history.borrow() {
-            History::Made(op) => Some(op.clone()),
-            History::Untracked | History::Released => None,
-        }
-    }
-
-    /// Forgets the op that made this tensor, and with it what the op saved for backward: once
-    /// backward has passed through a tensor, its inputs need not outlive it (GPT-2's blocks,
-    /// recomputed, would otherwise hold every activation of a block until its last gradient).
-    pub(crate) fn release_op(&self) {
-        *self.0.history.borrow_mut() = History::Released;
-    }
-
-    /// Whether backward has passed through this tensor already (`release_op`).
-    pub(crate) fn op_released(&self) -> bool {
-        matches!(*self.0.history.borrow(), History::Released)
-    }
-
     /// Replaces the data behind this tensor and every tensor sharing it (the optimizer moves
     /// parameters into its flat buffers this way, keeping their identity).
     pub(crate) fn set_storage(&self, storage: Storage) {

@@ -228,54 +228,6 @@ impl Gpu {
         c
     }
 
-    /// The most GPU memory the pool held at once since the last call, in bytes (a report's
-    /// figure: a sample of `Counters::bytes_allocated` misses what came and went between).
-    pub fn take_peak_bytes(&self) -> u64 {
-        self.pool.borrow_mut().take_peak()
-    }
-
-    /// A storage buffer of at least `bytes` from the pool. `for_upload` asks for one whose
-    /// last use has already been submitted, because queue writes run before pending commands;
-    /// it may be larger than a binding (a table read in windows), where a kernel's output,
-    /// bound whole, is refused before anything is allocated.
-    pub(crate) fn alloc(self: &Rc<Self>, bytes: u64, for_upload: bool) -> Result<PooledBuffer> {
-        self.check_size(bytes)?;
-        if !for_upload {
-            self.check_binding(bytes)?;
-        }
-        let after = for_upload.then(|| self.submits());
-        Ok(self.pool.borrow_mut().acquire(
-            self,
-            bytes,
-            BufferKind::Storage,
-            after,
-            self.largest_buffer(),
-        ))
-    }
-
-    /// A storage buffer of `bytes`' own size class, for a tensor kept a long time (a
-    /// recomputed block's input until backward): `alloc` may lend a free buffer up to twice
-    /// the size, which for a kept tensor is memory held for nothing (GPT-2's block inputs
-    /// in f16 took the f32 activations' buffers, and the page held 18 MB more, not 37 less).
-    pub(crate) fn alloc_kept(self: &Rc<Self>, bytes: u64) -> Result<PooledBuffer> {
-        self.check_size(bytes)?;
-        self.check_binding(bytes)?;
-        let own = pool::size_class(bytes).min(self.largest_buffer());
-        Ok(self
-            .pool
-            .borrow_mut()
-            .acquire(self, bytes, BufferKind::Storage, None, own))
-    }
-
-    /// Destroys the GPU buffers the pool keeps free, returning their memory (call it when a
-    /// model of other sizes replaces the old one).
-    pub fn release_free_buffers(&self) {
-        if self.batch.borrow_mut().clear_bind_groups(self) {
-            self.count_submit();
-        }
-        self.pool.borrow_mut().trim();
-    }
-
     /// Records one compute dispatch into the pending command encoder; an error naming the
     /// kernel when its text cannot be built or `params` and `bindings` do not fit its WGSL.
     pub fn dispatch<P: KernelParams>(

@@ -1,7 +1,9 @@
-//! A size-class buffer pool: a dropped tensor's buffer goes back here and the next tensor of
-//! the same class reuses it, so after warm-up a training step creates no GPU buffer at all.
+//! A size-class buffer pool, and the device's methods that lend from it (`Gpu::alloc`, …): a
+//! dropped tensor's buffer goes back here and the next tensor of the same class reuses it, so
+//! after warm-up a training step creates no GPU buffer at all.
 
 use super::Gpu;
+use crate::error::Result;
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
@@ -41,6 +43,58 @@ pub(crate) fn size_class(bytes: u64) -> u64 {
 
 /// The size past which classes are finer (`size_class`).
 const FINE_CLASSES_PAST: u64 = 1 << 20;
+
+/// The pool as the device lends it: buffers for tensors, and what it holds.
+impl Gpu {
+    /// The most GPU memory the pool held at once since the last call, in bytes (a report's
+    /// figure: a sample of `Counters::bytes_allocated` misses what came and went between).
+    pub fn take_peak_bytes(&self) -> u64 {
+        self.pool.borrow_mut().take_peak()
+    }
+
+    /// A storage buffer of at least `bytes` from the pool. `for_upload` asks for one whose
+    /// last use has already been submitted, because queue writes run before pending commands;
+    /// it may be larger than a binding (a table read in windows), where a kernel's output,
+    /// bound whole, is refused before anything is allocated.
+    pub(crate) fn alloc(self: &Rc<Self>, bytes: u64, for_upload: bool) -> Result<PooledBuffer> {
+        self.check_size(bytes)?;
+        if !for_upload {
+            self.check_binding(bytes)?;
+        }
+        let after = for_upload.then(|| self.submits());
+        Ok(self.pool.borrow_mut().acquire(
+            self,
+            bytes,
+            BufferKind::Storage,
+            after,
+            self.largest_buffer(),
+        ))
+    }
+
+    /// A storage buffer of `bytes`' own size class, for a tensor kept a long time (a
+    /// recomputed block's input until backward): `alloc` may lend a free buffer up to twice
+    /// the size, which for a kept tensor is memory held for nothing (GPT-2's block inputs
+    /// in f16 took the f32 activations' buffers, and the page held 18 MB more, not 37 less).
+    pub(crate) fn alloc_kept(self: &Rc<Self>, bytes: u64) -> Result<PooledBuffer> {
+        self.check_size(bytes)?;
+        self.check_binding(bytes)?;
+        let own = size_class(bytes).min(self.largest_buffer());
+        Ok(self
+            .pool
+            .borrow_mut()
+            .acquire(self, bytes, BufferKind::Storage, None, own))
+    }
+
+    /// Destroys the GPU buffers the pool keeps free, returning their memory (call it when a
+    /// model of other sizes replaces the old one). What was recorded is submitted first: the
+    /// bind groups that name those buffers go with them.
+    pub fn release_free_buffers(&self) {
+        if self.batch.borrow_mut().clear_bind_groups(self) {
+            self.count_submit();
+        }
+        self.pool.borrow_mut().trim();
+    }
+}
 
 /// Steps a free buffer may go untaken before the pool destroys it (`BufferPool::end_step`):
 /// two, since steps need not take the same buffers every time (a chain of ops takes two in

@@ -368,7 +368,6 @@ impl Session {
     /// 210 MB one in some runs of the page).
     fn release_what_loading_staged(&self) {
         if let Device::Gpu(gpu) = self.device() {
-            gpu.flush();
             gpu.release_free_buffers();
         }
     }

@@ -154,7 +154,6 @@ impl Trainer {
         // may differ (trying many sizes would otherwise keep them all).
         self.session = Some(session);
         if let Device::Gpu(gpu) = &self.device {
-            gpu.flush();
             gpu.release_free_buffers();
         }
         self.rate = None;

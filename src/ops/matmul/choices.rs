@@ -105,7 +105,7 @@ pub fn candidates(shape: ProductShape, tuning: &Tuning) -> Vec<ProductVariant> {
         all.push(large(1));
         if shape.splittable {
             all.push(large(Split::of_big(d, tuning.tiles_at_once).parts));
-            let tiles = d.m.div_ceil(128) * d.n.div_ceil(128) * d.batches;
+            let tiles = d.large_tiles();
             let balancing = split::balancing_parts_to_try(d.k, tiles, tuning.tiles_at_once);
             all.extend(balancing.map(large));
         }

@@ -23,6 +23,12 @@ impl Dims {
             .saturating_mul(self.k)
             .saturating_mul(self.batches)
     }
+
+    /// The 128 × 128 tiles over C, every batch's: the large tiles' and the matrix units'
+    /// workgroups, K whole.
+    pub(crate) fn large_tiles(&self) -> usize {
+        self.m.div_ceil(128) * self.n.div_ceil(128) * self.batches
+    }
 }
 
 /// Where the matrices of one operand lie: matrix z, head z % heads of group z / heads, starts

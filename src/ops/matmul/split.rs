@@ -81,7 +81,7 @@ impl Split {
     /// BIG_CHUNK. Below a round, chunks of at least BIG_CHUNK that bring the workgroups to about
     /// two rounds; from there, the parts that balance the rounds (`balancing_parts`).
     pub(super) fn of_big(d: Dims, at_once: Option<usize>) -> Split {
-        let tiles = d.m.div_ceil(128) * d.n.div_ceil(128) * d.batches;
+        let tiles = d.large_tiles();
         let Some(at_once) = at_once.filter(|&n| n > 0) else {
             return Split::whole(d.k);
         };
@@ -127,7 +127,7 @@ impl Split {
     /// runs, GPT-2's fine-tuning in the page was as fast but held 694-741 MB at its peaks
     /// instead of 672 (H200, one call): the partial products of its 96-tile products.
     pub(super) fn of_matrix_units(d: Dims, at_once: Option<usize>) -> Split {
-        let tiles = d.m.div_ceil(128) * d.n.div_ceil(128) * d.batches;
+        let tiles = d.large_tiles();
         let Some(at_once) = at_once.filter(|&n| n > 0) else {
             return Split::whole(d.k);
         };
