@@ -206,3 +206,37 @@ fn shapes_of_many_rounds_are_timed_without_their_partial_products() {
         );
     });
 }
+
+/// Shapes with nothing to time (a single candidate: no vec4s, K not to be split) get the
+/// planner's variant and leave the pool as it was: emptied, the steps after would make their
+/// buffers afresh.
+#[test]
+fn shapes_with_one_candidate_leave_the_pool_alone() {
+    run(async {
+        let (device, gpu) = real_kernels().await;
+        let gpu = &gpu;
+        gpu.product_variants().take_noted();
+        let shape = ProductShape {
+            m: 1024,
+            n: 257,
+            k: 32,
+            batches: 1,
+            a_transposed: false,
+            b_transposed: false,
+            splittable: false,
+            vec4: false,
+            f16: false,
+        };
+        assert_eq!(product_candidates(shape, &gpu.tuning()).len(), 1);
+        gpu.product_variants().note(shape);
+        drop(Tensor::zeros(&[1 << 20], &device).unwrap());
+        let held = gpu.counters().bytes_allocated;
+        let tuned = tune::tune_products(gpu, &mut Cache::default())
+            .await
+            .unwrap();
+        gpu.use_emulated_kernels(None);
+        assert_eq!(tuned.timed, 0, "{tuned:?}");
+        assert!(gpu.product_variants().chosen(&shape).is_some());
+        assert_eq!(gpu.counters().bytes_allocated, held, "the pool was emptied");
+    });
+}

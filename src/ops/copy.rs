@@ -5,8 +5,8 @@
 
 use super::gpu_of;
 use super::shape::{check_rank, pack, strided_offsets, Packed};
-use crate::error::Result;
-use crate::gpu::{Binding, Gpu, Kernel, PooledBuffer};
+use crate::error::{Error, Result};
+use crate::gpu::{Binding, BufferRef, Gpu, Kernel};
 use crate::tensor::{gpu_output, gpu_table, numel, DType, Device, Host, Storage, Tensor};
 
 /// One strided copy of the index space `shape` from `src` into `dst`.
@@ -98,24 +98,24 @@ pub(super) fn copy_over(
     }
     for c in copies {
         if numel(&c.shape) > 0 {
-            dispatch_copy(gpu, c, &out)?;
+            dispatch_copy(gpu, c, out.handle())?;
         }
     }
     Ok(Storage::Gpu(out))
 }
 
 /// One copy into `out`, as vec4s where `in_vec4s` allows.
-fn dispatch_copy(gpu: &Gpu, c: &Copy, out: &PooledBuffer) -> Result<()> {
+fn dispatch_copy(gpu: &Gpu, c: &Copy, out: &BufferRef) -> Result<()> {
     let src = c.src.buffer("copy")?;
     let whole = |size: u64| size.is_multiple_of(16);
-    let fours = whole(src.binding_size()) && whole(out.handle().binding_size());
+    let fours = whole(src.binding_size()) && whole(out.binding_size());
     let (params, elem) = match fours.then(|| in_vec4s(c)).flatten() {
         Some(params) => (params, "vec4<f32>"),
         None => (params_of(c), "f32"),
     };
     let kernel =
         Kernel::new("copy", include_str!("../../shaders/copy.wgsl"), "copy").slot("ELEM", elem);
-    let bindings = [Binding::read(&src), Binding::write(out.handle())];
+    let bindings = [Binding::read(&src), Binding::write(out)];
     let groups = gpu.groups_elementwise(params.n as usize);
     gpu.dispatch(&kernel, &params, &bindings, groups)
 }
@@ -163,4 +163,56 @@ fn in_vec4s(c: &Copy) -> Option<CopyParams> {
         dst_off: c.dst_off / 4,
         dst_strides: quarter(&c.dst_strides),
     }))
+}
+
+impl Tensor {
+    /// Writes `src` over this tensor's elements from `start` along `axis` (every other
+    /// dimension the same), in place and in stream order on the GPU: a sampler's key/value
+    /// cache takes each new position so, its buffers the same from the first token to the
+    /// last. Only for a tensor outside any graph (made under `no_grad`, needing no gradient):
+    /// an op that kept it for its backward would read the new values.
+    pub fn write_at(&self, axis: isize, start: usize, src: &Tensor) -> Result<()> {
+        let a = super::shape::axis_index("write_at", axis, self.rank())?;
+        src.expect_dtype("write_at", DType::F32)?;
+        self.expect_dtype("write_at", DType::F32)?;
+        self.same_device("write_at", src)?;
+        let fits = src.rank() == self.rank()
+            && (0..self.rank()).all(|d| d == a || src.shape()[d] == self.shape()[d])
+            && start + src.shape()[a] <= self.shape()[a];
+        if !fits || self.requires_grad() {
+            return Err(Error::Shape {
+                op: "write_at",
+                a: self.shape().to_vec(),
+                b: src.shape().to_vec(),
+                why: format!(
+                    "it must fit from {start} along axis {a}, into a tensor needing no gradient"
+                ),
+            });
+        }
+        let dst_strides = super::shape::strides(self.shape());
+        let copy = Copy {
+            src,
+            src_off: 0,
+            src_strides: super::shape::strides(src.shape()),
+            shape: src.shape().to_vec(),
+            dst_off: start * dst_strides[a],
+            dst_strides,
+        };
+        if numel(&copy.shape) == 0 {
+            return Ok(());
+        }
+        match gpu_of(self.device()) {
+            Some(gpu) => dispatch_copy(gpu, &copy, &self.buffer("write_at")?),
+            None => {
+                let v = src.host_f64("write_at")?;
+                let from = strided_offsets(&copy.shape, &copy.src_strides);
+                let to = strided_offsets(&copy.shape, &copy.dst_strides);
+                self.update_host("write_at", |out| {
+                    for (s, d) in from.iter().zip(&to) {
+                        out[copy.dst_off + d] = v[*s];
+                    }
+                })
+            }
+        }
+    }
 }

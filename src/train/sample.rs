@@ -90,11 +90,12 @@ impl Sampler {
             tokens.push(tokenizer.start());
         }
         Ok(Sampler {
+            // The positions it will feed: the prompt and each token but the last.
+            cache: KvCache::new(tokens.len() + settings.tokens),
             tokens,
             rng: SmallRng::seed_from_u64(settings.seed),
             settings,
             made: 0,
-            cache: KvCache::default(),
             cached_from: 0,
             text: Utf8Stream::default(),
         })
@@ -130,7 +131,7 @@ impl Sampler {
         // The cache holds tokens[cached_from..] once fed the new ones.
         if self.tokens.len() - self.cached_from > context {
             let keep = (context / 2).max(1).min(self.tokens.len());
-            self.cache = KvCache::default();
+            self.cache = KvCache::new(keep + self.settings.tokens - self.made);
             self.cached_from = self.tokens.len() - keep;
         }
         let new = &self.tokens[self.cached_from + self.cache.len()..];
@@ -287,7 +288,7 @@ mod tests {
             let x = Tensor::from_u32(tokens.clone(), &[1, 30], &device).unwrap();
             let whole = pollster::block_on(gpt.forward(&x).unwrap().to_vec()).unwrap();
             // Five positions at once, then one at a time.
-            let mut cache = KvCache::default();
+            let mut cache = KvCache::new(64);
             let first = Tensor::from_u32(tokens[..5].to_vec(), &[1, 5], &device).unwrap();
             let mut got =
                 vec![

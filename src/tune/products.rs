@@ -7,7 +7,7 @@
 
 use super::cache::{self, Cache};
 use crate::error::Result;
-use crate::gpu::{Gpu, ProductVariant};
+use crate::gpu::{Gpu, ProductShape, ProductVariant};
 use crate::ops::{product_candidates, ProductTimer};
 use std::future::Future;
 use std::rc::Rc;
@@ -48,44 +48,55 @@ impl ProductsTuned {
 pub async fn tune_products(gpu: &Rc<Gpu>, cache: &mut Cache) -> Result<ProductsTuned> {
     let start = crate::clock::now();
     let key = cache::key(gpu);
-    let tuning = gpu.tuning();
+    let to_time = shapes_to_time(gpu);
     let (mut timed, mut changed) = (0, 0);
+    if !to_time.is_empty() {
+        // The timer's operands come from a pool without the step's free buffers, which the
+        // end destroys anyway: kept, they held the timing on top of the step's peak (GPT-2's
+        // page fine-tuning held 717 MB for it against 672 at every other report). Only when
+        // something is timed: the steps after an emptied pool make their buffers afresh.
+        gpu.release_free_buffers();
+        for (shape, candidates) in to_time {
+            let planned = candidates[0];
+            let Some(timer) = ProductTimer::new(gpu, shape)? else {
+                gpu.product_variants().choose(shape, planned);
+                continue;
+            };
+            timer.pace(planned).await?;
+            let best = fastest(&candidates, |v| timer.seconds(v)).await?;
+            gpu.product_variants().choose(shape, best);
+            cache.remember_product(key.clone(), shape, best);
+            timed += 1;
+            changed += usize::from(best != planned);
+        }
+        gpu.release_free_buffers();
+    }
+    Ok(ProductsTuned {
+        timed,
+        changed,
+        took: crate::clock::now() - start,
+    })
+}
+
+/// The shapes noted since the last call that have variants to time, with their candidates
+/// (the planner's first); one of a single candidate gets it now, untimed.
+fn shapes_to_time(gpu: &Gpu) -> Vec<(ProductShape, Vec<ProductVariant>)> {
+    let tuning = gpu.tuning();
     let noted = gpu.product_variants().take_noted();
     // A shape that may take the matrix units, noted in an f16 run, timed after the precision
     // went back to f32 would be kept without them: it is left to the planner.
     let noted = noted
         .into_iter()
         .filter(|s| !s.f16 || tuning.f16_products.is_some());
-    // The timer's operands come from a pool without the step's free buffers, which the end
-    // destroys anyway: kept, they held the timing on top of the step's peak (GPT-2's page
-    // fine-tuning held 717 MB for it against 672 at every other report).
-    gpu.release_free_buffers();
+    let mut to_time = Vec::new();
     for shape in noted {
-        let candidates = product_candidates(shape, &tuning);
-        let Some(&planned) = candidates.first() else {
-            continue;
-        };
-        if candidates.len() == 1 {
-            gpu.product_variants().choose(shape, planned);
-            continue;
+        match product_candidates(shape, &tuning).as_slice() {
+            [] => {}
+            [only] => gpu.product_variants().choose(shape, *only),
+            candidates => to_time.push((shape, candidates.to_vec())),
         }
-        let Some(timer) = ProductTimer::new(gpu, shape)? else {
-            gpu.product_variants().choose(shape, planned);
-            continue;
-        };
-        timer.pace(planned).await?;
-        let best = fastest(&candidates, |v| timer.seconds(v)).await?;
-        gpu.product_variants().choose(shape, best);
-        cache.remember_product(key.clone(), shape, best);
-        timed += 1;
-        changed += usize::from(best != planned);
     }
-    gpu.release_free_buffers();
-    Ok(ProductsTuned {
-        timed,
-        changed,
-        took: crate::clock::now() - start,
-    })
+    to_time
 }
 
 /// `tune_products` from `kept`, a cache's text, with the text to keep now where something was

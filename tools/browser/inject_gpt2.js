@@ -2,7 +2,7 @@
 // GPT-2 in the page as a user runs it. The file at gpt2/model.safetensors (served beside the
 // page; scripts/gpu_browser_run.sh has transformers write a random GPT-2 124M there) goes into
 // the "Load GPT-2" control; the run it makes fine-tunes on Shakespeare for 100 s (or `train_s=` in the page's query), posting
-// the rate and the worker's memory every 10 s; then Sample writes its tokens, timed. Posts
+// the rate and the worker's memory every 10 s (with the most any report gave in those 10 s); then Sample writes its tokens, timed. Posts
 // DONE at the end (tools/browser/serve_collect.py collects the lines).
 (() => {
   const TRAIN_S = Number(new URLSearchParams(location.search).get('train_s') ?? 100);
@@ -27,11 +27,23 @@
       await post(`loaded in ${((performance.now() - t0) / 1000).toFixed(1)} s (fetched ${(bytes.byteLength / 1e6).toFixed(0)} MB): ${figures(state())} ${state().note}`);
       window.webgrad.train();
       const t1 = performance.now();
+      // Each progress report gives the most the pool held since the one before: polled every
+      // 50 ms (reports come every quarter second or so), the most of a window is its line's
+      // `most_gpu_bytes`, with the step it was reported at; a change of the adapter's line
+      // (the product timer's sentence) is posted with its step.
+      let most = {bytes: 0, step: 0}, adapter = state().adapter;
       for (let next = 10000; performance.now() - t1 < TRAIN_S * 1000;) {
-        await sleep(250);
+        await sleep(50);
+        const s = state(), bytes = (s.memory || {}).gpu_bytes || 0;
+        if (bytes > most.bytes) most = {bytes, step: s.step};
+        if (s.adapter !== adapter) {
+          adapter = s.adapter;
+          await post(`adapter at step ${s.step}: ${adapter}`);
+        }
         if (performance.now() - t1 >= next) {
           next += 10000;
-          await post(`train at ${((performance.now() - t1) / 1000).toFixed(0)} s: ${figures(state())}`);
+          await post(`train at ${((performance.now() - t1) / 1000).toFixed(0)} s: ${figures(s)} most_gpu_bytes ${most.bytes} at step ${most.step}`);
+          most = {bytes: 0, step: 0};
         }
       }
       window.webgrad.pause();
