@@ -91,7 +91,7 @@ impl Sampler {
         }
         Ok(Sampler {
             // The positions it will feed: the prompt and each token but the last.
-            cache: KvCache::new(tokens.len() + settings.tokens),
+            cache: KvCache::new(tokens.len().saturating_add(settings.tokens)),
             tokens,
             rng: SmallRng::seed_from_u64(settings.seed),
             settings,
@@ -131,7 +131,7 @@ impl Sampler {
         // The cache holds tokens[cached_from..] once fed the new ones.
         if self.tokens.len() - self.cached_from > context {
             let keep = (context / 2).max(1).min(self.tokens.len());
-            self.cache = KvCache::new(keep + self.settings.tokens - self.made);
+            self.cache = KvCache::new(keep.saturating_add(self.settings.tokens - self.made));
             self.cached_from = self.tokens.len() - keep;
         }
         let new = &self.tokens[self.cached_from + self.cache.len()..];
