@@ -81,6 +81,14 @@ impl Device {
             Device::Gpu(g) => g.adapter_name(),
         }
     }
+
+    /// On a GPU, destroys the buffers its pool keeps free (`Gpu::release_free_buffers`); on
+    /// the CPU, nothing.
+    pub fn release_free_buffers(&self) {
+        if let Device::Gpu(gpu) = self {
+            gpu.release_free_buffers();
+        }
+    }
 }
 
 /// Element data held on the CPU.

@@ -287,3 +287,38 @@ fn reshape_shares_data_without_copying() {
         assert!(x.reshape(&[5, 2]).is_err());
     });
 }
+
+/// `write_at` puts its source over the elements from `start` along an axis, in place, and
+/// leaves the rest as they were, on both backends; one that does not fit, and a tensor that
+/// needs a gradient, are refused.
+#[test]
+fn write_at_overwrites_only_its_part_in_place() {
+    run(async {
+        for device in [Device::Cpu, common::gpu().await] {
+            // [2, 5, 3], positions 1..3 of axis 1 overwritten with [2, 2, 3].
+            let dst =
+                Tensor::from_vec((0..30).map(|i| i as f32).collect(), &[2, 5, 3], &device).unwrap();
+            let src = Tensor::from_vec((0..12).map(|i| -(i as f32)).collect(), &[2, 2, 3], &device)
+                .unwrap();
+            dst.write_at(1, 1, &src).unwrap();
+            let got = dst.to_vec().await.unwrap();
+            let want: Vec<f32> = (0..30)
+                .map(|i| {
+                    let (b, p, c) = (i / 15, i / 3 % 5, i % 3);
+                    match (1..3).contains(&p) {
+                        true => -(((b * 2 + p - 1) * 3 + c) as f32),
+                        false => i as f32,
+                    }
+                })
+                .collect();
+            assert_eq!(got, want, "{}", device.name());
+            assert!(dst.write_at(1, 4, &src).is_err(), "past the axis");
+            assert!(
+                dst.write_at(2, 0, &src).is_err(),
+                "another dimension differs"
+            );
+            let param = Tensor::zeros(&[2, 5, 3], &device).unwrap().with_grad();
+            assert!(param.write_at(1, 0, &src).is_err(), "needs a gradient");
+        }
+    });
+}

@@ -68,12 +68,7 @@ pub(super) fn copy_over(
     let Some(gpu) = gpu_of(device) else {
         let mut out = vec![fill as f64; len];
         for c in copies {
-            let v = c.src.host_f64("copy")?;
-            let from = strided_offsets(&c.shape, &c.src_strides);
-            let to = strided_offsets(&c.shape, &c.dst_strides);
-            for (s, d) in from.iter().zip(&to) {
-                out[c.dst_off + d] = v[c.src_off + s];
-            }
+            copy_on_host(c, &c.src.host_f64("copy")?, &mut out);
         }
         return Ok(Storage::Host(Host::F(out)));
     };
@@ -102,6 +97,15 @@ pub(super) fn copy_over(
         }
     }
     Ok(Storage::Gpu(out))
+}
+
+/// One copy on the CPU backend, of `src` (the copy's source's values) into `out`.
+fn copy_on_host(c: &Copy, src: &[f64], out: &mut [f64]) {
+    let from = strided_offsets(&c.shape, &c.src_strides);
+    let to = strided_offsets(&c.shape, &c.dst_strides);
+    for (s, d) in from.iter().zip(&to) {
+        out[c.dst_off + d] = src[c.src_off + s];
+    }
 }
 
 /// One copy into `out`, as vec4s where `in_vec4s` allows.
@@ -179,14 +183,18 @@ impl Tensor {
         let fits = src.rank() == self.rank()
             && (0..self.rank()).all(|d| d == a || src.shape()[d] == self.shape()[d])
             && start + src.shape()[a] <= self.shape()[a];
-        if !fits || self.requires_grad() {
+        if !fits {
             return Err(Error::Shape {
                 op: "write_at",
                 a: self.shape().to_vec(),
                 b: src.shape().to_vec(),
-                why: format!(
-                    "it must fit from {start} along axis {a}, into a tensor needing no gradient"
-                ),
+                why: format!("it must fit from {start} along axis {a}"),
+            });
+        }
+        if self.requires_grad() {
+            return Err(Error::Invalid {
+                op: "write_at",
+                why: "writes only into a tensor needing no gradient".into(),
             });
         }
         let dst_strides = super::shape::strides(self.shape());
@@ -198,6 +206,7 @@ impl Tensor {
             dst_off: start * dst_strides[a],
             dst_strides,
         };
+        check_rank("write_at", &copy.shape)?;
         if numel(&copy.shape) == 0 {
             return Ok(());
         }
@@ -205,13 +214,7 @@ impl Tensor {
             Some(gpu) => dispatch_copy(gpu, &copy, &self.buffer("write_at")?),
             None => {
                 let v = src.host_f64("write_at")?;
-                let from = strided_offsets(&copy.shape, &copy.src_strides);
-                let to = strided_offsets(&copy.shape, &copy.dst_strides);
-                self.update_host("write_at", |out| {
-                    for (s, d) in from.iter().zip(&to) {
-                        out[copy.dst_off + d] = v[*s];
-                    }
-                })
+                self.update_host("write_at", |out| copy_on_host(&copy, &v, out))
             }
         }
     }

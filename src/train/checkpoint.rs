@@ -4,7 +4,7 @@
 
 use super::{Config, ModelConfig, Session};
 use crate::data::{Tokenizer, Vocab};
-use crate::{Device, Error, Result, Tensor};
+use crate::{Error, Result, Tensor};
 use safetensors::{tensor::TensorView, Dtype, SafeTensors};
 use std::collections::HashMap;
 
@@ -367,9 +367,7 @@ impl Session {
     /// that took such a leftover would hold it for good (GPT-2's 105 MB chunk of logits held a
     /// 210 MB one in some runs of the page).
     fn release_what_loading_staged(&self) {
-        if let Device::Gpu(gpu) = self.device() {
-            gpu.release_free_buffers();
-        }
+        self.device().release_free_buffers();
     }
 }
 

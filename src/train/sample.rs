@@ -90,7 +90,7 @@ impl Sampler {
             tokens.push(tokenizer.start());
         }
         Ok(Sampler {
-            // The positions it will feed: the prompt and each token but the last.
+            // The positions it will feed (the prompt and each token but the last), and one more.
             cache: KvCache::new(tokens.len().saturating_add(settings.tokens)),
             tokens,
             rng: SmallRng::seed_from_u64(settings.seed),

@@ -77,17 +77,10 @@ impl Trainer {
         // before, of the first evaluation and of the first steps together held 704 MB at the
         // first report, where a step alone holds 671.
         self.sample_before().await?;
-        self.empty_pool();
+        self.device.release_free_buffers();
         self.evaluate(None, true).await?;
-        self.empty_pool();
+        self.device.release_free_buffers();
         Ok(())
-    }
-
-    /// Destroys the GPU pool's free buffers (their memory goes back to the device).
-    fn empty_pool(&self) {
-        if let Device::Gpu(gpu) = &self.device {
-            gpu.release_free_buffers();
-        }
     }
 
     /// What the model writes before any fine-tuning, kept beside the samples that follow (with

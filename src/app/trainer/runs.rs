@@ -153,9 +153,7 @@ impl Trainer {
         // The old model's buffers return to the pool; free them, since the new model's sizes
         // may differ (trying many sizes would otherwise keep them all).
         self.session = Some(session);
-        if let Device::Gpu(gpu) = &self.device {
-            gpu.release_free_buffers();
-        }
+        self.device.release_free_buffers();
         self.rate = None;
         self.trained_ms = 0.0;
         self.best = BestKeeper::new(None);
