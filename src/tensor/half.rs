@@ -48,9 +48,6 @@ fn rounded(v: f64) -> f64 {
     f16::from_f32(v as f32).to_f64()
 }
 
-/// f16's largest finite value.
-const F16_MAX: f64 = 65504.0;
-
 impl Tensor {
     /// An f16 tensor of `data` rounded to f32 and then to f16 (on the CPU backend too), on
     /// `device`.
@@ -131,7 +128,8 @@ impl Tensor {
         let storage = match self.device() {
             Device::Cpu => {
                 let values = self.host_f64("to_f16")?;
-                let held = |v: f64| rounded(v.clamp(-F16_MAX, F16_MAX));
+                let max = f16::MAX.to_f64();
+                let held = |v: f64| rounded(v.clamp(-max, max));
                 Storage::Host(Host::F(values.into_iter().map(held).collect()))
             }
             Device::Gpu(gpu) => {

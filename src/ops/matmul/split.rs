@@ -3,8 +3,8 @@
 //! 2 to 16 tiles of 64 × 64) leaves most of a GPU idle while a few workgroups walk all of K:
 //! cut into chunks, separate workgroups multiply them at once (shaders/matmul_small.wgsl,
 //! matmul.wgsl and the matrix units' kernels, one chunk each) and a second pass sums their
-//! partial products with the epilogue (split_sum.rs). Weight gradients, whose K is the batch's rows, are cut as a batch
-//! of products instead (`long_k_chunks`, `weight_grad_chunks`). Every rule here is pure: it
+//! partial products with the epilogue (split_sum.rs). Weight gradients, whose K is the batch's
+//! rows, are cut as a batch of products instead (`long_k_chunks`, `weight_grad_chunks`). Every rule here is pure: it
 //! reads the sizes and the device's `Tuning`, and the planner's table test checks it.
 
 use super::layout::Dims;
@@ -149,19 +149,18 @@ impl Split {
     }
 }
 
-/// Parts (1 to MOST_BALANCING_PARTS, chunks of BIG_CHUNK or more) to cut K into so that `tiles` large tiles fill their
-/// rounds of `at_once` best: the fewest with the fewest rounds a part, if that saves a tenth or
+/// Parts (1 to MOST_BALANCING_PARTS, chunks of BIG_CHUNK or more) to cut K into so that
+/// `tiles` large tiles fill their rounds of `at_once` best: the fewest with the fewest rounds a part, if that saves a tenth or
 /// more. Natively GPT-2's input gradients (192 tiles) take two parts, its weight gradients (144
 /// tiles) four; in Chrome nanochar's products of 384 tiles over a K of 1,152 or 1,536 two (its
 /// page step 35.87 → 35.40 ms on an H200). From four rounds on, the last one's idle share is
 /// small.
 fn balancing_parts(tiles: usize, k: usize, at_once: usize) -> usize {
-    if tiles >= 4 * at_once {
+    if rounds_balance_themselves(tiles, at_once) {
         return 1;
     }
     let rounds = |parts: usize| (tiles * parts).div_ceil(at_once) as f64 / parts as f64;
-    let best = (1..=MOST_BALANCING_PARTS)
-        .filter(|&parts| k / parts >= BIG_CHUNK)
+    let best = parts_of_big_chunks(k)
         .min_by(|a, b| rounds(*a).total_cmp(&rounds(*b)))
         .unwrap_or(1);
     if rounds(best) <= 0.9 * rounds(1) {
@@ -173,8 +172,8 @@ fn balancing_parts(tiles: usize, k: usize, at_once: usize) -> usize {
 
 /// The parts besides one that a large-tile product's K may be cut into to balance its rounds,
 /// each at least BIG_CHUNK long: the variants the measurement tries (src/tune/products.rs).
-/// None from four rounds of `tiles` on a GPU that runs `at_once` (`balancing_parts`: the last
-/// round's idle share is small), where a cut only adds its partial products, parts times the
+/// None where the rounds balance themselves (`rounds_balance_themselves`: four or more of `tiles`
+/// on a GPU running `at_once`), where a cut only adds its partial products, parts times the
 /// output, to the memory the timing holds (GPT-2's chunk of logits, 103 MB, timed in two and
 /// three parts).
 pub(super) fn balancing_parts_to_try(
@@ -182,8 +181,19 @@ pub(super) fn balancing_parts_to_try(
     tiles: usize,
     at_once: Option<usize>,
 ) -> impl Iterator<Item = usize> {
-    let rounds_enough = at_once.is_some_and(|n| tiles >= 4 * n);
-    (2..=MOST_BALANCING_PARTS).filter(move |&parts| !rounds_enough && k / parts >= BIG_CHUNK)
+    let balanced = at_once.is_some_and(|n| rounds_balance_themselves(tiles, n));
+    parts_of_big_chunks(k).filter(move |&parts| parts > 1 && !balanced)
+}
+
+/// Whether `tiles` make four rounds or more of a GPU running `at_once`: the last round's idle
+/// share is then small, and no cut of K balances them better.
+fn rounds_balance_themselves(tiles: usize, at_once: usize) -> bool {
+    tiles >= 4 * at_once
+}
+
+/// The parts, 1 to MOST_BALANCING_PARTS, that cut K into chunks of at least BIG_CHUNK.
+fn parts_of_big_chunks(k: usize) -> impl Iterator<Item = usize> {
+    (1..=MOST_BALANCING_PARTS).filter(move |&parts| k / parts >= BIG_CHUNK)
 }
 
 /// How many chunks a long K (a weight gradient's rows) is cut into to be multiplied as one
