@@ -17,6 +17,38 @@ enable wgpu_cooperative_matrix;
 
 //#include matmul_f16_tiles
 
+// The staged tiles as vec4s of f16, so that a fetched vec4 is stored at once (one 8-byte store
+// instead of 4 of 2 bytes: matmul_4096 1.91 ms against 2.18, nanochar's step 22.8 against 24.5
+// on an H200, docs/log/products.md). The matrix loads
+// take a pointer to a vec4 and a stride in vec4s, and read the halves as they lie.
+var<workgroup> a_tile: array<vec4<f16>, TILE_HALVES / 4u>;
+var<workgroup> b_tile: array<vec4<f16>, TILE_HALVES / 4u>;
+
+fn stage_a(at: u32, v: vec4<f16>) {
+    a_tile[at >> 2u] = v;
+}
+
+fn stage_b(at: u32, v: vec4<f16>) {
+    b_tile[at >> 2u] = v;
+}
+
+// op(A)'s 16 × 16 from [row, depth] and op(B)'s from [depth, col], read from the tiles as
+// they lie (matmul_f16_tiles). The branch is on overrides (`&&` would be a branch of its own,
+// which naga's uniformity check does not trust around a matrix load).
+fn load_a_matrix(row: u32, depth: u32) -> coop_mat16x16<f16, A> {
+    if (VEC4_A & TA) {
+        return coopLoad<coop_mat16x16<f16, A>>(&a_tile[(depth * WIDE + row) >> 2u], WIDE / 4u);
+    }
+    return coopLoadT<coop_mat16x16<f16, A>>(&a_tile[(row * NARROW + depth) >> 2u], NARROW / 4u);
+}
+
+fn load_b_matrix(depth: u32, col: u32) -> coop_mat16x16<f16, B> {
+    if (VEC4_B & TB) {
+        return coopLoad<coop_mat16x16<f16, B>>(&b_tile[(col * NARROW + depth) >> 2u], NARROW / 4u);
+    }
+    return coopLoadT<coop_mat16x16<f16, B>>(&b_tile[(depth * WIDE + col) >> 2u], WIDE / 4u);
+}
+
 // Accumulator `acc`, rows top.. and columns left.. of C, through the subgroup's 16 × 16 of
 // c_tile: each of the subgroup's 32 invocations stores two vec4s of one row. Each subgroup
 // has its own 16 × 16, but WGSL has no barrier for a subgroup's memory: the workgroup's is
@@ -70,12 +102,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             next = fetch_slice(a_base, b_base, row0, col0, k0 + DEPTH, tid);
         }
         for (var d = 0u; d < DEPTH; d += 16u) {
-            let a0 = coopLoadT<coop_mat16x16<f16, A>>(&a_tile[br * A_STRIDE + d], A_STRIDE);
-            let a1 = coopLoadT<coop_mat16x16<f16, A>>(&a_tile[(br + 16u) * A_STRIDE + d], A_STRIDE);
-            let a2 = coopLoadT<coop_mat16x16<f16, A>>(&a_tile[(br + 32u) * A_STRIDE + d], A_STRIDE);
-            let a3 = coopLoadT<coop_mat16x16<f16, A>>(&a_tile[(br + 48u) * A_STRIDE + d], A_STRIDE);
-            let b0 = coopLoadT<coop_mat16x16<f16, B>>(&b_tile[d * B_STRIDE + bc], B_STRIDE);
-            let b1 = coopLoadT<coop_mat16x16<f16, B>>(&b_tile[d * B_STRIDE + bc + 16u], B_STRIDE);
+            let a0 = load_a_matrix(br, d);
+            let a1 = load_a_matrix(br + 16u, d);
+            let a2 = load_a_matrix(br + 32u, d);
+            let a3 = load_a_matrix(br + 48u, d);
+            let b0 = load_b_matrix(d, bc);
+            let b1 = load_b_matrix(d, bc + 16u);
             c00 = coopMultiplyAdd(a0, b0, c00);
             c01 = coopMultiplyAdd(a0, b1, c01);
             c10 = coopMultiplyAdd(a1, b0, c10);

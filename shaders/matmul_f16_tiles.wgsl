@@ -1,8 +1,10 @@
 // The staging of the matrix units' product kernels (shaders/matmul_coop.wgsl natively,
 // shaders/matmul_subgroup_matrix.wgsl in Chrome), which differ only in how their dialect names
-// the matrices: 128 × 128 tiles of C through 32-deep slices, A and B read as f32 and rounded to
-// f16 as they are staged, the next slice fetched into registers while this one is multiplied,
-// and the bias gradient's row sums in f32.
+// the matrices and holds the staged tiles: 128 × 128 tiles of C through 32-deep slices, A and B
+// read as f32 and rounded to f16 as they are staged, the next slice fetched into registers
+// while this one is multiplied, and the bias gradient's row sums in f32. Each dialect declares
+// `a_tile` and `b_tile` (TILE_HALVES halves each) and `stage_a`/`stage_b`, which store 4 halves
+// at a tile's half `at` (a multiple of 4).
 
 //#include matmul_out
 
@@ -35,15 +37,28 @@ fn chunk_first(z: u32) -> u32 {
 fn chunk_last(first: u32) -> u32 {
     return select(p.k, min(p.k, first + p.k_chunk), SPLIT);
 }
-// The staged tiles' rows, 8 halves (16 bytes) longer than their data, so that the matrix
-// loads of successive rows start in different banks.
-const A_STRIDE: u32 = DEPTH + 8u;
-const B_STRIDE: u32 = 128u + 8u;
-// op(A)'s slice as [row][depth], op(B)'s as [depth][column].
-var<workgroup> a_tile: array<f16, 5120>;
-var<workgroup> b_tile: array<f16, 4352>;
+// The staged slices lie as their operands do in memory, so that a fetched vec4 is stored as
+// 4 neighbouring halves, never scattered down a column: op(A)'s slice [row][depth], or
+// [depth][row] where A is stored [K, M] and fetched as vec4s along M (`a_by_depth`); op(B)'s
+// [depth][column], or [column][depth] where B is stored [N, K] and fetched along K
+// (`b_by_column`). The matrix loads read the second kind column-major. A row of a slice is 8
+// halves (16 bytes) longer than its data, so that the matrix loads of successive rows start in
+// different banks. Staged transposed instead (each vec4 scattered down a column of the tile),
+// nanochar's f16 step took 27.4 ms natively on an H200 against 24.5 (docs/log/products.md).
+const NARROW: u32 = DEPTH + 8u;
+const WIDE: u32 = 128u + 8u;
+// The larger of the two layouts: 128 rows of NARROW.
+const TILE_HALVES: u32 = 128u * NARROW;
 // One 16 × 16 accumulator of each subgroup on its way out.
 var<workgroup> c_tile: array<f32, 2048>;
+
+fn a_by_depth() -> bool {
+    return VEC4_A && TA;
+}
+
+fn b_by_column() -> bool {
+    return VEC4_B && TB;
+}
 
 // The components of a vec4 that runs along K from `kk`, those past K zeroed: a stored row
 // longer than K holds other data there, which as f16 could be infinite (and infinity × 0 is
@@ -73,22 +88,11 @@ fn fetch_a(base: u32, row0: u32, k0: u32, s: u32) -> vec4<f32> {
                      load_a(base, row, kk + 3u));
 }
 
-// Slot s's values rounded to f16 in the A tile.
+// Slot s's values rounded to f16 in the A tile, where they lie in memory.
 fn put_a(s: u32, v: vec4<f32>) {
-    if (VEC4_A && TA) {
-        let d = s / 32u;
-        let r = (s % 32u) * 4u;
-        a_tile[r * A_STRIDE + d] = f16(v.x);
-        a_tile[(r + 1u) * A_STRIDE + d] = f16(v.y);
-        a_tile[(r + 2u) * A_STRIDE + d] = f16(v.z);
-        a_tile[(r + 3u) * A_STRIDE + d] = f16(v.w);
-        return;
-    }
-    let at = (s / 8u) * A_STRIDE + (s % 8u) * 4u;
-    a_tile[at] = f16(v.x);
-    a_tile[at + 1u] = f16(v.y);
-    a_tile[at + 2u] = f16(v.z);
-    a_tile[at + 3u] = f16(v.w);
+    let at = select((s / 8u) * NARROW + (s % 8u) * 4u, (s / 32u) * WIDE + (s % 32u) * 4u,
+                    a_by_depth());
+    stage_a(at, vec4<f16>(v));
 }
 
 // The same for B: with B stored [N, K] and read so, column s / 8 at depths 4 × (s % 8)..; else
@@ -111,20 +115,9 @@ fn fetch_b(base: u32, col0: u32, k0: u32, s: u32) -> vec4<f32> {
 }
 
 fn put_b(s: u32, v: vec4<f32>) {
-    if (VEC4_B && TB) {
-        let c = s / 8u;
-        let d = (s % 8u) * 4u;
-        b_tile[d * B_STRIDE + c] = f16(v.x);
-        b_tile[(d + 1u) * B_STRIDE + c] = f16(v.y);
-        b_tile[(d + 2u) * B_STRIDE + c] = f16(v.z);
-        b_tile[(d + 3u) * B_STRIDE + c] = f16(v.w);
-        return;
-    }
-    let at = (s / 32u) * B_STRIDE + (s % 32u) * 4u;
-    b_tile[at] = f16(v.x);
-    b_tile[at + 1u] = f16(v.y);
-    b_tile[at + 2u] = f16(v.z);
-    b_tile[at + 3u] = f16(v.w);
+    let at = select((s / 32u) * WIDE + (s % 32u) * 4u, (s / 8u) * NARROW + (s % 8u) * 4u,
+                    b_by_column());
+    stage_b(at, vec4<f16>(v));
 }
 
 // An invocation's share of a slice, slots tid + 256 × i of each tile: fetched into registers

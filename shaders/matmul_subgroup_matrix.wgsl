@@ -5,8 +5,9 @@ enable chromium_experimental_subgroup_matrix;
 // shaders/matmul_coop.wgsl in Chrome's dialect: the same product on the GPU's matrix units, its
 // 16 × 16 × 16 matrices Chrome's subgroup matrices (`chromium-experimental-subgroup-matrix`,
 // which wgpu's WebGPU backend does not ask for: src/gpu/subgroup_matrix.rs asks for it). The
-// staging, the tiles and the blocks of C are the same (matmul_f16_tiles); only the matrices'
-// types and functions differ, and where the subgroup's number comes from (below).
+// staging, the tiles' layout and the blocks of C are the same (matmul_f16_tiles); only the
+// matrices' types and functions differ, how the tiles are held (halves, not vec4s), and where
+// the subgroup's number comes from (below).
 
 //#include matmul_f16_tiles
 
@@ -14,13 +15,40 @@ alias Left = subgroup_matrix_left<f16, 16, 16>;
 alias Right = subgroup_matrix_right<f16, 16, 16>;
 alias Sum = subgroup_matrix_result<f32, 16, 16>;
 
-// The staged tiles are row-major: op(A)'s [row][depth], op(B)'s [depth][column].
-fn load_left(at: u32) -> Left {
-    return subgroupMatrixLoad<Left>(&a_tile, at, false, A_STRIDE);
+// The staged tiles as halves: Chrome's matrix loads take the array of the matrices' own
+// component type.
+var<workgroup> a_tile: array<f16, TILE_HALVES>;
+var<workgroup> b_tile: array<f16, TILE_HALVES>;
+
+fn stage_a(at: u32, v: vec4<f16>) {
+    a_tile[at] = v.x;
+    a_tile[at + 1u] = v.y;
+    a_tile[at + 2u] = v.z;
+    a_tile[at + 3u] = v.w;
 }
 
-fn load_right(at: u32) -> Right {
-    return subgroupMatrixLoad<Right>(&b_tile, at, false, B_STRIDE);
+fn stage_b(at: u32, v: vec4<f16>) {
+    b_tile[at] = v.x;
+    b_tile[at + 1u] = v.y;
+    b_tile[at + 2u] = v.z;
+    b_tile[at + 3u] = v.w;
+}
+
+// op(A)'s 16 × 16 from [row, depth] and op(B)'s from [depth, col], read from the tiles as they
+// lie (matmul_f16_tiles): the transposed ones column-major. The layout is a literal in each
+// branch, as a const-expression where Chrome may want one.
+fn load_left(row: u32, depth: u32) -> Left {
+    if (VEC4_A & TA) {
+        return subgroupMatrixLoad<Left>(&a_tile, depth * WIDE + row, true, WIDE);
+    }
+    return subgroupMatrixLoad<Left>(&a_tile, row * NARROW + depth, false, NARROW);
+}
+
+fn load_right(depth: u32, col: u32) -> Right {
+    if (VEC4_B & TB) {
+        return subgroupMatrixLoad<Right>(&b_tile, col * NARROW + depth, true, NARROW);
+    }
+    return subgroupMatrixLoad<Right>(&b_tile, depth * WIDE + col, false, WIDE);
 }
 
 // Accumulator `acc`, rows top.. and columns left.. of C, through the subgroup's 16 × 16 of
@@ -71,12 +99,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             next = fetch_slice(a_base, b_base, row0, col0, k0 + DEPTH, tid);
         }
         for (var d = 0u; d < DEPTH; d += 16u) {
-            let a0 = load_left(br * A_STRIDE + d);
-            let a1 = load_left((br + 16u) * A_STRIDE + d);
-            let a2 = load_left((br + 32u) * A_STRIDE + d);
-            let a3 = load_left((br + 48u) * A_STRIDE + d);
-            let b0 = load_right(d * B_STRIDE + bc);
-            let b1 = load_right(d * B_STRIDE + bc + 16u);
+            let a0 = load_left(br, d);
+            let a1 = load_left(br + 16u, d);
+            let a2 = load_left(br + 32u, d);
+            let a3 = load_left(br + 48u, d);
+            let b0 = load_right(d, bc);
+            let b1 = load_right(d, bc + 16u);
             c00 = subgroupMatrixMultiplyAccumulate(a0, b0, c00);
             c01 = subgroupMatrixMultiplyAccumulate(a0, b1, c01);
             c10 = subgroupMatrixMultiplyAccumulate(a1, b0, c10);

@@ -17,9 +17,9 @@ pub(crate) const BIG_TILES_FROM: usize = 128;
 /// (8 KiB). Natively the pipeline cache checks every kernel's declaration against the device
 /// (`check_workgroup_memory`), which keeps this figure honest.
 pub(crate) const BIG_TILE_WORKGROUP_BYTES: u32 = 20 << 10;
-/// Workgroup memory of the matrix units' kernel (shaders/matmul_coop.wgsl: f16 tiles of 10 and
-/// 8.5 KiB, and 8 KiB for C on its way out).
-const MATRIX_TILE_WORKGROUP_BYTES: u32 = 27136;
+/// Workgroup memory of the matrix units' kernel (shaders/matmul_f16_tiles.wgsl: two f16 tiles
+/// of 10 KiB, and 8 KiB for C on its way out).
+const MATRIX_TILE_WORKGROUP_BYTES: u32 = 28672;
 /// Lanes of the emulated GPUs' kernel down C's rows: a workgroup's lanes take this many times
 /// a lane's rows (shaders/matmul_regs.wgsl).
 const REGS_LANES: usize = 8;
