@@ -17,10 +17,10 @@ enable wgpu_cooperative_matrix;
 
 //#include matmul_f16_tiles
 
-// The staged tiles as vec4s of f16, so that a fetched vec4 is stored at once (one 8-byte store
-// instead of 4 of 2 bytes: matmul_4096 1.91 ms against 2.18, nanochar's step 22.8 against 24.5
-// on an H200, docs/log/products.md). The matrix loads
-// take a pointer to a vec4 and a stride in vec4s, and read the halves as they lie.
+// The staged tiles as vec4s of f16, so that a fetched vec4 is stored at once: one 8-byte store
+// instead of 4 of 2 bytes (matmul_4096 1.91 ms against 2.18, nanochar's step 22.8 against 24.5
+// on an H200: docs/log/products.md). The matrix loads take a pointer to a vec4 and a stride in
+// vec4s, and read the halves as they lie.
 var<workgroup> a_tile: array<vec4<f16>, TILE_HALVES / 4u>;
 var<workgroup> b_tile: array<vec4<f16>, TILE_HALVES / 4u>;
 
