@@ -4,8 +4,9 @@
 //! cut into chunks, separate workgroups multiply them at once (shaders/matmul_small.wgsl,
 //! matmul.wgsl and the matrix units' kernels, one chunk each) and a second pass sums their
 //! partial products with the epilogue (split_sum.rs). Weight gradients, whose K is the batch's
-//! rows, are cut as a batch of products instead (`long_k_chunks`, `weight_grad_chunks`). Every rule here is pure: it
-//! reads the sizes and the device's `Tuning`, and the planner's table test checks it.
+//! rows, are cut as a batch of products instead (`long_k_chunks`, `weight_grad_chunks`). Every
+//! rule here is pure: it reads the sizes and the device's `Tuning`, and the planner's table test
+//! checks it.
 
 use super::layout::Dims;
 use super::plan::BIG_TILES_FROM;
@@ -150,11 +151,11 @@ impl Split {
 }
 
 /// Parts (1 to MOST_BALANCING_PARTS, chunks of BIG_CHUNK or more) to cut K into so that
-/// `tiles` large tiles fill their rounds of `at_once` best: the fewest with the fewest rounds a part, if that saves a tenth or
-/// more. Natively GPT-2's input gradients (192 tiles) take two parts, its weight gradients (144
-/// tiles) four; in Chrome nanochar's products of 384 tiles over a K of 1,152 or 1,536 two (its
-/// page step 35.87 → 35.40 ms on an H200). From four rounds on, the last one's idle share is
-/// small.
+/// `tiles` large tiles fill their rounds of `at_once` best: the fewest with the fewest rounds a
+/// part, if that saves a tenth or more. Natively GPT-2's input gradients (192 tiles) take two
+/// parts, its weight gradients (144 tiles) four; in Chrome nanochar's products of 384 tiles over
+/// a K of 1,152 or 1,536 two (its page step 35.87 → 35.40 ms on an H200). From four rounds on,
+/// the last one's idle share is small.
 fn balancing_parts(tiles: usize, k: usize, at_once: usize) -> usize {
     if rounds_balance_themselves(tiles, at_once) {
         return 1;
@@ -172,10 +173,10 @@ fn balancing_parts(tiles: usize, k: usize, at_once: usize) -> usize {
 
 /// The parts besides one that a large-tile product's K may be cut into to balance its rounds,
 /// each at least BIG_CHUNK long: the variants the measurement tries (src/tune/products.rs).
-/// None where the rounds balance themselves (`rounds_balance_themselves`: four or more of `tiles`
-/// on a GPU running `at_once`), where a cut only adds its partial products, parts times the
-/// output, to the memory the timing holds (GPT-2's chunk of logits, 103 MB, timed in two and
-/// three parts).
+/// None where the rounds balance themselves (`rounds_balance_themselves`: four or more of
+/// `tiles` on a GPU running `at_once`), where a cut only adds its partial products, parts times
+/// the output, to the memory the timing holds (GPT-2's chunk of logits, 103 MB, timed in two
+/// and three parts).
 pub(super) fn balancing_parts_to_try(
     k: usize,
     tiles: usize,
