@@ -2,12 +2,12 @@ enable f16;
 enable wgpu_cooperative_matrix;
 
 // Batched C = op(A) · op(B) on the GPU's matrix units (mixed precision): A and B are read as
-// f32, rounded to f16 as they are staged in workgroup memory, and multiplied 16 × 16 × 16 at a
-// time by cooperative matrices that add in f32. Each workgroup of 256 invocations computes a
-// 128 × 128 tile of C through 32-deep slices (with SPLIT, a partial product over its chunk of
-// K: matmul_f16_tiles.wgsl); its 8 subgroups of 32 (a run gets this kernel
-// only where the adapter's subgroups are always 32 wide: src/gpu/precision.rs) each own
-// 64 rows × 32 columns of it, 4 × 2 accumulators. C leaves through workgroup memory, one
+// f16 copies (src/ops/matmul/operand_f16.rs), staged in workgroup memory, and multiplied
+// 16 × 16 × 16 at a time by cooperative matrices that add in f32. Each workgroup of 256
+// invocations computes a 128 × 128 tile of C through slices of K (with SPLIT, a partial product
+// over its chunk of K: matmul_f16_tiles.wgsl); its 8 subgroups of 32 (a run gets this kernel
+// only where the adapter's subgroups are always 32 wide: src/gpu/precision.rs) each own 64 rows
+// × 32 columns of it, 4 × 2 accumulators. C leaves through workgroup memory, one
 // accumulator at a time, so that the shared store (matmul_out: bias, residual, GELU's or
 // ReLU's derivative) sees vec4s of C as in the f32 kernels.
 //
@@ -17,7 +17,7 @@ enable wgpu_cooperative_matrix;
 
 //#include matmul_f16_tiles
 
-// The staged tiles as vec4s of f16, so that a fetched vec4 is stored at once: one 8-byte store
+// The staged tiles as vec4s of f16, so that 4 halves are stored at once: one 8-byte store
 // instead of 4 of 2 bytes (matmul_4096 1.91 ms against 2.18, nanochar's step 22.8 against 24.5
 // on an H200: docs/log/products.md). The matrix loads take a pointer to a vec4 and a stride in
 // vec4s, and read the halves as they lie.
@@ -33,17 +33,16 @@ fn stage_b(at: u32, v: vec4<f16>) {
 }
 
 // op(A)'s 16 × 16 from [row, depth] and op(B)'s from [depth, col], read from the tiles as
-// they lie (matmul_f16_tiles). The branch is on overrides (`&&` would be a branch of its own,
-// which naga's uniformity check does not trust around a matrix load).
+// they lie (matmul_f16_tiles).
 fn load_a_matrix(row: u32, depth: u32) -> coop_mat16x16<f16, A> {
-    if (VEC4_A & TA) {
+    if (TA) {
         return coopLoad<coop_mat16x16<f16, A>>(&a_tile[(depth * WIDE + row) >> 2u], WIDE / 4u);
     }
     return coopLoadT<coop_mat16x16<f16, A>>(&a_tile[(row * NARROW + depth) >> 2u], NARROW / 4u);
 }
 
 fn load_b_matrix(depth: u32, col: u32) -> coop_mat16x16<f16, B> {
-    if (VEC4_B & TB) {
+    if (TB) {
         return coopLoad<coop_mat16x16<f16, B>>(&b_tile[(col * NARROW + depth) >> 2u], NARROW / 4u);
     }
     return coopLoadT<coop_mat16x16<f16, B>>(&b_tile[(depth * WIDE + col) >> 2u], WIDE / 4u);
@@ -90,13 +89,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var c30 = coop_mat16x16<f32, C>();
     var c31 = coop_mat16x16<f32, C>();
     let sums_rows = ROW_SUMS && wid.x == 0u;
-    var sums = vec4<f32>(0.0);
+    var sums = RowSums(vec4<f32>(0.0), vec4<f32>(0.0));
     var next = fetch_slice(a_base, b_base, row0, col0, k_first, tid);
     for (var k0 = k_first; k0 < k_last; k0 += DEPTH) {
         put_slice(tid, next);
-        // With A transposed and read as vec4s, an invocation's 4 slots of A are one group of
-        // op(A)'s rows.
-        if (sums_rows) { sums += next.a0 + next.a1 + next.a2 + next.a3; }
+        if (sums_rows) { sums = add_row_sums(sums, next); }
         workgroupBarrier();
         if (k0 + DEPTH < k_last) {
             next = fetch_slice(a_base, b_base, row0, col0, k0 + DEPTH, tid);

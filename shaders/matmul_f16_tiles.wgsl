@@ -1,28 +1,28 @@
 // The staging of the matrix units' product kernels (shaders/matmul_coop.wgsl natively,
 // shaders/matmul_subgroup_matrix.wgsl in Chrome), which differ only in how their dialect names
-// the matrices and holds the staged tiles: 128 × 128 tiles of C through 32-deep slices, A and B
-// read as f32 and rounded to f16 as they are staged, the next slice fetched into registers
-// while this one is multiplied, and the bias gradient's row sums in f32. Each dialect declares
-// `a_tile` and `b_tile` (TILE_HALVES halves each) and `stage_a`/`stage_b`, which store 4 halves
-// at a tile's half `at` (a multiple of 4).
+// the matrices and holds the staged tiles: 128 × 128 tiles of C through slices DEPTH deep, A
+// and B read as f16 copies whose stored rows are padded with zeros to a multiple of 8 halves
+// (src/ops/matmul/operand_f16.rs), a packet of PACKET halves a load, the next slice fetched
+// into registers while this one is multiplied, and the bias gradient's row sums in f32. How
+// deep a slice is and how wide a packet, SLICES says (matmul_f16_deep.wgsl,
+// matmul_f16_shallow.wgsl, by the device's workgroup memory: src/ops/matmul/plan.rs). Each
+// dialect declares `a_tile` and `b_tile` (TILE_HALVES halves each) and `stage_a`/`stage_b`,
+// which store 4 halves at a tile's half `at` (a multiple of 4).
+//#slots SLICES
 
 //#include matmul_out
 
-//#include matmul_vec4_io
+//#include matmul_f16_{{SLICES}}
 
-override VEC4_A: bool;
-override VEC4_B: bool;
-// With A transposed and fetched as vec4s (a weight gradient, A the output's gradient), the
-// workgroups of the first column of tiles also sum op(A)'s rows in f32, the bias's gradient,
-// and store the sums after C's matrix (src/ops/matmul/bias_grad.rs), as matmul.wgsl does.
+// With A transposed (a weight gradient, A the output's gradient), the workgroups of the first
+// column of tiles also sum op(A)'s rows in f32, the bias's gradient, and store the sums after
+// C's matrix (src/ops/matmul/bias_grad.rs), as matmul.wgsl does.
 override ROW_SUMS: bool;
 
 // K cut into chunks (p.parts of p.k_chunk, a multiple of DEPTH so that no slice reaches into
 // the next chunk): workgroup_id.z = batch × parts + part, and each workgroup multiplies its
 // chunk of K into a partial product, C's matrix z (summed after: src/ops/matmul/split_sum.rs).
 override SPLIT: bool;
-
-const DEPTH: u32 = 32u;
 
 // The batch of workgroup row z (all of them, unsplit).
 fn batch_of(z: u32) -> u32 {
@@ -37,14 +37,14 @@ fn chunk_first(z: u32) -> u32 {
 fn chunk_last(first: u32) -> u32 {
     return select(p.k, min(p.k, first + p.k_chunk), SPLIT);
 }
-// The staged slices lie as their operands do in memory, so that a fetched vec4 is stored as
-// 4 neighbouring halves, never scattered down a column: op(A)'s slice [row][depth], or
-// [depth][row] where A is stored [K, M] and fetched as vec4s along M (`a_by_depth`); op(B)'s
-// [depth][column], or [column][depth] where B is stored [N, K] and fetched along K
-// (`b_by_column`). The matrix loads read the second kind column-major. A row of a slice is 8
-// halves (16 bytes) longer than its data, so that the matrix loads of successive rows start in
-// different banks. Staged transposed instead (each vec4 scattered down a column of the tile),
-// nanochar's f16 step took 27.4 ms natively on an H200 against 24.5 (docs/log/products.md).
+// The staged slices lie as their operands do in memory, so that a fetched packet is stored as
+// neighbouring halves, never scattered down a column: op(A)'s slice [row][depth], or
+// [depth][row] where A is stored [K, M] (TA); op(B)'s [depth][column], or [column][depth]
+// where B is stored [N, K] (TB). The matrix loads read the second kind column-major. A row of
+// a slice is 8 halves (16 bytes) longer than its data, so that the matrix loads of successive
+// rows start in different banks. Staged transposed instead (each vec4 scattered down a column
+// of the tile), nanochar's f16 step took 27.4 ms natively on an H200 against 24.5
+// (docs/log/products.md).
 const NARROW: u32 = DEPTH + 8u;
 const WIDE: u32 = 128u + 8u;
 // The larger of the two layouts: 128 rows of NARROW.
@@ -52,78 +52,57 @@ const TILE_HALVES: u32 = 128u * NARROW;
 // One 16 × 16 accumulator of each subgroup on its way out.
 var<workgroup> c_tile: array<f32, 2048>;
 
-fn a_by_depth() -> bool {
-    return VEC4_A && TA;
-}
+// A slice of one operand is 128 × DEPTH halves, SLOTS packets: ACROSS of them across a row of
+// the tile's 128 rows (or columns), ALONG along DEPTH. Each of the 256 invocations fetches 4
+// of each operand: both kinds of slices hold 1,024 packets.
+const SLOTS: u32 = 128u * DEPTH / PACKET;
+const ACROSS: u32 = 128u / PACKET;
+const ALONG: u32 = DEPTH / PACKET;
 
-fn b_by_column() -> bool {
-    return VEC4_B && TB;
-}
-
-// The components of a vec4 that runs along K from `kk`, those past K zeroed: a stored row
-// longer than K holds other data there, which as f16 could be infinite (and infinity × 0 is
-// NaN).
-fn within_k(v: vec4<f32>, kk: u32) -> vec4<f32> {
-    let inside = vec4<u32>(kk, kk + 1u, kk + 2u, kk + 3u) < vec4<u32>(p.k);
-    return select(vec4<f32>(0.0), v, inside);
-}
-
-// What slot s (0..1024) of the A slice holds: 4 values of op(A), fetched as one vec4 where A's
-// rows allow. With A stored [K, M] and read so, op(A)'s rows 4 × (s % 32).. at depth s / 32;
-// else row s / 8 at depths 4 × (s % 8)..
-fn fetch_a(base: u32, row0: u32, k0: u32, s: u32) -> vec4<f32> {
-    if (VEC4_A && TA) {
-        let kk = k0 + s / 32u;
-        let row = row0 + (s % 32u) * 4u;
-        let inside = (kk < p.k) & (row < p.m);
-        return a_vec4((base + kk * p.a_row_stride + row) >> 2u, inside);
+// What slot s of the A slice holds: PACKET values of op(A). With A stored [K, M], op(A)'s rows
+// PACKET × (s % ACROSS).. at depth s / ACROSS; else row s / ALONG at depths PACKET × (s %
+// ALONG)... A packet that starts inside K lies inside the padded row (PACKET divides 8).
+fn fetch_a(base: u32, row0: u32, k0: u32, s: u32) -> Packet {
+    if (TA) {
+        let kk = k0 + s / ACROSS;
+        let row = row0 + (s % ACROSS) * PACKET;
+        return a_packet((base + kk * p.a_row_stride + row) / PACKET, (kk < p.k) & (row < p.m));
     }
-    let row = row0 + s / 8u;
-    let kk = k0 + (s % 8u) * 4u;
-    if (VEC4_A) {
-        let inside = (kk < p.k) & (row < p.m);
-        return within_k(a_vec4((base + row * p.a_row_stride + kk) >> 2u, inside), kk);
-    }
-    return vec4<f32>(load_a(base, row, kk), load_a(base, row, kk + 1u), load_a(base, row, kk + 2u),
-                     load_a(base, row, kk + 3u));
+    let row = row0 + s / ALONG;
+    let kk = k0 + (s % ALONG) * PACKET;
+    return a_packet((base + row * p.a_row_stride + kk) / PACKET, (kk < p.k) & (row < p.m));
 }
 
-// Slot s's values rounded to f16 in the A tile, where they lie in memory.
-fn put_a(s: u32, v: vec4<f32>) {
-    let at = select((s / 8u) * NARROW + (s % 8u) * 4u, (s / 32u) * WIDE + (s % 32u) * 4u,
-                    a_by_depth());
-    stage_a(at, vec4<f16>(v));
+// Slot s's values in the A tile, where they lie in memory.
+fn put_a(s: u32, v: Packet) {
+    let at = select((s / ALONG) * NARROW + (s % ALONG) * PACKET,
+                    (s / ACROSS) * WIDE + (s % ACROSS) * PACKET, TA);
+    stage_packet(at, v, true);
 }
 
-// The same for B: with B stored [N, K] and read so, column s / 8 at depths 4 × (s % 8)..; else
-// columns 4 × (s % 32).. at depth s / 32.
-fn fetch_b(base: u32, col0: u32, k0: u32, s: u32) -> vec4<f32> {
-    if (VEC4_B && TB) {
-        let col = col0 + s / 8u;
-        let kk = k0 + (s % 8u) * 4u;
-        let inside = (kk < p.k) & (col < p.n);
-        return within_k(b_vec4((base + col * p.b_row_stride + kk) >> 2u, inside), kk);
+// The same for B: with B stored [N, K], column s / ALONG at depths PACKET × (s % ALONG)..;
+// else columns PACKET × (s % ACROSS).. at depth s / ACROSS.
+fn fetch_b(base: u32, col0: u32, k0: u32, s: u32) -> Packet {
+    if (TB) {
+        let col = col0 + s / ALONG;
+        let kk = k0 + (s % ALONG) * PACKET;
+        return b_packet((base + col * p.b_row_stride + kk) / PACKET, (kk < p.k) & (col < p.n));
     }
-    let kk = k0 + s / 32u;
-    let col = col0 + (s % 32u) * 4u;
-    if (VEC4_B) {
-        let inside = (kk < p.k) & (col < p.n);
-        return b_vec4((base + kk * p.b_row_stride + col) >> 2u, inside);
-    }
-    return vec4<f32>(load_b(base, kk, col), load_b(base, kk, col + 1u), load_b(base, kk, col + 2u),
-                     load_b(base, kk, col + 3u));
+    let kk = k0 + s / ACROSS;
+    let col = col0 + (s % ACROSS) * PACKET;
+    return b_packet((base + kk * p.b_row_stride + col) / PACKET, (kk < p.k) & (col < p.n));
 }
 
-fn put_b(s: u32, v: vec4<f32>) {
-    let at = select((s / 32u) * WIDE + (s % 32u) * 4u, (s / 8u) * NARROW + (s % 8u) * 4u,
-                    b_by_column());
-    stage_b(at, vec4<f16>(v));
+fn put_b(s: u32, v: Packet) {
+    let at = select((s / ACROSS) * WIDE + (s % ACROSS) * PACKET,
+                    (s / ALONG) * NARROW + (s % ALONG) * PACKET, TB);
+    stage_packet(at, v, false);
 }
 
 // An invocation's share of a slice, slots tid + 256 × i of each tile: fetched into registers
 // all at once (their loads in flight together), the next slice's while this one is multiplied.
-struct Slice { a0: vec4<f32>, a1: vec4<f32>, a2: vec4<f32>, a3: vec4<f32>,
-               b0: vec4<f32>, b1: vec4<f32>, b2: vec4<f32>, b3: vec4<f32> }
+struct Slice { a0: Packet, a1: Packet, a2: Packet, a3: Packet,
+               b0: Packet, b1: Packet, b2: Packet, b3: Packet }
 
 fn fetch_slice(a_base: u32, b_base: u32, row0: u32, col0: u32, k0: u32, tid: u32) -> Slice {
     return Slice(fetch_a(a_base, row0, k0, tid), fetch_a(a_base, row0, k0, tid + 256u),
@@ -143,21 +122,35 @@ fn put_slice(tid: u32, f: Slice) {
     put_b(tid + 768u, f.b3);
 }
 
-// ROW_SUMS: each invocation summed the 4 rows of group tid % 32 at 1 depth in 8 (its slots'
-// depths); the 8 sums of each group are added through c_tile and 32 invocations store them.
-fn store_row_sums(c_base: u32, row0: u32, tid: u32, sums: vec4<f32>) {
-    c_tile[tid * 4u] = sums.x;
-    c_tile[tid * 4u + 1u] = sums.y;
-    c_tile[tid * 4u + 2u] = sums.z;
-    c_tile[tid * 4u + 3u] = sums.w;
+// ROW_SUMS (A transposed): an invocation's 4 packets of A hold the same rows, group
+// tid % ACROSS of PACKET rows, at 4 depths; it sums them as 8 rows (the last 4 zero when a
+// packet holds 4 halves).
+struct RowSums { low: vec4<f32>, high: vec4<f32> }
+
+fn add_row_sums(sums: RowSums, f: Slice) -> RowSums {
+    let low = low_halves(f.a0) + low_halves(f.a1) + low_halves(f.a2) + low_halves(f.a3);
+    let high = high_halves(f.a0) + high_halves(f.a1) + high_halves(f.a2) + high_halves(f.a3);
+    return RowSums(sums.low + low, sums.high + high);
+}
+
+// The sums of each group's invocations are added through c_tile (256 × 8 floats) and the
+// first ACROSS invocations store them, a group each.
+fn store_row_sums(c_base: u32, row0: u32, tid: u32, sums: RowSums) {
+    for (var j = 0u; j < 4u; j++) {
+        c_tile[tid * 8u + j] = sums.low[j];
+        c_tile[tid * 8u + 4u + j] = sums.high[j];
+    }
     workgroupBarrier();
-    if (tid < 32u) {
-        var total = vec4<f32>(0.0);
-        for (var j = 0u; j < 8u; j++) {
-            let at = (j * 32u + tid) * 4u;
-            total += vec4<f32>(c_tile[at], c_tile[at + 1u], c_tile[at + 2u], c_tile[at + 3u]);
+    if (tid < ACROSS) {
+        var low = vec4<f32>(0.0);
+        var high = vec4<f32>(0.0);
+        for (var j = 0u; j < 256u / ACROSS; j++) {
+            let at = (j * ACROSS + tid) * 8u;
+            low += vec4<f32>(c_tile[at], c_tile[at + 1u], c_tile[at + 2u], c_tile[at + 3u]);
+            high += vec4<f32>(c_tile[at + 4u], c_tile[at + 5u], c_tile[at + 6u], c_tile[at + 7u]);
         }
-        store_sums(c_base, row0 + tid * 4u, total);
+        store_sums(c_base, row0 + tid * PACKET, low);
+        if (PACKET == 8u) { store_sums(c_base, row0 + tid * PACKET + 4u, high); }
     }
     workgroupBarrier();
 }

@@ -38,14 +38,14 @@ fn stage_b(at: u32, v: vec4<f16>) {
 // lie (matmul_f16_tiles): the transposed ones column-major. The layout is a literal in each
 // branch, as a const-expression where Chrome may want one.
 fn load_left(row: u32, depth: u32) -> Left {
-    if (VEC4_A & TA) {
+    if (TA) {
         return subgroupMatrixLoad<Left>(&a_tile, depth * WIDE + row, true, WIDE);
     }
     return subgroupMatrixLoad<Left>(&a_tile, row * NARROW + depth, false, NARROW);
 }
 
 fn load_right(depth: u32, col: u32) -> Right {
-    if (VEC4_B & TB) {
+    if (TB) {
         return subgroupMatrixLoad<Right>(&b_tile, col * NARROW + depth, true, NARROW);
     }
     return subgroupMatrixLoad<Right>(&b_tile, depth * WIDE + col, false, WIDE);
@@ -89,11 +89,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var c30 = Sum();
     var c31 = Sum();
     let sums_rows = ROW_SUMS && wid.x == 0u;
-    var sums = vec4<f32>(0.0);
+    var sums = RowSums(vec4<f32>(0.0), vec4<f32>(0.0));
     var next = fetch_slice(a_base, b_base, row0, col0, k_first, tid);
     for (var k0 = k_first; k0 < k_last; k0 += DEPTH) {
         put_slice(tid, next);
-        if (sums_rows) { sums += next.a0 + next.a1 + next.a2 + next.a3; }
+        if (sums_rows) { sums = add_row_sums(sums, next); }
         workgroupBarrier();
         if (k0 + DEPTH < k_last) {
             next = fetch_slice(a_base, b_base, row0, col0, k0 + DEPTH, tid);

@@ -351,6 +351,12 @@ impl Tensor {
         *self.0.storage.borrow_mut() = Storage::Freed;
     }
 
+    /// What tells this tensor's storage apart: equal for a tensor and its reshapes, which
+    /// share it, while either lives.
+    pub(crate) fn storage_id(&self) -> *const RefCell<Storage> {
+        Rc::as_ptr(&self.0.storage)
+    }
+
     /// The GPU buffer behind this tensor (a cheap handle), to bind to a kernel; `op` names the
     /// caller in the error for a tensor that is not on the GPU.
     pub fn buffer(&self, op: &'static str) -> Result<BufferRef> {

@@ -10,10 +10,19 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 26] = [
+const INCLUDES: [(&str, &str); 28] = [
     (
         "matmul_f16_tiles",
         include_str!("../../shaders/matmul_f16_tiles.wgsl"),
+    ),
+    // The matrix units' slices, by the device's workgroup memory (the SLICES slot).
+    (
+        "matmul_f16_deep",
+        include_str!("../../shaders/matmul_f16_deep.wgsl"),
+    ),
+    (
+        "matmul_f16_shallow",
+        include_str!("../../shaders/matmul_f16_shallow.wgsl"),
     ),
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     (

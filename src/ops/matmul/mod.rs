@@ -4,14 +4,15 @@
 //! split.rs's; linear layers over products are linear.rs's.
 //!
 //! The files import one way: layout, epilogue, regs and split know no other file of the
-//! product; plan uses them; run uses plan and split_sum; bias_grad uses run; this file uses
-//! them all.
+//! product; operand_f16 uses layout; plan uses them; run uses plan, operand_f16 and split_sum;
+//! bias_grad uses run; this file uses them all.
 
 mod bias_grad;
 mod calibrate;
 mod choices;
 mod epilogue;
 mod layout;
+mod operand_f16;
 mod plan;
 mod regs;
 mod run;
@@ -36,6 +37,7 @@ use crate::error::{Error, Result};
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
 use bias_grad::weight_and_bias_grads;
 use layout::cpu_matmul;
+use operand_f16::{sharing, Shared};
 use plan::BIG_TILES_FROM;
 
 /// (rows, cols) of op(x) for the last two dimensions.
@@ -136,6 +138,7 @@ pub(super) fn product_of(
         Ok((x.expand(&full)?, size))
     };
     let operands = [operand(a)?, operand(b)?];
+    let mut f16_copies = Vec::new();
     let storage = match gpu_of(a.device()) {
         None => {
             let [(a_full, sa), (b_full, sb)] = &operands;
@@ -146,7 +149,14 @@ pub(super) fn product_of(
             epilogue.add_cpu(&mut c, n)?;
             Storage::Host(Host::F(c))
         }
-        Some(gpu) => run::gpu_product(gpu, &operands, d, (ta, tb), (epilogue, None))?,
+        Some(gpu) => {
+            let forced = (epilogue, None);
+            let (storage, copies) = sharing(&[], || {
+                run::gpu_product(gpu, &operands, d, (ta, tb), forced)
+            });
+            f16_copies = copies;
+            storage?
+        }
     };
     let op = MatMulOp {
         a: a.clone(),
@@ -158,6 +168,7 @@ pub(super) fn product_of(
         gelu_of: gelu_of.cloned(),
         dropout: epilogue.dropout,
         relu: epilogue.relu,
+        f16_copies,
     };
     Ok(Tensor::from_op(shape, DType::F32, a.device(), storage, op))
 }
@@ -201,6 +212,9 @@ struct MatMulOp {
     dropout: Option<DropoutMask>,
     /// Whether the output went through ReLU as it was stored (Tensor::linear_relu).
     relu: bool,
+    /// The f16 copies of a and b the matrix units read (operand_f16.rs), which serve the
+    /// gradients' products where they read the same operands.
+    f16_copies: Vec<Shared>,
 }
 
 impl MatMulOp {
@@ -236,7 +250,15 @@ impl Backward for MatMulOp {
     fn first_gradient_through_relu(&self, _g_through_relu: bool) -> bool {
         self.relu_of_a().is_some()
     }
-    fn backward_through_relu(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+    fn backward_through_relu(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
+        // g's f16 copy, made for the first gradient, serves the second.
+        sharing(&self.f16_copies, || self.gradients(out, g)).0
+    }
+}
+
+impl MatMulOp {
+    /// The gradients of `backward_through_relu`.
+    fn gradients(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         let a = (&self.a, self.gelu_of.as_ref(), self.relu_of_a());
         let Some(mask) = self.dropout else {
             let extras = (self.bias.as_ref(), self.residual.as_ref());

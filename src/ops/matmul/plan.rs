@@ -17,9 +17,40 @@ pub(crate) const BIG_TILES_FROM: usize = 128;
 /// (8 KiB). Natively the pipeline cache checks every kernel's declaration against the device
 /// (`check_workgroup_memory`), which keeps this figure honest.
 pub(crate) const BIG_TILE_WORKGROUP_BYTES: u32 = 20 << 10;
-/// Workgroup memory of the matrix units' kernel (shaders/matmul_f16_tiles.wgsl: two f16 tiles
-/// of 10 KiB, and 8 KiB for C on its way out).
-const MATRIX_TILE_WORKGROUP_BYTES: u32 = 28672;
+/// How deep the matrix units' kernels' slices are and how wide the packets they load
+/// (shaders/matmul_f16_deep.wgsl, matmul_f16_shallow.wgsl): the deep ones where the device
+/// allows their workgroup memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MatrixSlices {
+    /// 64 deep, packets of 8 halves: two f16 tiles of 18 KiB and 8 KiB for C on its way out.
+    Deep,
+    /// 32 deep, packets of 4 halves: two tiles of 10 KiB and 8 KiB for C (Chrome's 32 KiB).
+    Shallow,
+}
+
+impl MatrixSlices {
+    /// The deepest slices `workgroup_bytes` of workgroup memory hold, if any.
+    pub(crate) fn within(workgroup_bytes: u32) -> Option<MatrixSlices> {
+        [MatrixSlices::Deep, MatrixSlices::Shallow]
+            .into_iter()
+            .find(|s| s.workgroup_bytes() <= workgroup_bytes)
+    }
+
+    fn workgroup_bytes(self) -> u32 {
+        match self {
+            MatrixSlices::Deep => 45056,
+            MatrixSlices::Shallow => 28672,
+        }
+    }
+
+    /// The kernels' SLICES slot: the include that says so.
+    fn slot(self) -> &'static str {
+        match self {
+            MatrixSlices::Deep => "deep",
+            MatrixSlices::Shallow => "shallow",
+        }
+    }
+}
 /// Lanes of the emulated GPUs' kernel down C's rows: a workgroup's lanes take this many times
 /// a lane's rows (shaders/matmul_regs.wgsl).
 const REGS_LANES: usize = 8;
@@ -96,7 +127,8 @@ pub enum Path {
     SmallTiles,
     /// shaders/matmul.wgsl: 128 × 128 tiles.
     LargeTiles,
-    /// shaders/matmul_coop.wgsl: 128 × 128 tiles on f16 matrix units (`Tuning::f16_products`).
+    /// shaders/matmul_coop.wgsl: 128 × 128 tiles on f16 matrix units (`Tuning::f16_products`),
+    /// over f16 copies of the operands (operand_f16.rs).
     MatrixUnits,
 }
 
@@ -166,7 +198,7 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
             true => Split::of_matrix_units(d, tuning.tiles_at_once),
             false => whole,
         };
-        return matrix_tiles((d, views), units, split);
+        return matrix_tiles((d, views), units, tuning, split);
     }
     let policy = BigTilePolicy::of(*tuning);
     let big_split = match splittable {
@@ -213,7 +245,7 @@ pub(super) fn matrix_units_for(
     tuning: &Tuning,
 ) -> Option<MatrixUnits> {
     let takes = d.multiply_adds() >= LEAST_MATRIX_WORK
-        && tuning.workgroup_bytes >= MATRIX_TILE_WORKGROUP_BYTES
+        && MatrixSlices::within(tuning.workgroup_bytes).is_some()
         && needs.vec4_buffers
         && needs.causal == Causal::No
         && (views.row_sums.is_none() || views.a.in_fours());
@@ -221,11 +253,16 @@ pub(super) fn matrix_units_for(
 }
 
 /// The plan on the matrix units' kernel: 128 × 128 tiles, K split as `split` says.
-fn matrix_tiles((d, views): (Dims, Views), units: MatrixUnits, split: Split) -> Plan {
+fn matrix_tiles(
+    (d, views): (Dims, Views),
+    units: MatrixUnits,
+    tuning: &Tuning,
+    split: Split,
+) -> Plan {
     let source = units.kernel_source();
+    let slices = MatrixSlices::within(tuning.workgroup_bytes).expect("matrix_units_for checked");
     let kernel = Kernel::new(Path::MatrixUnits.family(), source, "main")
-        .constant("VEC4_A", views.a.in_fours())
-        .constant("VEC4_B", views.b.in_fours())
+        .slot("SLICES", slices.slot())
         .constant("SPLIT", split.parts > 1)
         .constant("ROW_SUMS", views.row_sums.is_some());
     let [x, y, z] = tiles(d, LARGE_SIDE);
@@ -254,6 +291,7 @@ pub(crate) fn plan_variant(
             Some(units) => matrix_tiles(
                 (d, views),
                 units,
+                tuning,
                 Split::in_matrix_parts(d.k, variant.parts),
             ),
             None => plan((d, views), needs, tuning),

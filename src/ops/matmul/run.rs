@@ -1,10 +1,12 @@
 //! A product on the GPU: its plan (plan.rs) made for the device's tuning and its operands, the
-//! kernel's parameters, and the dispatches, into fresh buffers or into given ones.
+//! kernel's parameters and operands (f16 copies on the matrix units: operand_f16.rs), and the
+//! dispatches, into fresh buffers or into given ones.
 
 use super::choices;
 use super::epilogue::{Causal, Epilogue};
-use super::layout::{cpu_matmul, Dims, Views};
-use super::plan::{plan, plan_variant, Needs, Plan};
+use super::layout::{cpu_matmul, Dims, Layout, Views};
+use super::operand_f16::{f16_copy, Operand};
+use super::plan::{plan, plan_variant, Needs, Path, Plan};
 use super::split::Split;
 use super::split_sum;
 use crate::error::{Error, Result};
@@ -102,15 +104,24 @@ fn chosen_plan(
     }
 }
 
-/// The plan of a product on `gpu`, its kernel with the transposes set, and its parameters;
-/// the plan is counted by its path (`Gpu::dispatches_of` counts its kernel's dispatches).
+/// A product as planned: its kernel with the transposes set, its parameters, the operands it
+/// binds (on the matrix units their f16 copies) and its plan.
+struct Planned {
+    kernel: Kernel,
+    params: MatmulParams,
+    operands: [Tensor; 2],
+    plan: Plan,
+}
+
+/// The plan of a product on `gpu`, its kernel, parameters and operands; the plan is counted
+/// by its path (`Gpu::dispatches_of` counts its kernel's dispatches).
 fn planned(
     gpu: &Rc<Gpu>,
     (d, views): (Dims, Views),
     (ta, tb): (bool, bool),
     operands: [&Tensor; 2],
     (epilogue, forced): (&Epilogue, Option<ProductVariant>),
-) -> Result<(Kernel, MatmulParams, Plan)> {
+) -> Result<Planned> {
     let needs = Needs {
         a_transposed: ta,
         causal: epilogue.causal,
@@ -129,10 +140,54 @@ fn planned(
         });
     }
     let kernel = plan.kernel.clone().constant("TA", ta).constant("TB", tb);
-    // B stored as f32, or as f16 (a frozen weight): `checked_dims` admits no other.
-    let kernel = kernel.slot("B_TYPE", operands[1].dtype().name());
+    let [a, b] = operands;
+    let (operands, views, kernel) = match plan.kernel.family == Path::MatrixUnits.family() {
+        true => {
+            let (copies, views) = f16_operands(gpu, [a, b], (d, views), (ta, tb))?;
+            (copies, views, kernel)
+        }
+        // B stored as f32, or as f16 (a frozen weight): `checked_dims` admits no other.
+        false => {
+            let kernel = kernel.slot("B_TYPE", b.dtype().name());
+            ([a.clone(), b.clone()], views, kernel)
+        }
+    };
     let params = params(&views, d, plan.split, epilogue.dropout);
-    Ok((kernel, params, plan))
+    Ok(Planned {
+        kernel,
+        params,
+        operands,
+        plan,
+    })
+}
+
+/// The f16 copies of a product's operands for the matrix units (operand_f16.rs), and the
+/// views with their layouts.
+fn f16_operands(
+    gpu: &Rc<Gpu>,
+    [a, b]: [&Tensor; 2],
+    (d, views): (Dims, Views),
+    (ta, tb): (bool, bool),
+) -> Result<([Tensor; 2], Views)> {
+    let stored =
+        |t: bool, (rows, cols): (usize, usize)| if t { (cols, rows) } else { (rows, cols) };
+    let copy = |x: &Tensor, layout: Layout, (rows, cols): (usize, usize)| {
+        let operand = Operand {
+            x,
+            layout,
+            rows,
+            cols,
+        };
+        f16_copy(gpu, operand, d, views.heads)
+    };
+    let (a, a_layout) = copy(a, views.a, stored(ta, (d.m, d.k)))?;
+    let (b, b_layout) = copy(b, views.b, stored(tb, (d.k, d.n)))?;
+    let views = Views {
+        a: a_layout,
+        b: b_layout,
+        ..views
+    };
+    Ok(([a, b], views))
 }
 
 /// The product on the GPU: the planned kernel (or the variant `forced`) over the operands
@@ -145,16 +200,23 @@ pub(super) fn gpu_product(
     (epilogue, forced): (Epilogue, Option<ProductVariant>),
 ) -> Result<Storage> {
     let views = Views::dense(d, (ta, tb), (*sa, *sb));
-    let (kernel, params, plan) = planned(gpu, (d, views), (ta, tb), [a, b], (&epilogue, forced))?;
+    let planned = planned(gpu, (d, views), (ta, tb), [a, b], (&epilogue, forced))?;
+    let Planned {
+        kernel,
+        params,
+        operands: [a_bound, b_bound],
+        plan,
+    } = planned;
     if plan.split.parts > 1 {
         // The chunks' partial products side by side, then their sum with the epilogue.
         let kernel = Epilogue::default().slots(kernel, plan.whole_vec4s);
         let len = plan.split.parts * d.batches * d.m * d.n;
-        let [parts] = launch(gpu, &kernel, &params, &[a, b], [len], plan.groups)?;
+        let bound = [&a_bound, &b_bound];
+        let [parts] = launch(gpu, &kernel, &params, &bound, [len], plan.groups)?;
         return split_sum::sum(parts, a, d, plan.split, &epilogue);
     }
     let kernel = epilogue.slots(kernel, plan.whole_vec4s);
-    let mut inputs = vec![a, b];
+    let mut inputs = vec![&a_bound, &b_bound];
     inputs.extend(epilogue.bias);
     inputs.extend(epilogue.row_bias);
     inputs.extend(epilogue.residual);
@@ -197,10 +259,14 @@ pub(crate) fn matmul_into(
                 causal,
                 ..Epilogue::default()
             };
-            let (kernel, params, plan) =
-                planned(gpu, (d, views), (ta, tb), [a, b], (&epilogue, None))?;
+            let Planned {
+                kernel,
+                params,
+                operands: [a, b],
+                plan,
+            } = planned(gpu, (d, views), (ta, tb), [a, b], (&epilogue, None))?;
             let kernel = epilogue.slots(kernel, plan.whole_vec4s);
-            let [] = launch_into(gpu, &kernel, &params, &[a, b], &[c], [], plan.groups)?;
+            let [] = launch_into(gpu, &kernel, &params, &[&a, &b], &[c], [], plan.groups)?;
             Ok(())
         }
         _ => Err(Error::Invalid {

@@ -25,8 +25,9 @@ pub(super) fn target_groups(at_once: Option<usize>) -> usize {
 }
 /// Depth of the tiled kernels' slices: chunks are whole slices.
 const DEPTH: usize = 16;
-/// Depth of the matrix units' kernels' slices (shaders/matmul_f16_tiles.wgsl's DEPTH).
-const MATRIX_DEPTH: usize = 32;
+/// Depth of the matrix units' kernels' deep slices (shaders/matmul_f16_deep.wgsl's DEPTH), a
+/// multiple of the shallow ones': chunks of it suit both.
+const MATRIX_DEPTH: usize = 64;
 /// The most parts the matrix units' K is cut into: their partial products, [parts, m, n] in
 /// f32, are memory the step holds for a moment (GPT-2's output layer's input gradient in 8
 /// parts: 12.6 MB, which a free buffer of the step's activations can lend).

@@ -6,8 +6,8 @@
 
 use super::epilogue::{Causal, Epilogue};
 use super::layout::{Dims, Views};
-use super::plan::tests::{EMULATED, GUARANTEED, LARGE, MATRIX, SMALL, UNKNOWN};
-use super::plan::{plan, Needs};
+use super::plan::tests::{EMULATED, GUARANTEED, LARGE, MATRIX, MATRIX_32K, SMALL, UNKNOWN};
+use super::plan::{plan, Needs, Path};
 use super::run::MatmulParams;
 use crate::gpu::{Compiler, Tuning};
 use crate::ops::dropout::DropoutMask;
@@ -16,11 +16,14 @@ use std::collections::HashSet;
 
 /// The tunings of the planner's table test (plan.rs): large, small, unmeasured,
 /// guaranteed-limits and emulated GPUs, through naga and Tint, and natively one with f16
-/// matrix units.
+/// matrix units and the deep slices' workgroup memory and one with the shallow ones'.
 fn tunings() -> Vec<Tuning> {
     let naga = [LARGE, SMALL, UNKNOWN, GUARANTEED, EMULATED];
     let tint = naga.map(|t| t.with_compiler(Compiler::Tint));
-    naga.into_iter().chain(tint).chain([MATRIX]).collect()
+    naga.into_iter()
+        .chain(tint)
+        .chain([MATRIX, MATRIX_32K])
+        .collect()
 }
 
 /// The epilogues the kernels combine: no bias, one by column or by row, and no tail, a
@@ -139,9 +142,17 @@ fn every_product_variant_the_planner_emits_builds_and_fits_its_launch() {
                             .count();
                         let mut writable = vec![false; inputs];
                         writable.push(true);
-                        // B stored as f32, or as f16 (a frozen weight).
-                        for b_type in ["f32", "f16"] {
-                            let kernel = kernel.clone().slot("B_TYPE", b_type);
+                        // B stored as f32, or as f16 (a frozen weight); the matrix units
+                        // read f16 copies (operand_f16.rs).
+                        let b_types = match kernel.family == Path::MatrixUnits.family() {
+                            true => vec![None],
+                            false => vec![Some("f32"), Some("f16")],
+                        };
+                        for b_type in b_types {
+                            let kernel = match b_type {
+                                Some(b_type) => kernel.clone().slot("B_TYPE", b_type),
+                                None => kernel.clone(),
+                            };
                             if !seen.insert(kernel.label()) {
                                 continue;
                             }

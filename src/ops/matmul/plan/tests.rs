@@ -30,6 +30,11 @@ pub(in crate::ops::matmul) const MATRIX: Tuning = Tuning {
     f16_products: Some(MatrixUnits::Cooperative),
     ..LARGE
 };
+/// The same with 32 KiB of workgroup memory (Chrome's): the shallow slices.
+pub(in crate::ops::matmul) const MATRIX_32K: Tuning = Tuning {
+    workgroup_bytes: 32 << 10,
+    ..MATRIX
+};
 /// The same, its size unmeasured.
 const UNKNOWN_MATRIX: Tuning = Tuning {
     tiles_at_once: None,

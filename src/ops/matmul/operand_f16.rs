@@ -1,0 +1,343 @@
+//! The operands of a product on the matrix units, as their kernels read them: f16 copies
+//! (shaders/matmul_operand_f16.wgsl), each stored row padded with zeros to a multiple of 8
+//! halves, so that the kernels load packets of 4 or 8 halves (8 or 16 bytes) with one check a
+//! packet (shaders/matmul_f16_tiles.wgsl). Half the bytes of f32 operands, and in packets of
+//! 8 twice the values a load: matmul_4096 on an H200 took 1.02 ms natively against 1.81 with
+//! the kernels reading f32 (docs/log/products.md). The copy is one pass over the operand,
+//! which the product then reads once for every 128 rows or columns of the other.
+
+use super::layout::{Dims, Layout};
+use crate::error::Result;
+use crate::gpu::{Gpu, Kernel};
+use crate::ops::launch;
+use crate::tensor::{DType, Storage, Tensor};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// What the kernels' rows are padded to: the widest packet.
+pub(crate) const ROW_HALVES: usize = 8;
+
+crate::kernel_params! {
+    /// shaders/matmul_operand_f16.wgsl: the stored matrices and the copy's rows.
+    struct OperandParams {
+        rows: u32, cols: u32, heads: u32, offset: u32, batch: u32, head: u32, row: u32,
+        padded: u32, eights: u32,
+    }
+}
+
+/// One operand of a product: matrices of `rows` stored rows of `cols` values, lying in `x`
+/// where `layout` says (matrix z at head z % heads of group z / heads).
+#[derive(Clone, Copy)]
+pub(super) struct Operand<'a> {
+    pub(super) x: &'a Tensor,
+    pub(super) layout: Layout,
+    pub(super) rows: usize,
+    pub(super) cols: usize,
+}
+
+thread_local! {
+    /// The copies of the enclosing `sharing` scope, if any.
+    static SHARED: RefCell<Option<Vec<Shared>>> = const { RefCell::new(None) };
+}
+
+/// An f16 copy of rows lying one after another in a tensor's storage: `rows` rows of `cols`
+/// values `row` apart from `offset`, whatever matrices they were asked for as.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Rows {
+    storage: *const RefCell<Storage>,
+    offset: usize,
+    row: usize,
+    cols: usize,
+    rows: usize,
+}
+
+/// A copy made in a `sharing` scope: what it copies, the copy, and its source, held so that
+/// the storage `rows` names lives as long.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    rows: Rows,
+    copy: Tensor,
+    _source: Tensor,
+}
+
+/// Runs `f` with the copies it makes shared: an operand whose rows `known`, an enclosing scope
+/// or an earlier product of `f` copied already is not copied again. Returns `f`'s result and
+/// the copies made; the enclosing scope keeps them too. Only around ops that write nothing into
+/// their operands' storage in the meantime: a product and its backward (the copies of a
+/// product's operands, kept with it, serve its gradients: nanochar's backward then copies half
+/// as much).
+pub(crate) fn sharing<T>(known: &[Shared], f: impl FnOnce() -> T) -> (T, Vec<Shared>) {
+    let outer = SHARED.with(|s| s.borrow().clone());
+    let mut start = outer.clone().unwrap_or_default();
+    start.extend_from_slice(known);
+    let before = start.len();
+    SHARED.with(|s| *s.borrow_mut() = Some(start));
+    let out = f();
+    let now = SHARED.with(|s| s.borrow_mut().take()).unwrap_or_default();
+    let made = now[before.min(now.len())..].to_vec();
+    let outer = outer.map(|mut o| {
+        o.extend(made.iter().cloned());
+        o
+    });
+    SHARED.with(|s| *s.borrow_mut() = outer);
+    (out, made)
+}
+
+/// The rows a copy of `operand`'s `matrices` holds, where they lie one after another (matrix
+/// z at offset + z × rows × row): None where they do not, and no copy is shared.
+fn contiguous_rows(operand: &Operand, matrices: usize, heads: usize) -> Option<Rows> {
+    let Operand {
+        x,
+        layout,
+        rows,
+        cols,
+    } = *operand;
+    let one_after_another = layout.head == rows * layout.row && layout.batch == heads * layout.head;
+    (matrices == 1 || one_after_another).then_some(Rows {
+        storage: x.storage_id(),
+        offset: layout.offset,
+        row: layout.row,
+        cols,
+        rows: matrices * rows,
+    })
+}
+
+/// `operand`'s f16 copy for `d` (its batches in groups of `heads`) and where its matrices lie
+/// in it: one after another, rows of a multiple of ROW_HALVES; a single matrix where the
+/// operand broadcasts one to every batch. In a `sharing` scope, a copy of the same rows made
+/// before serves.
+pub(super) fn f16_copy(
+    gpu: &Rc<Gpu>,
+    operand: Operand,
+    d: Dims,
+    heads: usize,
+) -> Result<(Tensor, Layout)> {
+    let broadcast = operand.layout.batch == 0 && operand.layout.head == 0;
+    let matrices = if broadcast { 1 } else { d.batches };
+    let padded = operand.cols.next_multiple_of(ROW_HALVES);
+    let stride = if broadcast { 0 } else { operand.rows * padded };
+    let layout = Layout::dense(padded, stride, heads);
+    let rows = contiguous_rows(&operand, matrices, heads);
+    let scoped = SHARED.with(|s| s.borrow().is_some());
+    if let Some(rows) = rows.filter(|_| scoped) {
+        let known = SHARED.with(|s| {
+            let shared = s.borrow();
+            let found = shared.iter().flatten().find(|c| c.rows == rows);
+            found.map(|c| c.copy.clone())
+        });
+        if let Some(copy) = known {
+            return Ok((copy, layout));
+        }
+    }
+    let copy = new_copy(gpu, &operand, matrices, heads)?;
+    if let Some(rows) = rows.filter(|_| scoped) {
+        let shared = Shared {
+            rows,
+            copy: copy.clone(),
+            _source: operand.x.clone(),
+        };
+        SHARED.with(|s| s.borrow_mut().as_mut().map(|v| v.push(shared)));
+    }
+    Ok((copy, layout))
+}
+
+/// The copy itself: `matrices` of `operand`'s (its batches in groups of `heads`).
+fn new_copy(gpu: &Rc<Gpu>, operand: &Operand, matrices: usize, heads: usize) -> Result<Tensor> {
+    let Operand {
+        x,
+        layout,
+        rows,
+        cols,
+    } = *operand;
+    let padded = cols.next_multiple_of(ROW_HALVES);
+    let halves = matrices * rows * padded;
+    let params = OperandParams {
+        rows: rows as u32,
+        cols: cols as u32,
+        heads: heads as u32,
+        offset: layout.offset as u32,
+        batch: layout.batch as u32,
+        head: layout.head as u32,
+        row: layout.row as u32,
+        padded: padded as u32,
+        eights: (halves / 8) as u32,
+    };
+    let source = include_str!("../../../shaders/matmul_operand_f16.wgsl");
+    let kernel = Kernel::new("matmul_operand_f16", source, "main")
+        .constant("SOURCE_F16", x.dtype() == DType::F16);
+    let groups = gpu.groups_elementwise(halves / 8);
+    let [copy] = launch(gpu, &kernel, &params, &[x], [halves / 2], groups)?;
+    Ok(Tensor::from_storage(
+        vec![matrices, rows, padded],
+        DType::F16,
+        x.device(),
+        Storage::Gpu(copy),
+    ))
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::tensor::Device;
+    use half::f16;
+
+    /// f32 values that round every way: ties to even both ways, past f16's range, its
+    /// largest, subnormals, below its least, zeros and infinities, and plain values.
+    fn awkward() -> Vec<f64> {
+        let tie = |bits: u32| f32::from_bits(bits) as f64;
+        let mut v = vec![
+            1.0 + 2f64.powi(-11),       // a tie between 1 and the next half: to 1
+            1.0 + 3.0 * 2f64.powi(-11), // a tie: up to even
+            tie(0x3f80_1001),           // just past a tie: up
+            65504.0,
+            65519.0,
+            65520.0, // rounds past f16's largest: infinity
+            -1e6,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            6e-8,
+            3e-8, // just over half of the least subnormal: up to it
+            2.9e-8,
+            1e-10,
+            -5e-6,
+            6.1e-5,
+            0.0,
+            -0.0,
+            std::f64::consts::PI,
+        ];
+        v.extend((0..30).map(|i| (i as f64 - 15.0) * 0.37));
+        v
+    }
+
+    /// Rows of 7 (padded to 8) lying at a stride of 9 after an offset of 3, in 2 groups of 3
+    /// heads 70 apart: every cast (f32 and f16 sources) as the CPU rounds it, the padding zero.
+    #[test]
+    fn copies_round_as_the_cpu_does_and_pad_their_rows_with_zeros() {
+        let gpu = pollster::block_on(Gpu::new()).expect("a GPU adapter (lavapipe)");
+        let device = Device::Gpu(gpu.clone());
+        let (rows, cols, heads, batches) = (5, 7, 3, 6);
+        let layout = Layout {
+            offset: 3,
+            batch: 3 * 70,
+            head: 70,
+            row: 9,
+        };
+        let len = layout.start(batches - 1, heads) + (rows - 1) * layout.row + cols;
+        let values: Vec<f64> = awkward().into_iter().cycle().take(len).collect();
+        let d = Dims {
+            m: rows,
+            n: 1,
+            k: cols,
+            batches,
+        };
+        for source_f16 in [false, true] {
+            let x = match source_f16 {
+                true => Tensor::from_f64_as_f16(values.clone(), &[len], &device).unwrap(),
+                false => Tensor::from_f64(values.clone(), &[len], &device).unwrap(),
+            };
+            let operand = Operand {
+                x: &x,
+                layout,
+                rows,
+                cols,
+            };
+            let (copy, copied) = f16_copy(&gpu, operand, d, heads).unwrap();
+            assert_eq!(copied, Layout::dense(8, rows * 8, heads));
+            let got = pollster::block_on(copy.to_vec_f64()).unwrap();
+            for z in 0..batches {
+                for r in 0..rows {
+                    for c in 0..8 {
+                        let want = match c < cols {
+                            true => {
+                                let v = values[layout.start(z, heads) + r * layout.row + c];
+                                f16::from_f32(v as f32).to_f64()
+                            }
+                            false => 0.0,
+                        };
+                        let at = copied.start(z, heads) + r * 8 + c;
+                        assert_eq!(got[at], want, "f16 source {source_f16}: [{z}, {r}, {c}]");
+                    }
+                }
+            }
+        }
+    }
+
+    /// An operand broadcast to every batch is copied once.
+    #[test]
+    fn a_broadcast_operand_is_copied_once() {
+        let gpu = pollster::block_on(Gpu::new()).expect("a GPU adapter (lavapipe)");
+        let device = Device::Gpu(gpu.clone());
+        let x = Tensor::from_f64((0..12).map(f64::from).collect(), &[12], &device).unwrap();
+        let operand = Operand {
+            x: &x,
+            layout: Layout::dense(4, 0, 1),
+            rows: 3,
+            cols: 4,
+        };
+        let d = Dims {
+            m: 3,
+            n: 5,
+            k: 4,
+            batches: 4,
+        };
+        let (copy, copied) = f16_copy(&gpu, operand, d, 1).unwrap();
+        assert_eq!(
+            (copy.shape(), copied),
+            (&[1, 3, 8][..], Layout::dense(8, 0, 1))
+        );
+        let got = pollster::block_on(copy.to_vec_f64()).unwrap();
+        let want: Vec<f64> = (0..3)
+            .flat_map(|r| (0..8).map(move |c| if c < 4 { (r * 4 + c) as f64 } else { 0.0 }))
+            .collect();
+        assert_eq!(got, want);
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod sharing_tests {
+    use super::*;
+    use crate::tensor::Device;
+
+    /// In a scope, the same rows asked for as one matrix and then as two are copied once, the
+    /// copy laid out for each; outside one, each request copies.
+    #[test]
+    fn within_a_sharing_scope_the_same_rows_are_copied_once() {
+        let gpu = pollster::block_on(Gpu::new()).expect("a GPU adapter (lavapipe)");
+        let device = Device::Gpu(gpu.clone());
+        let x = Tensor::from_f64((0..48).map(f64::from).collect(), &[8, 6], &device).unwrap();
+        let whole = Operand {
+            x: &x,
+            layout: Layout::dense(6, 0, 1),
+            rows: 8,
+            cols: 6,
+        };
+        let halves = Operand {
+            layout: Layout::dense(6, 4 * 6, 1),
+            rows: 4,
+            ..whole
+        };
+        let dims = |m, batches| Dims {
+            m,
+            n: 1,
+            k: 6,
+            batches,
+        };
+        let copies = || gpu.dispatches_of("matmul_operand_f16");
+        let before = copies();
+        let ((first, second), made) = sharing(&[], || {
+            let first = f16_copy(&gpu, whole, dims(8, 1), 1).unwrap();
+            (first, f16_copy(&gpu, halves, dims(4, 2), 1).unwrap())
+        });
+        assert_eq!((copies() - before, made.len()), (1, 1));
+        assert_eq!(first.0.storage_id(), second.0.storage_id());
+        assert_eq!(second.1, Layout::dense(8, 4 * 8, 1));
+        // A scope given the copies made shares them; none shares outside one.
+        let (again, _) = sharing(&made, || f16_copy(&gpu, halves, dims(4, 2), 1).unwrap());
+        assert_eq!(
+            (copies() - before, again.0.storage_id()),
+            (1, first.0.storage_id())
+        );
+        f16_copy(&gpu, whole, dims(8, 1), 1).unwrap();
+        assert_eq!(copies() - before, 2);
+    }
+}
