@@ -12,8 +12,8 @@ use std::rc::Rc;
 pub const F16_ERROR_AT_MOST: f64 = 1e-2;
 pub const F32_ERROR_AT_MOST: f64 = 2e-5;
 
-/// Shapes (m, k, n, A transposed, B transposed) with ragged edges at 128-wide tiles and 32-deep
-/// slices, in every layout, rows a multiple of 4 long (vec4 fetches) or not; each of 2^23
+/// Shapes (m, k, n, A transposed, B transposed) with ragged edges at 128-wide tiles and 32- and
+/// 64-deep slices, in every layout, rows a multiple of 4 long (vec4 fetches) or not; each of 2^23
 /// multiply-adds or more, as the matrix units take (src/ops/matmul/plan.rs).
 const SHAPES: [(usize, usize, usize, bool, bool); 4] = [
     (200, 330, 136, false, false),
