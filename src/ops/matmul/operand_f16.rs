@@ -112,6 +112,9 @@ pub(super) fn f16_copy(
     d: Dims,
     heads: usize,
 ) -> Result<(Tensor, Layout)> {
+    if read_as_it_is(&operand) {
+        return Ok((operand.x.clone(), operand.layout));
+    }
     let broadcast = operand.layout.batch == 0 && operand.layout.head == 0;
     let matrices = if broadcast { 1 } else { d.batches };
     let padded = operand.cols.next_multiple_of(ROW_HALVES);
@@ -139,6 +142,21 @@ pub(super) fn f16_copy(
         SHARED.with(|s| s.borrow_mut().as_mut().map(|v| v.push(shared)));
     }
     Ok((copy, layout))
+}
+
+/// Whether the kernels can read `operand` where it lies: f16 already (a frozen weight), its
+/// rows and matrices starting at whole packets of 8 halves and its rows whole packets long.
+fn read_as_it_is(operand: &Operand) -> bool {
+    let Layout {
+        offset,
+        batch,
+        head,
+        row,
+    } = operand.layout;
+    operand.x.dtype() == DType::F16
+        && [offset, batch, head, row, operand.cols]
+            .iter()
+            .all(|x| x.is_multiple_of(ROW_HALVES))
 }
 
 /// The copy itself: `matrices` of `operand`'s (its batches in groups of `heads`).
@@ -260,6 +278,40 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// An f16 operand of whole packets is read where it lies; one of rows 4 halves long is
+    /// copied.
+    #[test]
+    fn an_f16_operand_of_whole_packets_is_not_copied() {
+        let gpu = pollster::block_on(Gpu::new()).expect("a GPU adapter (lavapipe)");
+        let device = Device::Gpu(gpu.clone());
+        let values: Vec<f64> = (0..48).map(f64::from).collect();
+        let x = Tensor::from_f64_as_f16(values, &[48], &device).unwrap();
+        let copies = || gpu.dispatches_of("matmul_operand_f16");
+        let before = copies();
+        for (cols, copied) in [(8, false), (4, true)] {
+            let operand = Operand {
+                x: &x,
+                layout: Layout::dense(cols, 0, 1),
+                rows: 48 / cols,
+                cols,
+            };
+            let d = Dims {
+                m: 48 / cols,
+                n: 1,
+                k: cols,
+                batches: 1,
+            };
+            let (read, layout) = f16_copy(&gpu, operand, d, 1).unwrap();
+            assert_eq!(
+                read.storage_id() != x.storage_id(),
+                copied,
+                "rows of {cols}"
+            );
+            assert_eq!(layout, Layout::dense(8, 0, 1));
+        }
+        assert_eq!(copies() - before, 1);
     }
 
     /// An operand broadcast to every batch is copied once.

@@ -21,7 +21,7 @@ pub(crate) const BIG_TILE_WORKGROUP_BYTES: u32 = 20 << 10;
 /// (shaders/matmul_f16_deep.wgsl, matmul_f16_shallow.wgsl): the deep ones where the device
 /// allows their workgroup memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MatrixSlices {
+enum MatrixSlices {
     /// 64 deep, packets of 8 halves: two f16 tiles of 18 KiB and 8 KiB for C on its way out.
     Deep,
     /// 32 deep, packets of 4 halves: two tiles of 10 KiB and 8 KiB for C (Chrome's 32 KiB).
@@ -30,7 +30,7 @@ pub(crate) enum MatrixSlices {
 
 impl MatrixSlices {
     /// The deepest slices `workgroup_bytes` of workgroup memory hold, if any.
-    pub(crate) fn within(workgroup_bytes: u32) -> Option<MatrixSlices> {
+    fn within(workgroup_bytes: u32) -> Option<MatrixSlices> {
         [MatrixSlices::Deep, MatrixSlices::Shallow]
             .into_iter()
             .find(|s| s.workgroup_bytes() <= workgroup_bytes)
