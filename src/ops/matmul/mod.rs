@@ -4,8 +4,9 @@
 //! split.rs's; linear layers over products are linear.rs's.
 //!
 //! The files import one way: layout, epilogue, regs and split know no other file of the
-//! product; operand_f16 uses layout; plan uses them; run uses plan, operand_f16 and split_sum;
-//! bias_grad uses run; this file uses them all.
+//! product, nor does shared_copies; operand_f16 uses layout and shared_copies; plan uses
+//! layout, epilogue, regs and split; run uses plan, operand_f16 and split_sum; bias_grad uses
+//! run; this file uses them all.
 
 mod bias_grad;
 mod calibrate;
@@ -16,6 +17,7 @@ mod operand_f16;
 mod plan;
 mod regs;
 mod run;
+mod shared_copies;
 mod split;
 mod split_sum;
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -37,8 +39,8 @@ use crate::error::{Error, Result};
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
 use bias_grad::weight_and_bias_grads;
 use layout::cpu_matmul;
-use operand_f16::{sharing, Shared};
 use plan::BIG_TILES_FROM;
+use shared_copies::{sharing, Shared};
 
 /// (rows, cols) of op(x) for the last two dimensions.
 fn op_dims(x: &Tensor, t: bool) -> (usize, usize) {

@@ -7,11 +7,11 @@
 //! which the product then reads once for every 128 rows or columns of the other.
 
 use super::layout::{Dims, Layout};
+use super::shared_copies::{self, CopiedRows};
 use crate::error::Result;
 use crate::gpu::{Gpu, Kernel};
 use crate::ops::launch;
 use crate::tensor::{DType, Storage, Tensor};
-use std::cell::RefCell;
 use std::rc::Rc;
 
 /// What the kernels' rows are padded to: the widest packet.
@@ -35,57 +35,9 @@ pub(super) struct Operand<'a> {
     pub(super) cols: usize,
 }
 
-thread_local! {
-    /// The copies of the enclosing `sharing` scope, if any.
-    static SHARED: RefCell<Option<Vec<Shared>>> = const { RefCell::new(None) };
-}
-
-/// An f16 copy of rows lying one after another in a tensor's storage: `rows` rows of `cols`
-/// values `row` apart from `offset`, whatever matrices they were asked for as.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Rows {
-    storage: *const RefCell<Storage>,
-    offset: usize,
-    row: usize,
-    cols: usize,
-    rows: usize,
-}
-
-/// A copy made in a `sharing` scope: what it copies, the copy, and its source, held so that
-/// the storage `rows` names lives as long.
-#[derive(Clone)]
-pub(crate) struct Shared {
-    rows: Rows,
-    copy: Tensor,
-    _source: Tensor,
-}
-
-/// Runs `f` with the copies it makes shared: an operand whose rows `known`, an enclosing scope
-/// or an earlier product of `f` copied already is not copied again. Returns `f`'s result and
-/// the copies made; the enclosing scope keeps them too. Only around ops that write nothing into
-/// their operands' storage in the meantime: a product and its backward (the copies of a
-/// product's operands, kept with it, serve its gradients: nanochar's backward then copies half
-/// as much).
-pub(crate) fn sharing<T>(known: &[Shared], f: impl FnOnce() -> T) -> (T, Vec<Shared>) {
-    let outer = SHARED.with(|s| s.borrow().clone());
-    let mut start = outer.clone().unwrap_or_default();
-    start.extend_from_slice(known);
-    let before = start.len();
-    SHARED.with(|s| *s.borrow_mut() = Some(start));
-    let out = f();
-    let now = SHARED.with(|s| s.borrow_mut().take()).unwrap_or_default();
-    let made = now[before.min(now.len())..].to_vec();
-    let outer = outer.map(|mut o| {
-        o.extend(made.iter().cloned());
-        o
-    });
-    SHARED.with(|s| *s.borrow_mut() = outer);
-    (out, made)
-}
-
 /// The rows a copy of `operand`'s `matrices` holds, where they lie one after another (matrix
 /// z at offset + z × rows × row): None where they do not, and no copy is shared.
-fn contiguous_rows(operand: &Operand, matrices: usize, heads: usize) -> Option<Rows> {
+fn contiguous_rows(operand: &Operand, matrices: usize, heads: usize) -> Option<CopiedRows> {
     let Operand {
         x,
         layout,
@@ -93,7 +45,7 @@ fn contiguous_rows(operand: &Operand, matrices: usize, heads: usize) -> Option<R
         cols,
     } = *operand;
     let one_after_another = layout.head == rows * layout.row && layout.batch == heads * layout.head;
-    (matrices == 1 || one_after_another).then_some(Rows {
+    (matrices == 1 || one_after_another).then_some(CopiedRows {
         storage: x.storage_id(),
         offset: layout.offset,
         row: layout.row,
@@ -121,25 +73,12 @@ pub(super) fn f16_copy(
     let stride = if broadcast { 0 } else { operand.rows * padded };
     let layout = Layout::dense(padded, stride, heads);
     let rows = contiguous_rows(&operand, matrices, heads);
-    let scoped = SHARED.with(|s| s.borrow().is_some());
-    if let Some(rows) = rows.filter(|_| scoped) {
-        let known = SHARED.with(|s| {
-            let shared = s.borrow();
-            let found = shared.iter().flatten().find(|c| c.rows == rows);
-            found.map(|c| c.copy.clone())
-        });
-        if let Some(copy) = known {
-            return Ok((copy, layout));
-        }
+    if let Some(copy) = rows.and_then(shared_copies::known) {
+        return Ok((copy, layout));
     }
     let copy = new_copy(gpu, &operand, matrices, heads)?;
-    if let Some(rows) = rows.filter(|_| scoped) {
-        let shared = Shared {
-            rows,
-            copy: copy.clone(),
-            _source: operand.x.clone(),
-        };
-        SHARED.with(|s| s.borrow_mut().as_mut().map(|v| v.push(shared)));
+    if let Some(rows) = rows {
+        shared_copies::keep(rows, &copy, operand.x);
     }
     Ok((copy, layout))
 }
@@ -343,12 +282,6 @@ mod tests {
             .collect();
         assert_eq!(got, want);
     }
-}
-
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod sharing_tests {
-    use super::*;
-    use crate::tensor::Device;
 
     /// In a scope, the same rows asked for as one matrix and then as two are copied once, the
     /// copy laid out for each; outside one, each request copies.
@@ -376,7 +309,7 @@ mod sharing_tests {
         };
         let copies = || gpu.dispatches_of("matmul_operand_f16");
         let before = copies();
-        let ((first, second), made) = sharing(&[], || {
+        let ((first, second), made) = shared_copies::sharing(&[], || {
             let first = f16_copy(&gpu, whole, dims(8, 1), 1).unwrap();
             (first, f16_copy(&gpu, halves, dims(4, 2), 1).unwrap())
         });
@@ -384,7 +317,8 @@ mod sharing_tests {
         assert_eq!(first.0.storage_id(), second.0.storage_id());
         assert_eq!(second.1, Layout::dense(8, 4 * 8, 1));
         // A scope given the copies made shares them; none shares outside one.
-        let (again, _) = sharing(&made, || f16_copy(&gpu, halves, dims(4, 2), 1).unwrap());
+        let (again, _) =
+            shared_copies::sharing(&made, || f16_copy(&gpu, halves, dims(4, 2), 1).unwrap());
         assert_eq!(
             (copies() - before, again.0.storage_id()),
             (1, first.0.storage_id())
