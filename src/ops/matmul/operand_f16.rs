@@ -15,7 +15,7 @@ use crate::tensor::{DType, Storage, Tensor};
 use std::rc::Rc;
 
 /// What the kernels' rows are padded to: the widest packet.
-pub(crate) const ROW_HALVES: usize = 8;
+const ROW_HALVES: usize = 8;
 
 crate::kernel_params! {
     /// shaders/matmul_operand_f16.wgsl: the stored matrices and the copy's rows.

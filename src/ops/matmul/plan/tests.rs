@@ -30,7 +30,9 @@ pub(in crate::ops::matmul) const MATRIX: Tuning = Tuning {
     f16_products: Some(MatrixUnits::Cooperative),
     ..LARGE
 };
-/// The same with 32 KiB of workgroup memory (Chrome's): the shallow slices.
+/// The same with 32 KiB of workgroup memory (Chrome's): the shallow slices (variants.rs,
+/// native only).
+#[cfg(not(target_arch = "wasm32"))]
 pub(in crate::ops::matmul) const MATRIX_32K: Tuning = Tuning {
     workgroup_bytes: 32 << 10,
     ..MATRIX
