@@ -24,6 +24,13 @@ impl Dims {
             .saturating_mul(self.batches)
     }
 
+    /// The (rows, cols) of A and B as stored: op(A) is m × k and op(B) k × n, each stored
+    /// transposed where its flag says.
+    pub(crate) fn stored(&self, (ta, tb): (bool, bool)) -> [(usize, usize); 2] {
+        let stored = |t: bool, (r, c): (usize, usize)| if t { (c, r) } else { (r, c) };
+        [stored(ta, (self.m, self.k)), stored(tb, (self.k, self.n))]
+    }
+
     /// The 128 × 128 tiles over C, every batch's: the large tiles' and the matrix units'
     /// workgroups, K whole.
     pub(crate) fn large_tiles(&self) -> usize {
@@ -125,8 +132,8 @@ impl Views {
     /// Checks that every matrix lies within its buffer's `lens` (A, B, C) and that no two of
     /// a matrix's rows overlap.
     pub(crate) fn check(&self, d: Dims, (ta, tb): (bool, bool), lens: [usize; 3]) -> Result<()> {
-        let stored = |t: bool, (r, c): (usize, usize)| if t { (c, r) } else { (r, c) };
-        let shapes = [stored(ta, (d.m, d.k)), stored(tb, (d.k, d.n)), (d.m, d.n)];
+        let [a, b] = d.stored((ta, tb));
+        let shapes = [a, b, (d.m, d.n)];
         // The row sums, m of them after each matrix of C, stored 4 at a time.
         let sums_end = match self.row_sums {
             Some(at) if d.batches > 0 => {

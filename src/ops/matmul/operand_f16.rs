@@ -138,6 +138,12 @@ mod tests {
     use crate::tensor::Device;
     use half::f16;
 
+    /// The GPU the tests run on (lavapipe in CI), and it as a device.
+    fn lavapipe() -> (Rc<Gpu>, Device) {
+        let gpu = pollster::block_on(Gpu::new()).expect("a GPU adapter (lavapipe)");
+        (gpu.clone(), Device::Gpu(gpu))
+    }
+
     /// f32 values that round every way: ties to even both ways, past f16's range, its
     /// largest, subnormals, below its least, zeros and infinities, and plain values.
     fn awkward() -> Vec<f64> {
@@ -170,8 +176,7 @@ mod tests {
     /// heads 70 apart: every cast (f32 and f16 sources) as the CPU rounds it, the padding zero.
     #[test]
     fn copies_round_as_the_cpu_does_and_pad_their_rows_with_zeros() {
-        let gpu = pollster::block_on(Gpu::new()).expect("a GPU adapter (lavapipe)");
-        let device = Device::Gpu(gpu.clone());
+        let (gpu, device) = lavapipe();
         let (rows, cols, heads, batches) = (5, 7, 3, 6);
         let layout = Layout {
             offset: 3,
@@ -223,8 +228,7 @@ mod tests {
     /// copied.
     #[test]
     fn an_f16_operand_of_whole_packets_is_not_copied() {
-        let gpu = pollster::block_on(Gpu::new()).expect("a GPU adapter (lavapipe)");
-        let device = Device::Gpu(gpu.clone());
+        let (gpu, device) = lavapipe();
         let values: Vec<f64> = (0..48).map(f64::from).collect();
         let x = Tensor::from_f64_as_f16(values, &[48], &device).unwrap();
         let copies = || gpu.dispatches_of("matmul_operand_f16");
@@ -256,8 +260,7 @@ mod tests {
     /// An operand broadcast to every batch is copied once.
     #[test]
     fn a_broadcast_operand_is_copied_once() {
-        let gpu = pollster::block_on(Gpu::new()).expect("a GPU adapter (lavapipe)");
-        let device = Device::Gpu(gpu.clone());
+        let (gpu, device) = lavapipe();
         let x = Tensor::from_f64((0..12).map(f64::from).collect(), &[12], &device).unwrap();
         let operand = Operand {
             x: &x,
@@ -287,8 +290,7 @@ mod tests {
     /// copy laid out for each; outside one, each request copies.
     #[test]
     fn within_a_sharing_scope_the_same_rows_are_copied_once() {
-        let gpu = pollster::block_on(Gpu::new()).expect("a GPU adapter (lavapipe)");
-        let device = Device::Gpu(gpu.clone());
+        let (gpu, device) = lavapipe();
         let x = Tensor::from_f64((0..48).map(f64::from).collect(), &[8, 6], &device).unwrap();
         let whole = Operand {
             x: &x,

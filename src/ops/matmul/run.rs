@@ -169,8 +169,7 @@ fn f16_operands(
     (d, views): (Dims, Views),
     (ta, tb): (bool, bool),
 ) -> Result<([Tensor; 2], Views)> {
-    let stored =
-        |t: bool, (rows, cols): (usize, usize)| if t { (cols, rows) } else { (rows, cols) };
+    let [a_stored, b_stored] = d.stored((ta, tb));
     let copy = |x: &Tensor, layout: Layout, (rows, cols): (usize, usize)| {
         let operand = Operand {
             x,
@@ -180,8 +179,8 @@ fn f16_operands(
         };
         f16_copy(gpu, operand, d, views.heads)
     };
-    let (a, a_layout) = copy(a, views.a, stored(ta, (d.m, d.k)))?;
-    let (b, b_layout) = copy(b, views.b, stored(tb, (d.k, d.n)))?;
+    let (a, a_layout) = copy(a, views.a, a_stored)?;
+    let (b, b_layout) = copy(b, views.b, b_stored)?;
     let views = Views {
         a: a_layout,
         b: b_layout,
