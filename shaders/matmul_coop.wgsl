@@ -49,20 +49,16 @@ fn load_b_matrix(depth: u32, col: u32) -> coop_mat16x16<f16, B> {
 }
 
 // Accumulator `acc`, rows top.. and columns left.. of C, through the subgroup's 16 × 16 of
-// c_tile: each of the subgroup's 32 invocations stores two vec4s of one row. Each subgroup
-// has its own 16 × 16, but WGSL has no barrier for a subgroup's memory: the workgroup's is
-// used, every subgroup storing its accumulators in the same order.
+// c_tile (store_staged: whole sectors of C a store). Each subgroup has its own 16 × 16, but
+// WGSL has no barrier for a subgroup's memory: the workgroup's is used, every subgroup
+// storing its accumulators in the same order. Stored straight from the accumulators into C's
+// buffer instead (coopStoreT to storage, where nothing is added to C), nanochar's f16 step
+// took 19.3 ms on an H200 against 18.7 so (docs/log/products.md).
 fn store_block(acc: coop_mat16x16<f32, C>, c_base: u32, top: u32, left: u32, sg: u32,
                lane: u32) {
     coopStoreT(acc, &c_tile[sg * 256u], 16u);
     workgroupBarrier();
-    let row = lane / 2u;
-    let col = (lane % 2u) * 8u;
-    let at = sg * 256u + row * 16u + col;
-    let v0 = vec4<f32>(c_tile[at], c_tile[at + 1u], c_tile[at + 2u], c_tile[at + 3u]);
-    let v1 = vec4<f32>(c_tile[at + 4u], c_tile[at + 5u], c_tile[at + 6u], c_tile[at + 7u]);
-    store(c_base, top + row, left + col, v0);
-    store(c_base, top + row, left + col + 4u, v1);
+    store_staged(c_base, top, left, sg, lane);
     workgroupBarrier();
 }
 

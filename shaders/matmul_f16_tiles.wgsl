@@ -52,6 +52,22 @@ const TILE_HALVES: u32 = 128u * NARROW;
 // One 16 × 16 accumulator of each subgroup on its way out.
 var<workgroup> c_tile: array<f32, 2048>;
 
+// Subgroup sg's 16 × 16 of C, staged row-major in c_tile, stored at rows top.., columns
+// left..: lane l stores 4 columns of rows l / 4 and 8 + l / 4, so that each of the subgroup's
+// two stores writes 8 rows of 64 bytes, whole 32-byte sectors. With each lane storing two
+// vec4s 16 bytes apart (half of each sector a store), nanochar's f16 step took 19.5 ms on an
+// H200 against 18.7 (docs/log/products.md): its products are shallow (K of 384 forward), so
+// C's stores weigh.
+fn store_staged(c_base: u32, top: u32, left: u32, sg: u32, lane: u32) {
+    let row = lane / 4u;
+    let col = (lane % 4u) * 4u;
+    for (var below = 0u; below < 16u; below += 8u) {
+        let at = sg * 256u + (row + below) * 16u + col;
+        let v = vec4<f32>(c_tile[at], c_tile[at + 1u], c_tile[at + 2u], c_tile[at + 3u]);
+        store(c_base, top + row + below, left + col, v);
+    }
+}
+
 // A slice of one operand is 128 × DEPTH halves, SLOTS packets: ACROSS of them across a row of
 // the tile's 128 rows (or columns), ALONG along DEPTH. Each of the 256 invocations fetches 4
 // of each operand: both kinds of slices hold 1,024 packets.

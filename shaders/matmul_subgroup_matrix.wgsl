@@ -56,13 +56,7 @@ fn load_right(depth: u32, col: u32) -> Right {
 fn store_block(acc: Sum, c_base: u32, top: u32, left: u32, sg: u32, lane: u32) {
     subgroupMatrixStore(&c_tile, sg * 256u, acc, false, 16u);
     workgroupBarrier();
-    let row = lane / 2u;
-    let col = (lane % 2u) * 8u;
-    let at = sg * 256u + row * 16u + col;
-    let v0 = vec4<f32>(c_tile[at], c_tile[at + 1u], c_tile[at + 2u], c_tile[at + 3u]);
-    let v1 = vec4<f32>(c_tile[at + 4u], c_tile[at + 5u], c_tile[at + 6u], c_tile[at + 7u]);
-    store(c_base, top + row, left + col, v0);
-    store(c_base, top + row, left + col + 4u, v1);
+    store_staged(c_base, top, left, sg, lane);
     workgroupBarrier();
 }
 

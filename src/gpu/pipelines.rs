@@ -162,14 +162,66 @@ impl Kernel {
         let module =
             naga::front::wgsl::parse_str(&text).map_err(|e| error(e.emit_to_string(&text)))?;
         let flags = naga::valid::ValidationFlags::all();
-        naga::valid::Validator::new(flags, naga::valid::Capabilities::all())
+        let info = naga::valid::Validator::new(flags, naga::valid::Capabilities::all())
             .validate(&module)
             .map_err(|e| error(e.emit_to_string(&text)))?;
+        self.check_spirv(&module, &info).map_err(error)?;
         let declared = Declared::parse(&text).map_err(error)?;
         match self.launch_mismatch::<P>(&declared, writable) {
             Some(why) => Err(error(why)),
             None => Ok(()),
         }
+    }
+
+    /// The kernel through naga's SPIR-V writer, as wgpu's Vulkan backend writes it with and
+    /// without checks on buffer indices (devices with robust buffer access go without): the
+    /// writer can fail on what validates (naga 30 left a cooperative matrix store's stride
+    /// unwritten where it was computed in the call's arguments), which only a device would
+    /// otherwise tell.
+    #[cfg(all(test, not(target_arch = "wasm32")))]
+    fn check_spirv(
+        &self,
+        module: &naga::Module,
+        info: &naga::valid::ModuleInfo,
+    ) -> std::result::Result<(), String> {
+        use naga::back::spv;
+        use naga::proc::{BoundsCheckPolicies, BoundsCheckPolicy};
+        let mut constants = naga::back::PipelineConstants::default();
+        for &(name, value) in &self.constants {
+            constants.insert(name.to_string(), value);
+        }
+        let entry = Some((naga::ShaderStage::Compute, self.entry));
+        let (module, info) =
+            naga::back::pipeline_constants::process_overrides(module, info, entry, &constants)
+                .map_err(|e| format!("constants: {e}"))?;
+        let pipeline = spv::PipelineOptions {
+            shader_stage: naga::ShaderStage::Compute,
+            entry_point: self.entry.to_string(),
+        };
+        for buffer in [BoundsCheckPolicy::Restrict, BoundsCheckPolicy::Unchecked] {
+            let options = spv::Options {
+                lang_version: (1, 6),
+                bounds_check_policies: BoundsCheckPolicies {
+                    index: BoundsCheckPolicy::Restrict,
+                    buffer,
+                    ..BoundsCheckPolicies::default()
+                },
+                ..spv::Options::default()
+            };
+            let written = std::panic::catch_unwind(|| {
+                spv::write_vec(&module, &info, &options, Some(&pipeline))
+            });
+            match written {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(format!("SPIR-V ({buffer:?} buffers): {e}")),
+                Err(_) => {
+                    return Err(format!(
+                        "SPIR-V ({buffer:?} buffers): naga's writer panicked"
+                    ))
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Why a launch with parameters `P`, storage bindings written as `writable` says, and this
