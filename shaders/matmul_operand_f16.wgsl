@@ -21,11 +21,17 @@ struct Params {
     eights: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-// f32 values, or halves two to a word: SOURCE_F16.
-@group(0) @binding(1) var<storage, read> x: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<vec4<u32>>;
 
-override SOURCE_F16: bool;
+// The 8 source values an invocation packs, columns col.. of a row, zeros past the row's end.
+struct Eight { low: vec4<f32>, high: vec4<f32> }
+
+// How the source is read (src/ops/matmul/operand_f16.rs): matmul_operand_values.wgsl one
+// value at a time, f32 or f16, at any offset; matmul_operand_vec4s.wgsl f32 rows and matrices
+// that start at multiples of 4 values, two vec4 loads an invocation. Each binds the source as
+// binding 1 and gives `eight_values`.
+//#slots SOURCE
+//#include matmul_operand_{{SOURCE}}
 
 // f16's largest finite value, and the f32 bits from which values round past it.
 const F16_MAX: f32 = 65504.0;
@@ -46,17 +52,6 @@ fn packed_halves(v: vec2<f32>) -> u32 {
     return halves.x | (halves.y << 16u);
 }
 
-// Source element i where column `col` is inside the row, else 0. Past the buffer's last
-// element (`last`) it loads that one and drops it: a load without a branch, so that an
-// invocation's 8 are in flight at once.
-fn value_at(i: u32, col: u32, last: u32) -> f32 {
-    let at = min(i, last);
-    if (SOURCE_F16) {
-        return select(0.0, unpack2x16float(x[at >> 1u])[at & 1u], col < p.cols);
-    }
-    return select(0.0, bitcast<f32>(x[at]), col < p.cols);
-}
-
 @compute @workgroup_size(ELEMENTWISE_WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let e = gid.x + gid.y * nwg.x * ELEMENTWISE_WORKGROUP;
@@ -66,12 +61,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let r = (e / eights_a_row) % p.rows;
     let z = e / (eights_a_row * p.rows);
     let start = p.offset + (z / p.heads) * p.batch + (z % p.heads) * p.head + r * p.row + col;
-    let last = select(arrayLength(&x) - 1u, 2u * arrayLength(&x) - 1u, SOURCE_F16);
-    var words = vec4<u32>(0u);
-    for (var j = 0u; j < 4u; j++) {
-        let lo = value_at(start + 2u * j, col + 2u * j, last);
-        let hi = value_at(start + 2u * j + 1u, col + 2u * j + 1u, last);
-        words[j] = packed_halves(vec2<f32>(lo, hi));
-    }
-    out[e] = words;
+    let v = eight_values(start, col);
+    out[e] = vec4<u32>(packed_halves(v.low.xy), packed_halves(v.low.zw),
+                       packed_halves(v.high.xy), packed_halves(v.high.zw));
 }

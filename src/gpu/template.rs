@@ -10,7 +10,7 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 28] = [
+const INCLUDES: [(&str, &str); 30] = [
     (
         "matmul_f16_tiles",
         include_str!("../../shaders/matmul_f16_tiles.wgsl"),
@@ -23,6 +23,15 @@ const INCLUDES: [(&str, &str); 28] = [
     (
         "matmul_f16_shallow",
         include_str!("../../shaders/matmul_f16_shallow.wgsl"),
+    ),
+    // How the f16 copies read their source (the SOURCE slot).
+    (
+        "matmul_operand_values",
+        include_str!("../../shaders/matmul_operand_values.wgsl"),
+    ),
+    (
+        "matmul_operand_vec4s",
+        include_str!("../../shaders/matmul_operand_vec4s.wgsl"),
     ),
     ("matmul_io", include_str!("../../shaders/matmul_io.wgsl")),
     (

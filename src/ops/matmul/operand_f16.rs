@@ -10,7 +10,7 @@ use super::layout::{Dims, Layout};
 use super::shared_copies::{self, CopiedRows};
 use crate::error::Result;
 use crate::gpu::{Gpu, Kernel};
-use crate::ops::launch;
+use crate::ops::{launch, vec4_buffers};
 use crate::tensor::{DType, Storage, Tensor};
 use std::rc::Rc;
 
@@ -98,6 +98,23 @@ fn read_as_it_is(operand: &Operand) -> bool {
             .all(|x| x.is_multiple_of(ROW_HALVES))
 }
 
+/// Whether the copy reads `x` as vec4s: f32 values whose rows and matrices start at multiples
+/// of 4, in a buffer of whole vec4s. An invocation's 8 values are then two 16-byte loads
+/// instead of 8 of 4 bytes: nanochar's copies took 1.45 ms a step so against 1.65 on an H200
+/// (profile, one call: docs/log/products.md).
+fn in_vec4s(x: &Tensor, layout: Layout) -> Result<bool> {
+    let Layout {
+        offset,
+        batch,
+        head,
+        row,
+    } = layout;
+    let starts_in_fours = [offset, batch, head, row]
+        .iter()
+        .all(|s| s.is_multiple_of(4));
+    Ok(x.dtype() == DType::F32 && starts_in_fours && vec4_buffers(&[x], "matmul")?)
+}
+
 /// The copy itself: `matrices` of `operand`'s (its batches in groups of `heads`).
 fn new_copy(gpu: &Rc<Gpu>, operand: &Operand, matrices: usize, heads: usize) -> Result<Tensor> {
     let Operand {
@@ -120,8 +137,12 @@ fn new_copy(gpu: &Rc<Gpu>, operand: &Operand, matrices: usize, heads: usize) -> 
         eights: (halves / 8) as u32,
     };
     let source = include_str!("../../../shaders/matmul_operand_f16.wgsl");
-    let kernel = Kernel::new("matmul_operand_f16", source, "main")
-        .constant("SOURCE_F16", x.dtype() == DType::F16);
+    let kernel = match in_vec4s(x, layout)? {
+        true => Kernel::new("matmul_operand_f16", source, "main").slot("SOURCE", "vec4s"),
+        false => Kernel::new("matmul_operand_f16", source, "main")
+            .slot("SOURCE", "values")
+            .constant("SOURCE_F16", x.dtype() == DType::F16),
+    };
     let groups = gpu.groups_elementwise(halves / 8);
     let [copy] = launch(gpu, &kernel, &params, &[x], [halves / 2], groups)?;
     Ok(Tensor::from_storage(
@@ -172,52 +193,61 @@ mod tests {
         v
     }
 
-    /// Rows of 7 (padded to 8) lying at a stride of 9 after an offset of 3, in 2 groups of 3
-    /// heads 70 apart: every cast (f32 and f16 sources) as the CPU rounds it, the padding zero.
+    /// Rows of 7 (padded to 8) in 2 groups of 3 heads: at a stride of 9 after an offset of 3,
+    /// heads 70 apart (read one value at a time), and at a stride of 12 after 4, heads 72
+    /// apart (f32 read as vec4s): every cast (f32 and f16 sources) as the CPU rounds it, the
+    /// padding zero.
     #[test]
     fn copies_round_as_the_cpu_does_and_pad_their_rows_with_zeros() {
         let (gpu, device) = lavapipe();
         let (rows, cols, heads, batches) = (5, 7, 3, 6);
-        let layout = Layout {
-            offset: 3,
-            batch: 3 * 70,
-            head: 70,
-            row: 9,
-        };
-        let len = layout.start(batches - 1, heads) + (rows - 1) * layout.row + cols;
-        let values: Vec<f64> = awkward().into_iter().cycle().take(len).collect();
         let d = Dims {
             m: rows,
             n: 1,
             k: cols,
             batches,
         };
-        for source_f16 in [false, true] {
-            let x = match source_f16 {
-                true => Tensor::from_f64_as_f16(values.clone(), &[len], &device).unwrap(),
-                false => Tensor::from_f64(values.clone(), &[len], &device).unwrap(),
+        for (offset, row, head) in [(3, 9, 70), (4, 12, 72)] {
+            let layout = Layout {
+                offset,
+                batch: 3 * head,
+                head,
+                row,
             };
-            let operand = Operand {
-                x: &x,
-                layout,
-                rows,
-                cols,
-            };
-            let (copy, copied) = f16_copy(&gpu, operand, d, heads).unwrap();
-            assert_eq!(copied, Layout::dense(8, rows * 8, heads));
-            let got = pollster::block_on(copy.to_vec_f64()).unwrap();
-            for z in 0..batches {
-                for r in 0..rows {
-                    for c in 0..8 {
-                        let want = match c < cols {
-                            true => {
-                                let v = values[layout.start(z, heads) + r * layout.row + c];
-                                f16::from_f32(v as f32).to_f64()
-                            }
-                            false => 0.0,
-                        };
-                        let at = copied.start(z, heads) + r * 8 + c;
-                        assert_eq!(got[at], want, "f16 source {source_f16}: [{z}, {r}, {c}]");
+            // Whole vec4s: the last matrix's rows are followed by enough to round up to 4.
+            let len =
+                (layout.start(batches - 1, heads) + (rows - 1) * row + cols).next_multiple_of(4);
+            let values: Vec<f64> = awkward().into_iter().cycle().take(len).collect();
+            for source_f16 in [false, true] {
+                let x = match source_f16 {
+                    true => Tensor::from_f64_as_f16(values.clone(), &[len], &device).unwrap(),
+                    false => Tensor::from_f64(values.clone(), &[len], &device).unwrap(),
+                };
+                let vec4s = !source_f16 && row == 12;
+                assert_eq!(in_vec4s(&x, layout).unwrap(), vec4s);
+                let operand = Operand {
+                    x: &x,
+                    layout,
+                    rows,
+                    cols,
+                };
+                let (copy, copied) = f16_copy(&gpu, operand, d, heads).unwrap();
+                assert_eq!(copied, Layout::dense(8, rows * 8, heads));
+                let got = pollster::block_on(copy.to_vec_f64()).unwrap();
+                for z in 0..batches {
+                    for r in 0..rows {
+                        for c in 0..8 {
+                            let want = match c < cols {
+                                true => {
+                                    let v = values[layout.start(z, heads) + r * row + c];
+                                    f16::from_f32(v as f32).to_f64()
+                                }
+                                false => 0.0,
+                            };
+                            let at = copied.start(z, heads) + r * 8 + c;
+                            let what = format!("vec4s {vec4s}, f16 source {source_f16}");
+                            assert_eq!(got[at], want, "{what}: [{z}, {r}, {c}]");
+                        }
                     }
                 }
             }
