@@ -167,6 +167,11 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// Whether the plan runs on the matrix units (its operands are then f16 copies).
+    pub(crate) fn on_matrix_units(&self) -> bool {
+        self.kernel.family == Path::MatrixUnits.family()
+    }
+
     /// The variant this plan runs, None on the emulated GPUs' kernel (which has none).
     pub(crate) fn variant(&self) -> Option<ProductVariant> {
         let tiles = match self.kernel.family {
@@ -193,7 +198,7 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
     if tuning.emulated {
         return registers(d, splittable);
     }
-    if let Some(units) = matrix_units_for(d, views, needs, tuning) {
+    if let Some(units) = matrix_units_for(d, needs, tuning) {
         let split = match splittable {
             true => Split::of_matrix_units(d, tuning.tiles_at_once),
             false => whole,
@@ -235,20 +240,14 @@ const LEAST_MATRIX_WORK: usize = 1 << 23;
 
 /// The matrix units a product runs on: the run's (`Tuning::f16_products`) where it asked for
 /// them and the product can take them: it is large enough (LEAST_MATRIX_WORK), the device
-/// allows the kernel's workgroup memory, its operands bind as vec4s, and it is not one of
-/// causal attention's (whose skipping the kernel does not know); its row sums only with A
-/// fetched as vec4s.
-pub(super) fn matrix_units_for(
-    d: Dims,
-    views: Views,
-    needs: Needs,
-    tuning: &Tuning,
-) -> Option<MatrixUnits> {
+/// allows the kernel's workgroup memory, and it is not one of causal attention's (whose
+/// skipping the kernel does not know: docs/log/products.md measured it on them, slower with
+/// its copies). Its operands need not bind as vec4s, nor A's rows be in fours for its row
+/// sums: the kernel reads f16 copies in packets (operand_f16.rs) and sums the packets.
+pub(super) fn matrix_units_for(d: Dims, needs: Needs, tuning: &Tuning) -> Option<MatrixUnits> {
     let takes = d.multiply_adds() >= LEAST_MATRIX_WORK
         && MatrixSlices::within(tuning.workgroup_bytes).is_some()
-        && needs.vec4_buffers
-        && needs.causal == Causal::No
-        && (views.row_sums.is_none() || views.a.in_fours());
+        && needs.causal == Causal::No;
     tuning.f16_products.filter(|_| takes)
 }
 
@@ -287,7 +286,7 @@ pub(crate) fn plan_variant(
         Tiles::Small => small_tiles((d, views), split, needs),
         Tiles::Large => large_tiles((d, views), split, needs, &BigTilePolicy::of(*tuning)),
         // A shape measured dense may come with a layout the matrix units do not take.
-        Tiles::Matrix => match matrix_units_for(d, views, needs, tuning) {
+        Tiles::Matrix => match matrix_units_for(d, needs, tuning) {
             Some(units) => matrix_tiles(
                 (d, views),
                 units,

@@ -6,7 +6,7 @@ use super::choices;
 use super::epilogue::{Causal, Epilogue};
 use super::layout::{cpu_matmul, Dims, Layout, Views};
 use super::operand_f16::{f16_copy, Operand};
-use super::plan::{plan, plan_variant, Needs, Path, Plan};
+use super::plan::{plan, plan_variant, Needs, Plan};
 use super::split::Split;
 use super::split_sum;
 use crate::error::{Error, Result};
@@ -141,7 +141,7 @@ fn planned(
     }
     let kernel = plan.kernel.clone().constant("TA", ta).constant("TB", tb);
     let [a, b] = operands;
-    let (operands, views, kernel) = match plan.kernel.family == Path::MatrixUnits.family() {
+    let (operands, views, kernel) = match plan.on_matrix_units() {
         true => {
             let (copies, views) = f16_operands(gpu, [a, b], (d, views), (ta, tb))?;
             (copies, views, kernel)

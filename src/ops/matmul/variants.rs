@@ -7,7 +7,7 @@
 use super::epilogue::{Causal, Epilogue};
 use super::layout::{Dims, Views};
 use super::plan::tests::{EMULATED, GUARANTEED, LARGE, MATRIX, MATRIX_32K, SMALL, UNKNOWN};
-use super::plan::{plan, Needs, Path};
+use super::plan::{plan, Needs};
 use super::run::MatmulParams;
 use crate::gpu::{Compiler, Tuning};
 use crate::ops::dropout::DropoutMask;
@@ -128,6 +128,7 @@ fn every_product_variant_the_planner_emits_builds_and_fits_its_launch() {
                             vec4_buffers,
                         };
                         let plan = plan((d, views), needs, &tuning);
+                        let on_matrix_units = plan.on_matrix_units();
                         let kernel = plan.kernel.constant("TA", ta).constant("TB", tb);
                         let epilogue = match plan.split.parts > 1 {
                             true => Epilogue::default(),
@@ -144,7 +145,7 @@ fn every_product_variant_the_planner_emits_builds_and_fits_its_launch() {
                         writable.push(true);
                         // B stored as f32, or as f16 (a frozen weight); the matrix units
                         // read f16 copies (operand_f16.rs).
-                        let b_types = match kernel.family == Path::MatrixUnits.family() {
+                        let b_types = match on_matrix_units {
                             true => vec![None],
                             false => vec![Some("f32"), Some("f16")],
                         };

@@ -149,3 +149,32 @@ fn operands_that_do_not_bind_whole_vec4s_stay_on_small_tiles() {
     let plan = plan((d, Views::dense(d, (false, false), (0, 0))), needs, &LARGE);
     assert_eq!(plan.kernel.family, Path::SmallTiles.family());
 }
+
+#[test]
+fn the_matrix_units_take_operands_whatever_their_buffers_and_rows() {
+    let d = Dims {
+        m: 1001,
+        n: 1000,
+        k: 999,
+        batches: 1,
+    };
+    let needs = Needs {
+        a_transposed: true,
+        vec4_buffers: false,
+        ..Needs::default()
+    };
+    // A's stored rows 1,001 long: not in fours, its row sums after C.
+    let views = Views {
+        row_sums: Some(d.m * d.n),
+        ..Views::dense(d, (true, false), (0, 0))
+    };
+    assert!(!views.a.in_fours());
+    let taken = plan((d, views), needs, &MATRIX);
+    assert!(taken.on_matrix_units(), "{}", taken.kernel.label());
+    let causal = Needs {
+        causal: Causal::OutputLower,
+        ..needs
+    };
+    let left = plan((d, views), causal, &MATRIX);
+    assert!(!left.on_matrix_units(), "{}", left.kernel.label());
+}
