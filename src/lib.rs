@@ -1,6 +1,10 @@
 //! webgrad: tensors and reverse-mode autograd whose math runs as WGSL compute shaders through
 //! wgpu (WebGPU in the browser, Vulkan/Metal/DX12 natively), with an f64 CPU reference backend.
 
+// The library's own tests that run in the browser (`wasm-pack test --headless --chrome`).
+#[cfg(all(test, target_arch = "wasm32"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
 pub mod autograd;
 pub mod bench;
 pub mod clock;
