@@ -80,9 +80,15 @@ impl Layout {
     /// Whether every matrix starts at a multiple of 4 and its rows lie a multiple of 4 apart,
     /// so that it can be read (or written) a vec4 at a time along its rows.
     pub(crate) fn in_fours(&self) -> bool {
+        self.in_multiples_of(4)
+    }
+
+    /// Whether every matrix starts at a multiple of `n` and its rows lie a multiple of `n`
+    /// apart.
+    pub(crate) fn in_multiples_of(&self, n: usize) -> bool {
         [self.offset, self.batch, self.head, self.row]
             .iter()
-            .all(|x| x.is_multiple_of(4))
+            .all(|x| x.is_multiple_of(n))
     }
 
     /// One past the last element of `batches` matrices of `rows` stored rows of `cols`.

@@ -86,16 +86,9 @@ pub(super) fn f16_copy(
 /// Whether the kernels can read `operand` where it lies: f16 already (a frozen weight), its
 /// rows and matrices starting at whole packets of 8 halves and its rows whole packets long.
 fn read_as_it_is(operand: &Operand) -> bool {
-    let Layout {
-        offset,
-        batch,
-        head,
-        row,
-    } = operand.layout;
     operand.x.dtype() == DType::F16
-        && [offset, batch, head, row, operand.cols]
-            .iter()
-            .all(|x| x.is_multiple_of(ROW_HALVES))
+        && operand.layout.in_multiples_of(ROW_HALVES)
+        && operand.cols.is_multiple_of(ROW_HALVES)
 }
 
 /// Whether the copy reads `x` as vec4s: f32 values whose rows and matrices start at multiples
@@ -103,16 +96,7 @@ fn read_as_it_is(operand: &Operand) -> bool {
 /// instead of 8 of 4 bytes: nanochar's copies took 1.45 ms a step so against 1.65 on an H200
 /// (profile, one call: docs/log/products.md).
 fn in_vec4s(x: &Tensor, layout: Layout) -> Result<bool> {
-    let Layout {
-        offset,
-        batch,
-        head,
-        row,
-    } = layout;
-    let starts_in_fours = [offset, batch, head, row]
-        .iter()
-        .all(|s| s.is_multiple_of(4));
-    Ok(x.dtype() == DType::F32 && starts_in_fours && vec4_buffers(&[x], "matmul")?)
+    Ok(x.dtype() == DType::F32 && layout.in_fours() && vec4_buffers(&[x], "matmul")?)
 }
 
 /// The copy itself: `matrices` of `operand`'s (its batches in groups of `heads`).
@@ -137,9 +121,10 @@ fn new_copy(gpu: &Rc<Gpu>, operand: &Operand, matrices: usize, heads: usize) -> 
         eights: (halves / 8) as u32,
     };
     let source = include_str!("../../../shaders/matmul_operand_f16.wgsl");
+    let kernel = Kernel::new("matmul_operand_f16", source, "main");
     let kernel = match in_vec4s(x, layout)? {
-        true => Kernel::new("matmul_operand_f16", source, "main").slot("SOURCE", "vec4s"),
-        false => Kernel::new("matmul_operand_f16", source, "main")
+        true => kernel.slot("SOURCE", "vec4s"),
+        false => kernel
             .slot("SOURCE", "values")
             .constant("SOURCE_F16", x.dtype() == DType::F16),
     };
