@@ -157,9 +157,10 @@ async fn transformers_gpt2_gives_the_same_logits_in_the_browser() {
 }
 
 /// Mixed precision in the browser: where Chrome grants subgroup matrices (a real GPU, Chrome
-/// started with `--enable-unsafe-webgpu`), products in f16 within f16's error of the CPU's and
-/// farther than f32's (so that the f16 kernel ran); elsewhere, as on SwiftShader, f16 refused
-/// with the reason and auto keeping f32.
+/// started with `--enable-unsafe-webgpu`), or shader-f16 alone (f16 then asked for runs on the
+/// f16 arithmetic), products in f16 within f16's error of the CPU's and farther than f32's (so
+/// that an f16 kernel ran); elsewhere, as on SwiftShader, f16 refused with the reason and auto
+/// keeping f32.
 #[wasm_bindgen_test]
 async fn f16_products_match_the_cpu_where_granted_and_are_refused_where_not() {
     use webgrad::bench::check::{product_error, F16_ERROR_AT_MOST, F32_ERROR_AT_MOST};
@@ -167,19 +168,24 @@ async fn f16_products_match_the_cpu_where_granted_and_are_refused_where_not() {
     let Device::Gpu(gpu) = common::gpu().await else {
         unreachable!("gpu() gives a GPU")
     };
-    if gpu.matrix_units().is_none() {
-        // In Chrome (the browser tests run there), the sentence says what would help.
-        let refused = gpu.set_precision(Precision::F16).unwrap_err().to_string();
-        assert!(refused.contains("offers no f16 matrix units"), "{refused}");
-        assert!(refused.contains("--enable-unsafe-webgpu"), "{refused}");
-        let auto = gpu.set_precision(Precision::Auto).unwrap();
-        assert!(
-            !auto.f16() && gpu.tuning().f16_products.is_none(),
-            "{auto:?}"
-        );
-        return;
-    }
-    assert!(gpu.set_precision(Precision::Auto).unwrap().f16());
+    let asked = match (gpu.matrix_units(), gpu.shader_f16()) {
+        (Some(_), _) => Precision::Auto,
+        (None, true) => Precision::F16,
+        (None, false) => {
+            let refused = gpu.set_precision(Precision::F16).unwrap_err().to_string();
+            assert!(
+                refused.contains("neither f16 matrix units nor f16 arithmetic"),
+                "{refused}"
+            );
+            let auto = gpu.set_precision(Precision::Auto).unwrap();
+            assert!(
+                !auto.f16() && gpu.tuning().f16_products.is_none(),
+                "{auto:?}"
+            );
+            return;
+        }
+    };
+    assert!(gpu.set_precision(asked).unwrap().f16());
     let error = product_error(&gpu).await.unwrap();
     gpu.set_precision(Precision::F32).unwrap();
     assert!(

@@ -75,15 +75,16 @@ fn a_refused_size_names_its_cause() {
 }
 
 #[test]
-fn f16_is_refused_where_the_gpu_has_no_matrix_units_and_auto_says_what_it_chose() {
+fn f16_runs_where_the_gpu_offers_it_and_auto_says_what_it_chose() {
     assert_refused(
         &["train", "--task", "xor", "--precision", "bf16"],
         "precision \"bf16\" is not one of f32, f16 or auto",
     );
+    // (matrix units, shader-f16)
     let offered = common::run(async {
         match common::gpu().await {
-            webgrad::Device::Gpu(g) => g.matrix_units().is_some(),
-            webgrad::Device::Cpu => false,
+            webgrad::Device::Gpu(g) => (g.matrix_units().is_some(), g.shader_f16()),
+            webgrad::Device::Cpu => (false, false),
         }
     });
     let train_in = |precision| {
@@ -98,16 +99,30 @@ fn f16_is_refused_where_the_gpu_has_no_matrix_units_and_auto_says_what_it_chose(
         ]
     };
     let (f16, auto) = (train_in("f16"), train_in("auto"));
-    if offered {
-        for args in [f16, auto] {
-            let (code, _, err) = cli(&args);
-            assert_eq!(code, 0, "{err}");
-            assert!(err.contains("Products in f16"), "{err}");
+    let said = |args: &[&str]| {
+        let (code, _, err) = cli(args);
+        assert_eq!(code, 0, "{err}");
+        err
+    };
+    match offered {
+        (true, _) => {
+            assert!(said(&f16).contains("Products in f16 (f16)"));
+            assert!(said(&auto).contains("Products in f16 (auto)"));
         }
-        return;
+        (false, true) => {
+            let err = said(&f16);
+            assert!(
+                err.contains("so f16 multiplies on its f16 arithmetic"),
+                "{err}"
+            );
+            assert!(said(&auto).contains("Products in f32 (auto)"));
+        }
+        (false, false) => {
+            assert_refused(
+                &f16,
+                "offers webgrad neither f16 matrix units nor f16 arithmetic",
+            );
+            assert!(said(&auto).contains("Products in f32 (auto)"));
+        }
     }
-    assert_refused(&f16, "offers no f16 matrix units to webgrad");
-    let (code, _, err) = cli(&auto);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("Products in f32 (auto)"), "{err}");
 }

@@ -11,7 +11,7 @@ use super::shared::{
 };
 use super::{api, dom, flow_chart, histogram_view, pad, redraw, runs, settings, views};
 use super::{replay, summary, text_views};
-use crate::gpu::PrecisionChoice;
+use crate::gpu::{F16Products, PrecisionChoice};
 use crate::train::Task;
 
 /// Least milliseconds between two writes of the run to the browser's storage (each writes
@@ -311,7 +311,11 @@ fn show_backend(sentence: Option<&str>) {
 /// hover; the sentence is also the precision control's hint, as f32 has no chip.
 fn show_precision(choice: Option<&PrecisionChoice>) {
     let sentence = choice.map(|c| c.sentence());
-    dom::set_text("precision-chip", "f16 on matrix units");
+    let chip = match choice.and_then(|c| c.products) {
+        Some(F16Products::Arithmetic) => "f16, no matrix units",
+        _ => "f16 on matrix units",
+    };
+    dom::set_text("precision-chip", chip);
     dom::set_hidden("precision-chip", !choice.is_some_and(|c| c.f16()));
     for id in ["precision-chip", "precision"] {
         if let Some(el) = dom::by_id::<web_sys::Element>(id) {

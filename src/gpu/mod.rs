@@ -33,7 +33,7 @@ pub use params::{
 pub use pipelines::{unchecked_shaders, Kernel};
 pub use pool::BufferRef;
 pub(crate) use pool::{BufferKind, PooledBuffer};
-pub use precision::{Browser, Lacking, MatrixUnits, Precision, PrecisionChoice};
+pub use precision::{Browser, F16Products, Lacking, MatrixUnits, Precision, PrecisionChoice};
 pub use product_variants::{ProductShape, ProductVariant, ProductVariants, Tiles};
 pub use profile::request_profile;
 pub use template::expand as expand_wgsl;
@@ -68,6 +68,8 @@ pub struct Gpu {
     lost: Arc<Mutex<Option<String>>>,
     /// The f16 matrix units the device was opened with, or what the adapter lacked for them.
     matrix_units: std::result::Result<MatrixUnits, Lacking>,
+    /// Whether the device was opened with shader-f16 (f16 products on its arithmetic).
+    shader_f16: bool,
     /// The precision the latest `set_precision` chose, with its reason.
     precision: RefCell<Option<PrecisionChoice>>,
 }
@@ -102,8 +104,12 @@ impl Gpu {
             .map_err(|e| Error::NoAdapter(e.to_string()))?;
         let limits = asked.limits(adapter.limits());
         let features = profile::KernelTimer::features(&adapter);
-        let (device, queue, matrix_units) =
-            precision::open_device(&adapter, &limits, features).await?;
+        let precision::Opened {
+            device,
+            queue,
+            units: matrix_units,
+            shader_f16,
+        } = precision::open_device(&adapter, &limits, features).await?;
         let info = adapter.get_info();
         let errors = Arc::new(Mutex::new(Vec::new()));
         let sink = errors.clone();
@@ -136,6 +142,7 @@ impl Gpu {
             errors,
             lost,
             matrix_units,
+            shader_f16,
             precision: RefCell::new(None),
         }))
     }

@@ -1,8 +1,8 @@
 //! The precision products run in, asked for by the user (`Precision`) and allowed by the adapter
-//! (`MatrixUnits`): f32 everywhere, or mixed precision, where a product rounds its operands to
-//! f16 as it stages them and multiplies them on the GPU's matrix units, adding in f32 (set on a
-//! device by `Gpu::set_precision`, below). Tensors, master weights and optimizer state stay f32
-//! either way.
+//! (`F16Products`): f32 everywhere, or mixed precision, where a product rounds its operands to
+//! f16 as it stages them and multiplies them on the GPU's matrix units, adding in f32, or where
+//! it has none, on its ordinary f16 arithmetic (set on a device by `Gpu::set_precision`,
+//! below). Tensors, master weights and optimizer state stay f32 either way.
 
 use super::{Gpu, Tuning};
 use crate::error::Error;
@@ -16,9 +16,12 @@ pub enum Precision {
     /// Every product in f32 (the default: what the tests compare against PyTorch).
     #[default]
     F32,
-    /// Products with f16 operands and f32 sums; refused where the adapter cannot.
+    /// Products with f16 operands: on matrix units where the adapter offers them, else on its
+    /// f16 arithmetic; refused where it offers no shader-f16.
     F16,
-    /// f16 where the adapter offers matrix units for it, else f32.
+    /// f16 where the adapter offers matrix units for it, else f32: without them, f16 products
+    /// are faster only on some GPUs (those that pack two f16 operations in one), and no adapter
+    /// says which.
     Auto,
 }
 
@@ -60,6 +63,30 @@ pub enum MatrixUnits {
     /// does not.
     SubgroupMatrix,
 }
+
+/// The kernel f16 products run on (`Tuning::f16_products`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum F16Products {
+    /// The GPU's matrix units, f32 sums of exact products.
+    MatrixUnits(MatrixUnits),
+    /// Its ordinary f16 arithmetic, where it offers shader-f16 but no matrix units to webgrad
+    /// (most GPUs in Chrome): shaders/matmul_f16_alu.wgsl, f16 sums of 16 products added in
+    /// f32.
+    Arithmetic,
+}
+
+impl F16Products {
+    /// The product kernel's source.
+    pub(crate) fn kernel_source(self) -> &'static str {
+        match self {
+            F16Products::MatrixUnits(units) => units.kernel_source(),
+            F16Products::Arithmetic => include_str!("../../shaders/matmul_f16_alu.wgsl"),
+        }
+    }
+}
+
+/// The environment variable that turns the matrix units off natively (`Lacking::TurnedOff`).
+pub const MATRIX_UNITS_VAR: &str = "WEBGRAD_MATRIX_UNITS";
 
 /// The subgroup width the kernels are written for.
 #[cfg(not(target_arch = "wasm32"))]
@@ -140,6 +167,9 @@ pub enum Lacking {
     SubgroupId,
     /// The browser refused a device with them.
     Refused,
+    /// `WEBGRAD_MATRIX_UNITS=off` (natively): a GPU with them run as one without, to measure
+    /// and test the f16 arithmetic on it.
+    TurnedOff,
 }
 
 impl fmt::Display for Lacking {
@@ -173,6 +203,7 @@ impl fmt::Display for Lacking {
                 "this browser's WGSL has no subgroup_id builtin, which the kernel needs",
             ),
             Lacking::Refused => f.write_str("the browser refused a device with them"),
+            Lacking::TurnedOff => write!(f, "{MATRIX_UNITS_VAR}=off turned them off"),
         }
     }
 }
@@ -181,44 +212,66 @@ impl fmt::Display for Lacking {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrecisionChoice {
     pub asked: Precision,
-    /// The matrix units products run on with f16 operands; None: f32.
-    pub units: Option<MatrixUnits>,
+    /// The kernel products run on with f16 operands; None: f32.
+    pub products: Option<F16Products>,
     pub why: String,
 }
 
 impl PrecisionChoice {
-    /// The choice on an adapter named `adapter` offering `units` (or lacking what for them),
-    /// or an error where f16 was asked for and it offers none.
+    /// The choice on an adapter named `adapter` offering `units` (or lacking what for them) and
+    /// shader-f16 or not, or an error where f16 was asked for and it offers neither.
     pub fn of(
         asked: Precision,
         units: Result<MatrixUnits, Lacking>,
+        shader_f16: bool,
         adapter: &str,
     ) -> Result<PrecisionChoice, String> {
-        let why = match (asked, units) {
-            (Precision::F32, _) => "f32 was asked for".to_string(),
-            (Precision::F16 | Precision::Auto, Ok(_)) => {
-                format!("{adapter} multiplies f16 on matrix units, adding in f32")
-            }
+        let (products, why) = match (asked, units) {
+            (Precision::F32, _) => (None, "f32 was asked for".to_string()),
+            (Precision::F16 | Precision::Auto, Ok(units)) => (
+                Some(F16Products::MatrixUnits(units)),
+                format!("{adapter} multiplies f16 on matrix units, adding in f32"),
+            ),
+            (Precision::F16, Err(lacking)) if shader_f16 => (
+                Some(F16Products::Arithmetic),
+                format!(
+                    "{adapter} offers no f16 matrix units to webgrad ({lacking}), so f16 \
+                     multiplies on its f16 arithmetic, adding 16 products at a time in f16 and \
+                     those sums in f32"
+                ),
+            ),
             (Precision::F16, Err(lacking)) => {
+                // In a browser, the flag that would give shader-f16 where there is one.
+                let lacking = match lacking {
+                    Lacking::ShaderF16(b) | Lacking::Matrices(b) => Lacking::ShaderF16(b),
+                    _ => Lacking::ShaderF16(None),
+                };
                 return Err(format!(
-                    "f16 was asked for, but {adapter} offers no f16 matrix units to webgrad: \
-                     {lacking}; use f32 or auto"
-                ))
+                    "f16 was asked for, but {adapter} offers webgrad neither f16 matrix units \
+                     nor f16 arithmetic: {lacking}; use f32 or auto"
+                ));
             }
-            (Precision::Auto, Err(lacking)) => {
-                format!("{adapter} offers no f16 matrix units to webgrad: {lacking}")
-            }
+            (Precision::Auto, Err(lacking)) => (
+                None,
+                match shader_f16 {
+                    true => format!(
+                        "{adapter} offers no f16 matrix units to webgrad: {lacking}; f16, asked \
+                         for, runs on its f16 arithmetic, faster than f32 on some GPUs only"
+                    ),
+                    false => format!("{adapter} offers no f16 matrix units to webgrad: {lacking}"),
+                },
+            ),
         };
         Ok(PrecisionChoice {
             asked,
-            units: units.ok().filter(|_| asked != Precision::F32),
+            products,
             why,
         })
     }
 
-    /// True when products run with f16 operands on matrix units.
+    /// True when products run with f16 operands.
     pub fn f16(&self) -> bool {
-        self.units.is_some()
+        self.products.is_some()
     }
 
     /// Whether frozen weights (a LoRA run's base: src/tensor/half.rs) are held in f16: where
@@ -243,20 +296,23 @@ impl PrecisionChoice {
 }
 
 impl Gpu {
-    /// Sets the precision products run in (`PrecisionChoice`: f16 only where the device has
-    /// matrix units for it), and says what was chosen and why; an error where f16 is asked for
+    /// Sets the precision products run in (`PrecisionChoice`: f16 on the device's matrix units,
+    /// or on its f16 arithmetic where asked for), and says what was chosen and why; an error where f16 is asked for
     /// and cannot be had. Products planned after it take it; only optimizers made after it
     /// scale their losses (`Optimizer::for_device`), so a run sets it before its session.
     pub fn set_precision(&self, asked: Precision) -> crate::Result<PrecisionChoice> {
-        let choice =
-            PrecisionChoice::of(asked, self.matrix_units, &self.adapter_name()).map_err(|why| {
-                Error::Invalid {
-                    op: "precision",
-                    why,
-                }
-            })?;
+        let choice = PrecisionChoice::of(
+            asked,
+            self.matrix_units,
+            self.shader_f16,
+            &self.adapter_name(),
+        )
+        .map_err(|why| Error::Invalid {
+            op: "precision",
+            why,
+        })?;
         self.tuning.set(Tuning {
-            f16_products: choice.units,
+            f16_products: choice.products,
             ..self.tuning.get()
         });
         *self.precision.borrow_mut() = Some(choice.clone());
@@ -283,18 +339,37 @@ impl Gpu {
     pub fn matrix_units(&self) -> Option<MatrixUnits> {
         self.matrix_units.ok()
     }
+
+    /// Whether this device was opened with shader-f16 (f16 products without matrix units).
+    pub fn shader_f16(&self) -> bool {
+        self.shader_f16
+    }
 }
 
-/// Opens the device with `features`, and with the f16 matrix units where the adapter offers
-/// them (f32 runs too: the device opens before a run asks for a precision): natively wgpu's
-/// cooperative matrices, in Chrome its subgroup matrices, asked for by our own glue.
+/// A device opened by `open_device`, with the f16 matrix units it has (or what the adapter
+/// lacked for them) and whether it has shader-f16.
+pub(super) struct Opened {
+    pub(super) device: wgpu::Device,
+    pub(super) queue: wgpu::Queue,
+    pub(super) units: Result<MatrixUnits, Lacking>,
+    pub(super) shader_f16: bool,
+}
+
+/// Opens the device with `features`, with shader-f16 and the f16 matrix units where the
+/// adapter offers them (f32 runs too: the device opens before a run asks for a precision):
+/// natively wgpu's cooperative matrices, in Chrome its subgroup matrices, asked for by our own
+/// glue.
 pub(super) async fn open_device(
     adapter: &wgpu::Adapter,
     limits: &wgpu::Limits,
     features: wgpu::Features,
-) -> crate::Result<(wgpu::Device, wgpu::Queue, Result<MatrixUnits, Lacking>)> {
+) -> crate::Result<Opened> {
+    let features = features | (adapter.features() & wgpu::Features::SHADER_F16);
     #[cfg(not(target_arch = "wasm32"))]
-    let units = MatrixUnits::of(adapter);
+    let units = match std::env::var(MATRIX_UNITS_VAR).as_deref() {
+        Ok("off") => Err(Lacking::TurnedOff),
+        _ => MatrixUnits::of(adapter),
+    };
     #[cfg(not(target_arch = "wasm32"))]
     let features = match units {
         Ok(_) => features | MatrixUnits::features(),
@@ -321,7 +396,13 @@ pub(super) async fn open_device(
         .map_err(|e| Error::DeviceRequest(e.to_string()))?;
     #[cfg(target_arch = "wasm32")]
     let units = super::subgroup_matrix::granted();
-    Ok((device, queue, units))
+    let shader_f16 = device.features().contains(wgpu::Features::SHADER_F16);
+    Ok(Opened {
+        device,
+        queue,
+        units,
+        shader_f16,
+    })
 }
 
 #[cfg(test)]
@@ -329,23 +410,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn auto_takes_f16_only_where_offered_and_f16_is_refused_where_not() {
+    fn auto_takes_f16_only_on_matrix_units_and_f16_takes_the_arithmetic_where_it_has_none() {
         let units = Ok(MatrixUnits::SubgroupMatrix);
         let lacking = Err(Lacking::Matrices(None));
-        let with = PrecisionChoice::of(Precision::Auto, units, "GPU").unwrap();
-        let without = PrecisionChoice::of(Precision::Auto, lacking, "GPU").unwrap();
-        assert_eq!((with.units, without.units), (units.ok(), None));
+        let with = PrecisionChoice::of(Precision::Auto, units, true, "GPU").unwrap();
+        let without = PrecisionChoice::of(Precision::Auto, lacking, true, "GPU").unwrap();
+        let matrices = units.ok().map(F16Products::MatrixUnits);
+        assert_eq!((with.products, without.products), (matrices, None));
         assert!(without.sentence().starts_with("Products in f32 (auto)"));
+        assert!(without
+            .why
+            .contains("f16, asked for, runs on its f16 arithmetic"));
         // Frozen weights in f16 where the products are.
         assert!(with.frozen_f16() && !without.frozen_f16());
         assert!(with.sentence().ends_with("are held in f16 too."));
-        let f32 = PrecisionChoice::of(Precision::F32, units, "GPU").unwrap();
+        let f32 = PrecisionChoice::of(Precision::F32, units, true, "GPU").unwrap();
         assert!(!f32.f16() && !f32.frozen_f16());
-        let refused = PrecisionChoice::of(Precision::F16, lacking, "llvmpipe").unwrap_err();
+        // f16 without matrix units: on the arithmetic where the device has shader-f16.
+        let arithmetic = PrecisionChoice::of(Precision::F16, lacking, true, "GPU").unwrap();
+        assert_eq!(arithmetic.products, Some(F16Products::Arithmetic));
+        assert!(arithmetic
+            .sentence()
+            .starts_with("Products in f16 (f16): GPU offers no f16"));
+        let refused = PrecisionChoice::of(Precision::F16, lacking, false, "llvmpipe").unwrap_err();
         assert!(
-            refused.contains("llvmpipe offers no f16 matrix units to webgrad: its driver"),
+            refused.contains("llvmpipe offers webgrad neither f16 matrix units nor f16 arithmetic"),
             "{refused}"
         );
+        // Chrome on NVIDIA is told the flag that gives shader-f16.
+        let nvidia = Err(Lacking::Matrices(Some(Browser::Chrome { nvidia: true })));
+        let refused = PrecisionChoice::of(Precision::F16, nvidia, false, "GPU").unwrap_err();
+        assert!(refused.contains("vulkan_enable_f16_on_nvidia"), "{refused}");
         assert_eq!("auto".parse::<Precision>(), Ok(Precision::Auto));
         assert!("bf16".parse::<Precision>().is_err());
     }

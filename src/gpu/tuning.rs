@@ -6,7 +6,7 @@
 //! spot (src/tune/), or unknown, and then nothing is balanced for it. Tests build any
 //! `Tuning` natively and run the kernels under it.
 
-use super::MatrixUnits;
+use super::F16Products;
 
 /// The WGSL compiler a device's kernels go through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,10 +38,11 @@ pub struct Tuning {
     /// within the noise of each other, and a choice by timing cost 1.4-3.7 s and a step up
     /// to 2.7 % (docs/log/kernels.md, "The attention's block, measured and dropped").
     pub attention_block: Option<usize>,
-    /// The matrix units products multiply on, their operands rounded to f16 and their sums in
-    /// f32 (`Gpu::set_precision`; shaders/matmul_coop.wgsl natively, matmul_subgroup_matrix.wgsl
-    /// in Chrome): None, f32 products, until a run asks for f16 where the device has them.
-    pub f16_products: Option<MatrixUnits>,
+    /// The kernel products multiply on with their operands rounded to f16
+    /// (`Gpu::set_precision`): the matrix units, their sums in f32 (shaders/matmul_coop.wgsl
+    /// natively, matmul_subgroup_matrix.wgsl in Chrome), or the f16 arithmetic
+    /// (matmul_f16_alu.wgsl). None, f32 products, until a run asks for f16.
+    pub f16_products: Option<F16Products>,
 }
 
 impl Tuning {

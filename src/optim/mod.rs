@@ -217,7 +217,7 @@ impl Optimizer {
         let mut optimizer = Optimizer::new(config, params)?;
         if let Device::Gpu(g) = device {
             if g.tuning().f16_products.is_some() {
-                optimizer.scale_once_f16 = Some((g.clone(), matrix_products(g)));
+                optimizer.scale_once_f16 = Some((g.clone(), f16_products(g)));
             }
         }
         Ok(optimizer)
@@ -229,7 +229,7 @@ impl Optimizer {
     /// after.
     fn scale_after_f16_products(&mut self) -> Result<()> {
         if let Some((gpu, before)) = &self.scale_once_f16 {
-            if matrix_products(gpu) > *before {
+            if f16_products(gpu) > *before {
                 self.scale_once_f16 = None;
                 self.scale_losses(INITIAL_SCALE, GROWTH_INTERVAL)?;
             }
@@ -240,7 +240,7 @@ impl Optimizer {
     /// Marks the start of the forward pass whose loss `backward` takes next.
     pub fn forward_begins(&mut self) {
         if let Some((gpu, before)) = &mut self.scale_once_f16 {
-            *before = matrix_products(gpu);
+            *before = f16_products(gpu);
         }
     }
 
@@ -479,7 +479,10 @@ fn squared_norm(grads: &[Tensor], device: &Device) -> Result<Tensor> {
     sums.try_fold(first, |acc, s| acc.add(&s?))
 }
 
-/// Products `gpu` has run on its matrix units so far.
-fn matrix_products(gpu: &Gpu) -> u64 {
-    gpu.dispatches_of(ProductPath::MatrixUnits.family())
+/// Products `gpu` has run in f16 so far.
+fn f16_products(gpu: &Gpu) -> u64 {
+    ProductPath::F16
+        .iter()
+        .map(|p| gpu.dispatches_of(p.family()))
+        .sum()
 }

@@ -3,6 +3,8 @@
 # POSTs to /result (see serve_collect.py). The shell is unpacked in /opt/chr (docs/DEVELOPING.md).
 # Usage: run_chromium.sh SITE_DIR URL_PATH OUTFILE TIMEOUT_S [extra Chromium flags]
 # CHROME=/usr/bin/chromium runs a system Chromium instead (to try a page locally on SwiftShader).
+# UNSAFE= (set, empty) leaves out --enable-unsafe-webgpu: Chrome as users run it, without
+# subgroup matrices.
 here=$(cd "$(dirname "$0")" && pwd)
 site=$1; path=$2; out=$3; timeout=$4; shift 4
 R=/opt/chr
@@ -13,7 +15,7 @@ port=$((8200 + RANDOM % 500))
 python3 "$here/serve_collect.py" "$site" $port "$out" 1 "$timeout" &
 collector=$!
 sleep 1
-"$chrome" --no-sandbox --headless --disable-gpu-sandbox --enable-unsafe-webgpu --ignore-gpu-blocklist \
+"$chrome" --no-sandbox --headless --disable-gpu-sandbox ${UNSAFE---enable-unsafe-webgpu} --ignore-gpu-blocklist \
   --disable-vulkan-surface --user-data-dir=/tmp/chr-profile-$port --enable-logging=stderr \
   --disable-background-networking --disable-component-update --no-first-run "$@" \
   "http://127.0.0.1:$port/$path" > "$out.chrome.log" 2>&1 &

@@ -7,7 +7,7 @@
 
 use super::epilogue::Causal;
 use super::layout::{Dims, Views};
-use super::plan::{matrix_units_for, plan, Needs, BIG_TILE_WORKGROUP_BYTES};
+use super::plan::{f16_kernel_for, plan, Needs, BIG_TILE_WORKGROUP_BYTES};
 use super::split::{self, Split};
 use crate::gpu::{ProductShape, ProductVariant, Tiles, Tuning};
 
@@ -38,7 +38,7 @@ pub(super) fn shape_of(
         b_transposed,
         splittable: views.splittable(d) && needs.epilogue_splittable,
         vec4: needs.vec4_buffers,
-        f16: matrix_units_for(d, needs, tuning).is_some(),
+        f16: f16_kernel_for(d, needs, tuning).is_some(),
     })
 }
 
@@ -83,7 +83,7 @@ pub fn candidates(shape: ProductShape, tuning: &Tuning) -> Vec<ProductVariant> {
         parts,
     };
     let mut all = vec![planned];
-    if matrix_units_for(d, needs, tuning).is_some() {
+    if f16_kernel_for(d, needs, tuning).is_some() {
         let matrix = |parts| ProductVariant {
             tiles: Tiles::Matrix,
             parts,

@@ -6,7 +6,7 @@ use super::epilogue::Causal;
 use super::layout::{Dims, Views};
 use super::regs;
 use super::split::{self, Split};
-use crate::gpu::{Compiler, Kernel, MatrixUnits, ProductVariant, Tiles, Tuning};
+use crate::gpu::{Compiler, F16Products, Kernel, ProductVariant, Tiles, Tuning};
 
 /// Below this many 128 × 128 tiles a GPU of 128 units or more would sit partly idle, so 64 × 64
 /// tiles are used (unless K is split to fill it: `Split::of_big`, where the GPU's size is
@@ -17,7 +17,7 @@ pub(crate) const BIG_TILES_FROM: usize = 128;
 /// (8 KiB). Natively the pipeline cache checks every kernel's declaration against the device
 /// (`check_workgroup_memory`), which keeps this figure honest.
 pub(crate) const BIG_TILE_WORKGROUP_BYTES: u32 = 20 << 10;
-/// How deep the matrix units' kernels' slices are and how wide the packets they load
+/// How deep the f16 kernels' slices are and how wide the packets they load
 /// (shaders/matmul_f16_deep.wgsl, matmul_f16_shallow.wgsl): the deep ones where the device
 /// allows their workgroup memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +130,8 @@ pub enum Path {
     /// shaders/matmul_coop.wgsl: 128 × 128 tiles on f16 matrix units (`Tuning::f16_products`),
     /// over f16 copies of the operands (operand_f16.rs).
     MatrixUnits,
+    /// shaders/matmul_f16_alu.wgsl: the same on the f16 arithmetic of a GPU without them.
+    F16Arithmetic,
 }
 
 impl Path {
@@ -140,6 +142,18 @@ impl Path {
             Path::SmallTiles => "matmul_small",
             Path::LargeTiles => "matmul",
             Path::MatrixUnits => "matmul_coop",
+            Path::F16Arithmetic => "matmul_f16_alu",
+        }
+    }
+
+    /// The paths whose products round their operands to f16.
+    pub const F16: [Path; 2] = [Path::MatrixUnits, Path::F16Arithmetic];
+
+    /// The path of a product run in f16 on `products`.
+    fn of_f16(products: F16Products) -> Path {
+        match products {
+            F16Products::MatrixUnits(_) => Path::MatrixUnits,
+            F16Products::Arithmetic => Path::F16Arithmetic,
         }
     }
 }
@@ -167,9 +181,9 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// Whether the plan runs on the matrix units (its operands are then f16 copies).
-    pub(crate) fn on_matrix_units(&self) -> bool {
-        self.kernel.family == Path::MatrixUnits.family()
+    /// Whether the plan runs in f16 (its operands are then f16 copies).
+    pub(crate) fn in_f16(&self) -> bool {
+        Path::F16.iter().any(|p| self.kernel.family == p.family())
     }
 
     /// The variant this plan runs, None on the emulated GPUs' kernel (which has none).
@@ -177,7 +191,7 @@ impl Plan {
         let tiles = match self.kernel.family {
             f if f == Path::SmallTiles.family() => Tiles::Small,
             f if f == Path::LargeTiles.family() => Tiles::Large,
-            f if f == Path::MatrixUnits.family() => Tiles::Matrix,
+            _ if self.in_f16() => Tiles::Matrix,
             _ => return None,
         };
         Some(ProductVariant {
@@ -195,15 +209,16 @@ impl Plan {
 pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> Plan {
     let whole = Split::whole(d.k);
     let splittable = views.splittable(d) && needs.epilogue_splittable;
-    if tuning.emulated {
-        return registers(d, splittable);
-    }
-    if let Some(units) = matrix_units_for(d, needs, tuning) {
+    // Before the emulated GPUs' kernel: f16 asked for on lavapipe runs (and is tested) in f16.
+    if let Some(products) = f16_kernel_for(d, needs, tuning) {
         let split = match splittable {
             true => Split::of_matrix_units(d, tuning.tiles_at_once),
             false => whole,
         };
-        return matrix_tiles((d, views), units, tuning, split);
+        return f16_tiles((d, views), products, tuning, split);
+    }
+    if tuning.emulated {
+        return registers(d, splittable);
     }
     let policy = BigTilePolicy::of(*tuning);
     let big_split = match splittable {
@@ -238,29 +253,29 @@ pub(crate) fn plan((d, views): (Dims, Views), needs: Needs, tuning: &Tuning) -> 
 /// (`Optimizer::for_device`).
 const LEAST_MATRIX_WORK: usize = 1 << 23;
 
-/// The matrix units a product runs on: the run's (`Tuning::f16_products`) where it asked for
-/// them and the product can take them: it is large enough (LEAST_MATRIX_WORK), the device
-/// allows the kernel's workgroup memory, and it is not one of causal attention's (whose
-/// skipping the kernel does not know: docs/log/products.md measured it on them, slower with
-/// its copies). Its operands need not bind as vec4s, nor A's rows be in fours for its row
-/// sums: the kernel reads f16 copies in packets (operand_f16.rs) and sums the packets.
-pub(super) fn matrix_units_for(d: Dims, needs: Needs, tuning: &Tuning) -> Option<MatrixUnits> {
+/// The f16 kernel a product runs on: the run's (`Tuning::f16_products`) where it asked for f16
+/// and the product can take it: it is large enough (LEAST_MATRIX_WORK), the device allows the
+/// kernel's workgroup memory, and it is not one of causal attention's (whose skipping the
+/// kernels do not know: docs/log/products.md measured it on the matrix units, slower with its
+/// copies). Its operands need not bind as vec4s, nor A's rows be in fours for its row sums: the
+/// kernels read f16 copies in packets (operand_f16.rs) and sum the packets.
+pub(super) fn f16_kernel_for(d: Dims, needs: Needs, tuning: &Tuning) -> Option<F16Products> {
     let takes = d.multiply_adds() >= LEAST_MATRIX_WORK
         && MatrixSlices::within(tuning.workgroup_bytes).is_some()
         && needs.causal == Causal::No;
     tuning.f16_products.filter(|_| takes)
 }
 
-/// The plan on the matrix units' kernel: 128 × 128 tiles, K split as `split` says.
-fn matrix_tiles(
+/// The plan on an f16 kernel: 128 × 128 tiles, K split as `split` says.
+fn f16_tiles(
     (d, views): (Dims, Views),
-    units: MatrixUnits,
+    products: F16Products,
     tuning: &Tuning,
     split: Split,
 ) -> Plan {
-    let source = units.kernel_source();
-    let slices = MatrixSlices::within(tuning.workgroup_bytes).expect("matrix_units_for checked");
-    let kernel = Kernel::new(Path::MatrixUnits.family(), source, "main")
+    let source = products.kernel_source();
+    let slices = MatrixSlices::within(tuning.workgroup_bytes).expect("f16_kernel_for checked");
+    let kernel = Kernel::new(Path::of_f16(products).family(), source, "main")
         .slot("SLICES", slices.slot())
         .constant("SPLIT", split.parts > 1)
         .constant("ROW_SUMS", views.row_sums.is_some());
@@ -286,10 +301,10 @@ pub(crate) fn plan_variant(
         Tiles::Small => small_tiles((d, views), split, needs),
         Tiles::Large => large_tiles((d, views), split, needs, &BigTilePolicy::of(*tuning)),
         // A shape measured dense may come with a layout the matrix units do not take.
-        Tiles::Matrix => match matrix_units_for(d, needs, tuning) {
-            Some(units) => matrix_tiles(
+        Tiles::Matrix => match f16_kernel_for(d, needs, tuning) {
+            Some(products) => f16_tiles(
                 (d, views),
-                units,
+                products,
                 tuning,
                 Split::in_matrix_parts(d.k, variant.parts),
             ),

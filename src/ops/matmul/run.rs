@@ -141,7 +141,7 @@ fn planned(
     }
     let kernel = plan.kernel.clone().constant("TA", ta).constant("TB", tb);
     let [a, b] = operands;
-    let (operands, views, kernel) = match plan.on_matrix_units() {
+    let (operands, views, kernel) = match plan.in_f16() {
         true => {
             let (copies, views) = f16_operands(gpu, [a, b], (d, views), (ta, tb))?;
             (copies, views, kernel)

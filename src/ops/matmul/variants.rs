@@ -6,7 +6,9 @@
 
 use super::epilogue::{Causal, Epilogue};
 use super::layout::{Dims, Views};
-use super::plan::tests::{EMULATED, GUARANTEED, LARGE, MATRIX, MATRIX_32K, SMALL, UNKNOWN};
+use super::plan::tests::{
+    ARITHMETIC, ARITHMETIC_32K, EMULATED, GUARANTEED, LARGE, MATRIX, MATRIX_32K, SMALL, UNKNOWN,
+};
 use super::plan::{plan, Needs};
 use super::run::MatmulParams;
 use crate::gpu::{Compiler, Tuning};
@@ -15,14 +17,14 @@ use crate::tensor::{Device, Tensor};
 use std::collections::HashSet;
 
 /// The tunings of the planner's table test (plan.rs): large, small, unmeasured,
-/// guaranteed-limits and emulated GPUs, through naga and Tint, and natively one with f16
-/// matrix units and the deep slices' workgroup memory and one with the shallow ones'.
+/// guaranteed-limits and emulated GPUs, through naga and Tint, and natively f16 on matrix units
+/// and on the f16 arithmetic, each with the deep slices' workgroup memory and the shallow ones'.
 fn tunings() -> Vec<Tuning> {
     let naga = [LARGE, SMALL, UNKNOWN, GUARANTEED, EMULATED];
     let tint = naga.map(|t| t.with_compiler(Compiler::Tint));
     naga.into_iter()
         .chain(tint)
-        .chain([MATRIX, MATRIX_32K])
+        .chain([MATRIX, MATRIX_32K, ARITHMETIC, ARITHMETIC_32K])
         .collect()
 }
 
@@ -128,7 +130,7 @@ fn every_product_variant_the_planner_emits_builds_and_fits_its_launch() {
                             vec4_buffers,
                         };
                         let plan = plan((d, views), needs, &tuning);
-                        let on_matrix_units = plan.on_matrix_units();
+                        let in_f16 = plan.in_f16();
                         let kernel = plan.kernel.constant("TA", ta).constant("TB", tb);
                         let epilogue = match plan.split.parts > 1 {
                             true => Epilogue::default(),
@@ -145,7 +147,7 @@ fn every_product_variant_the_planner_emits_builds_and_fits_its_launch() {
                         writable.push(true);
                         // B stored as f32, or as f16 (a frozen weight); the matrix units
                         // read f16 copies (operand_f16.rs).
-                        let b_types = match on_matrix_units {
+                        let b_types = match in_f16 {
                             true => vec![None],
                             false => vec![Some("f32"), Some("f16")],
                         };

@@ -1,4 +1,5 @@
 use super::*;
+use crate::gpu::MatrixUnits;
 
 /// A GPU running 132 large tiles at once (one per unit of an H100) through naga.
 pub(in crate::ops::matmul) const LARGE: Tuning = Tuning {
@@ -27,8 +28,19 @@ pub(in crate::ops::matmul) const GUARANTEED: Tuning = Tuning {
 };
 /// A GPU with f16 matrix units, a run asking for them.
 pub(in crate::ops::matmul) const MATRIX: Tuning = Tuning {
-    f16_products: Some(MatrixUnits::Cooperative),
+    f16_products: Some(F16Products::MatrixUnits(MatrixUnits::Cooperative)),
     ..LARGE
+};
+/// A GPU without them, a run asking for f16: its f16 arithmetic.
+pub(in crate::ops::matmul) const ARITHMETIC: Tuning = Tuning {
+    f16_products: Some(F16Products::Arithmetic),
+    ..LARGE
+};
+/// The same with 32 KiB of workgroup memory: the shallow slices (variants.rs, native only).
+#[cfg(not(target_arch = "wasm32"))]
+pub(in crate::ops::matmul) const ARITHMETIC_32K: Tuning = Tuning {
+    workgroup_bytes: 32 << 10,
+    ..ARITHMETIC
 };
 /// The same with 32 KiB of workgroup memory (Chrome's): the shallow slices (variants.rs,
 /// native only).
@@ -46,6 +58,11 @@ const UNKNOWN_MATRIX: Tuning = Tuning {
 pub(in crate::ops::matmul) const EMULATED: Tuning = Tuning {
     emulated: true,
     ..LARGE
+};
+/// lavapipe, a run asking for f16 (lavapipe offers shader-f16).
+const EMULATED_F16: Tuning = Tuning {
+    emulated: true,
+    ..ARITHMETIC
 };
 
 /// The path and the K split of a dense m × k · k × n product (A transposed or not).
@@ -67,6 +84,7 @@ fn planned(tuning: Tuning, (m, k, n): (usize, usize, usize)) -> (Path, usize) {
         Path::SmallTiles,
         Path::LargeTiles,
         Path::MatrixUnits,
+        Path::F16Arithmetic,
     ]
     .into_iter()
     .find(|p| p.family() == plan.kernel.family)
@@ -128,6 +146,13 @@ fn the_plan_follows_the_devices_tuning() {
             SmallTiles,
             1,
         ),
+        // f16 without matrix units: the same choices on the f16 arithmetic, even on lavapipe
+        // (which the tests run it on), whose smaller products keep the registers.
+        (ARITHMETIC, (128, 784, 128), F16Arithmetic, 3),
+        (ARITHMETIC, (4096, 4096, 4096), F16Arithmetic, 1),
+        (ARITHMETIC, (128, 784, 64), SmallTiles, 49),
+        (EMULATED_F16, (260, 136, 260), F16Arithmetic, 1),
+        (EMULATED_F16, (128, 784, 64), Registers, 1),
     ];
     for (tuning, mkn, path, parts) in table {
         assert_eq!(planned(tuning, mkn), (path, parts), "{mkn:?} on {tuning:?}");
@@ -170,11 +195,11 @@ fn the_matrix_units_take_operands_whatever_their_buffers_and_rows() {
     };
     assert!(!views.a.in_fours());
     let taken = plan((d, views), needs, &MATRIX);
-    assert!(taken.on_matrix_units(), "{}", taken.kernel.label());
+    assert!(taken.in_f16(), "{}", taken.kernel.label());
     let causal = Needs {
         causal: Causal::OutputLower,
         ..needs
     };
     let left = plan((d, views), causal, &MATRIX);
-    assert!(!left.on_matrix_units(), "{}", left.kernel.label());
+    assert!(!left.in_f16(), "{}", left.kernel.label());
 }
