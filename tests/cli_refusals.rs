@@ -112,7 +112,7 @@ fn f16_runs_where_the_gpu_offers_it_and_auto_says_what_it_chose() {
         (false, true) => {
             let err = said(&f16);
             assert!(
-                err.contains("so f16 multiplies on its f16 arithmetic"),
+                err.contains("multiplies f16 on its f16 arithmetic"),
                 "{err}"
             );
             assert!(said(&auto).contains("Products in f32 (auto)"));

@@ -235,9 +235,9 @@ impl PrecisionChoice {
             (Precision::F16, Err(lacking)) if shader_f16 => (
                 Some(F16Products::Arithmetic),
                 format!(
-                    "{adapter} offers no f16 matrix units to webgrad ({lacking}), so f16 \
-                     multiplies on its f16 arithmetic, adding 16 products at a time in f16 and \
-                     those sums in f32"
+                    "{adapter} multiplies f16 on its f16 arithmetic, adding 16 products at a \
+                     time in f16 and those sums in f32; it offers no f16 matrix units to \
+                     webgrad: {lacking}"
                 ),
             ),
             (Precision::F16, Err(lacking)) => {
