@@ -431,7 +431,7 @@ mod tests {
         assert_eq!(arithmetic.products, Some(F16Products::Arithmetic));
         assert!(arithmetic
             .sentence()
-            .starts_with("Products in f16 (f16): GPU offers no f16"));
+            .starts_with("Products in f16 (f16): GPU multiplies f16 on its f16 arithmetic"));
         let refused = PrecisionChoice::of(Precision::F16, lacking, false, "llvmpipe").unwrap_err();
         assert!(
             refused.contains("llvmpipe offers webgrad neither f16 matrix units nor f16 arithmetic"),
