@@ -112,8 +112,9 @@ pub struct TrainArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole::<u64>)]
     pub(super) eval_every: Option<u64>,
     /// The products' precision: f32, f16 (operands rounded to f16 and multiplied on the GPU's
-    /// matrix units, adding in f32; weights, gradients and the optimizer stay f32; refused
-    /// where the GPU has none) or auto (f16 where it has them). Default: f32.
+    /// matrix units, adding in f32, or where it has none on its f16 arithmetic; weights,
+    /// gradients and the optimizer stay f32; refused where the GPU has no shader-f16) or auto
+    /// (f16 where it has matrix units). Default: f32.
     #[arg(long, value_name = "f32|f16|auto", default_value = "f32")]
     pub(super) precision: webgrad::gpu::Precision,
 }
