@@ -62,8 +62,12 @@ pub(super) fn dense(shape: ProductShape) -> (Dims, Views, Needs) {
 }
 
 /// The variants a product of `shape` may run as under `tuning`, the planner's own first; none
-/// on the emulated GPUs' kernel, which has no variants.
+/// on an emulated GPU, whose kernels are not timed (`allowed`): its registers kernel has no
+/// variants, and f16 asked for there runs on the f16 arithmetic as planned.
 pub fn candidates(shape: ProductShape, tuning: &Tuning) -> Vec<ProductVariant> {
+    if tuning.emulated {
+        return Vec::new();
+    }
     let (d, views, needs) = dense(shape);
     // The matrix units only for a shape that may take them (its own layout, not the dense one,
     // decided that when it was noted).
@@ -181,8 +185,17 @@ mod tests {
             candidates(shape(128, 64, 784, true), &GUARANTEED),
             [v(Small, 49), v(Small, 1)]
         );
-        // The emulated GPUs' kernel has no variants.
+        // The emulated GPUs' kernel has no variants, nor has f16 asked for there.
         assert!(candidates(shape(1024, 1024, 1024, true), &EMULATED).is_empty());
+        let emulated_f16 = Tuning {
+            f16_products: MATRIX.f16_products,
+            ..EMULATED
+        };
+        let f16_shape = ProductShape {
+            f16: true,
+            ..shape(1024, 1024, 1024, true)
+        };
+        assert!(candidates(f16_shape, &emulated_f16).is_empty());
         // A run in f16: the matrix units first (the planner's), then the f32 variants; a
         // shape noted in an f32 run, or a run in f32, may not take them.
         let f16 = ProductShape {
