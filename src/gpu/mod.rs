@@ -6,6 +6,7 @@ mod bind_groups;
 mod bounds;
 mod counters;
 mod limits;
+mod matrix_units;
 #[cfg(target_arch = "wasm32")]
 pub(crate) mod nudge;
 mod params;
@@ -27,13 +28,14 @@ pub use batch::Binding;
 pub(crate) use bind_groups::MAX_BINDINGS;
 pub use counters::Counters;
 pub use limits::{LimitsAsked, LIMITS_PARAM, LIMITS_VAR};
+pub use matrix_units::{Browser, Lacking, MatrixUnits};
 pub use params::{
     KernelParams, NoParams, ParamField, WgslType, ELEMENTWISE_WORKGROUP, ROW_WORKGROUP,
 };
 pub use pipelines::{unchecked_shaders, Kernel};
 pub use pool::BufferRef;
 pub(crate) use pool::{BufferKind, PooledBuffer};
-pub use precision::{Browser, F16Products, Lacking, MatrixUnits, Precision, PrecisionChoice};
+pub use precision::{F16Products, Precision, PrecisionChoice};
 pub use product_variants::{ProductShape, ProductVariant, ProductVariants, Tiles};
 pub use profile::request_profile;
 pub use template::expand as expand_wgsl;

@@ -4,6 +4,7 @@
 //! it has none, on its ordinary f16 arithmetic (set on a device by `Gpu::set_precision`,
 //! below). Tensors, master weights and optimizer state stay f32 either way.
 
+use super::matrix_units::{Lacking, MatrixUnits};
 use super::{Gpu, Tuning};
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
@@ -50,20 +51,6 @@ impl fmt::Display for Precision {
     }
 }
 
-/// What the adapter offers for f16 products: matrices of 16 × 16 × 16 with f16 operands and f32
-/// sums, on subgroups always 32 wide (the kernels give each of a workgroup's 8 subgroups its own
-/// block of C), in one of two dialects of WGSL.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum MatrixUnits {
-    /// Natively, wgpu's experimental cooperative matrices (Vulkan's VK_KHR_cooperative_matrix:
-    /// NVIDIA's tensor cores), shaders/matmul_coop.wgsl.
-    Cooperative,
-    /// In Chrome, its experimental subgroup matrices, shaders/matmul_subgroup_matrix.wgsl;
-    /// asked for by our own glue (src/gpu/subgroup_matrix.rs), since wgpu's WebGPU backend
-    /// does not.
-    SubgroupMatrix,
-}
-
 /// The kernel f16 products run on (`Tuning::f16_products`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum F16Products {
@@ -81,129 +68,6 @@ impl F16Products {
         match self {
             F16Products::MatrixUnits(units) => units.kernel_source(),
             F16Products::Arithmetic => include_str!("../../shaders/matmul_f16_alu.wgsl"),
-        }
-    }
-}
-
-/// The environment variable that turns the matrix units off natively (`Lacking::TurnedOff`).
-pub const MATRIX_UNITS_VAR: &str = "WEBGRAD_MATRIX_UNITS";
-
-/// The subgroup width the kernels are written for.
-#[cfg(not(target_arch = "wasm32"))]
-const SUBGROUP_WIDTH: u32 = 32;
-
-impl MatrixUnits {
-    /// The wgpu features a device must be opened with for the cooperative matrices' kernel.
-    #[cfg(not(target_arch = "wasm32"))]
-    pub(crate) fn features() -> wgpu::Features {
-        wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
-            | wgpu::Features::SHADER_F16
-            | wgpu::Features::SUBGROUP
-    }
-
-    /// The cooperative matrices `adapter` offers for the kernel, or the first of its needs it
-    /// lacks: the features, the 16 × 16 × 16 f16 → f32 configuration among its cooperative
-    /// matrices, and subgroups always 32 wide.
-    #[cfg(not(target_arch = "wasm32"))]
-    pub(crate) fn of(adapter: &wgpu::Adapter) -> Result<MatrixUnits, Lacking> {
-        use wgpu::CooperativeScalarType::{F16, F32};
-        use wgpu::Features as F;
-        let has = |f| adapter.features().contains(f);
-        let sixteens = || {
-            adapter.cooperative_matrix_properties().iter().any(|c| {
-                (c.m_size, c.n_size, c.k_size) == (16, 16, 16)
-                    && c.ab_type == F16
-                    && c.cr_type == F32
-            })
-        };
-        let info = adapter.get_info();
-        let width = (info.subgroup_min_size, info.subgroup_max_size);
-        match () {
-            _ if !has(F::EXPERIMENTAL_COOPERATIVE_MATRIX) => Err(Lacking::Matrices(None)),
-            _ if !has(F::SHADER_F16) => Err(Lacking::ShaderF16(None)),
-            _ if !has(F::SUBGROUP) => Err(Lacking::Subgroups),
-            _ if !sixteens() => Err(Lacking::Configuration),
-            _ if width != (SUBGROUP_WIDTH, SUBGROUP_WIDTH) => Err(Lacking::SubgroupWidth),
-            _ => Ok(MatrixUnits::Cooperative),
-        }
-    }
-
-    /// The product kernel's source in this dialect.
-    pub(crate) fn kernel_source(self) -> &'static str {
-        match self {
-            MatrixUnits::Cooperative => include_str!("../../shaders/matmul_coop.wgsl"),
-            MatrixUnits::SubgroupMatrix => {
-                include_str!("../../shaders/matmul_subgroup_matrix.wgsl")
-            }
-        }
-    }
-}
-
-/// The browser a page runs in, for the sentences to name the flags that would help.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Browser {
-    /// Chrome or another Chromium, on an NVIDIA GPU or not.
-    Chrome {
-        nvidia: bool,
-    },
-    Other,
-}
-
-/// Why an adapter offers no f16 matrix units to webgrad: the first of the kernel's needs it
-/// lacks, in the order they are checked. `None` for the browser: natively.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lacking {
-    /// No matrices at all: natively wgpu's cooperative matrices, in a page Chrome's subgroup
-    /// matrices.
-    Matrices(Option<Browser>),
-    ShaderF16(Option<Browser>),
-    Subgroups,
-    /// Matrices, but none of 16 × 16 × 16 f16 with f32 sums.
-    Configuration,
-    /// Subgroups that may be narrower or wider than 32.
-    SubgroupWidth,
-    /// WGSL without the `subgroup_id` builtin (language feature `subgroup_id`), which the
-    /// kernel in Chrome's dialect needs: Chrome wants the matrices' offsets subgroup-uniform.
-    SubgroupId,
-    /// The browser refused a device with them.
-    Refused,
-    /// `WEBGRAD_MATRIX_UNITS=off` (natively): a GPU with them run as one without, to measure
-    /// and test the f16 arithmetic on it.
-    TurnedOff,
-}
-
-impl fmt::Display for Lacking {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const UNSAFE: &str = "--enable-unsafe-webgpu";
-        match self {
-            Lacking::Matrices(None) => {
-                f.write_str("its driver offers wgpu no cooperative matrices")
-            }
-            Lacking::Matrices(Some(Browser::Chrome { .. })) => write!(
-                f,
-                "it offers no subgroup matrices here (Chrome offers them only when started \
-                 with {UNSAFE}, on GPUs with matrix units)"
-            ),
-            Lacking::Matrices(Some(Browser::Other)) => write!(
-                f,
-                "this browser offers no subgroup matrices (Chrome does when started with \
-                 {UNSAFE}, on GPUs with matrix units)"
-            ),
-            Lacking::ShaderF16(Some(Browser::Chrome { nvidia: true })) => f.write_str(
-                "on NVIDIA under Linux, Chrome offers shader-f16 only when started with \
-                 --enable-dawn-features=vulkan_enable_f16_on_nvidia",
-            ),
-            Lacking::ShaderF16(_) => f.write_str("it offers no shader-f16"),
-            Lacking::Subgroups => f.write_str("it offers no subgroups"),
-            Lacking::Configuration => {
-                f.write_str("its matrices include none of 16×16×16 f16 with f32 sums")
-            }
-            Lacking::SubgroupWidth => f.write_str("its subgroups are not always 32 wide"),
-            Lacking::SubgroupId => f.write_str(
-                "this browser's WGSL has no subgroup_id builtin, which the kernel needs",
-            ),
-            Lacking::Refused => f.write_str("the browser refused a device with them"),
-            Lacking::TurnedOff => write!(f, "{MATRIX_UNITS_VAR}=off turned them off"),
         }
     }
 }
@@ -297,8 +161,8 @@ impl PrecisionChoice {
 
 impl Gpu {
     /// Sets the precision products run in (`PrecisionChoice`: f16 on the device's matrix units,
-    /// or on its f16 arithmetic where asked for), and says what was chosen and why; an error where f16 is asked for
-    /// and cannot be had. Products planned after it take it; only optimizers made after it
+    /// or on its f16 arithmetic where asked for), and says what was chosen and why; an error
+    /// where f16 is asked for and cannot be had. Products planned after it take it; only optimizers made after it
     /// scale their losses (`Optimizer::for_device`), so a run sets it before its session.
     pub fn set_precision(&self, asked: Precision) -> crate::Result<PrecisionChoice> {
         let choice = PrecisionChoice::of(
@@ -366,7 +230,7 @@ pub(super) async fn open_device(
 ) -> crate::Result<Opened> {
     let features = features | (adapter.features() & wgpu::Features::SHADER_F16);
     #[cfg(not(target_arch = "wasm32"))]
-    let units = match std::env::var(MATRIX_UNITS_VAR).as_deref() {
+    let units = match std::env::var(super::matrix_units::MATRIX_UNITS_VAR).as_deref() {
         Ok("off") => Err(Lacking::TurnedOff),
         _ => MatrixUnits::of(adapter),
     };
@@ -408,6 +272,7 @@ pub(super) async fn open_device(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::Browser;
 
     #[test]
     fn auto_takes_f16_only_on_matrix_units_and_f16_takes_the_arithmetic_where_it_has_none() {
@@ -443,20 +308,5 @@ mod tests {
         assert!(refused.contains("vulkan_enable_f16_on_nvidia"), "{refused}");
         assert_eq!("auto".parse::<Precision>(), Ok(Precision::Auto));
         assert!("bf16".parse::<Precision>().is_err());
-    }
-
-    /// Each browser is told what would help in it: Chrome its flags (the Dawn toggle only on
-    /// NVIDIA), another browser that Chrome has them.
-    #[test]
-    fn the_reason_names_the_flag_of_the_browser_it_runs_in() {
-        let chrome = Some(Browser::Chrome { nvidia: false });
-        let nvidia = Some(Browser::Chrome { nvidia: true });
-        let other = Some(Browser::Other);
-        let says = |l: Lacking| l.to_string();
-        assert!(says(Lacking::Matrices(chrome)).contains("Chrome offers them only when started"));
-        assert!(says(Lacking::Matrices(other)).starts_with("this browser offers no subgroup"));
-        assert!(says(Lacking::ShaderF16(nvidia)).contains("vulkan_enable_f16_on_nvidia"));
-        assert_eq!(says(Lacking::ShaderF16(chrome)), "it offers no shader-f16");
-        assert!(!says(Lacking::Matrices(None)).contains("--enable"));
     }
 }

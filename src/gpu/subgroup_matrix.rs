@@ -6,7 +6,7 @@
 //! offers them only to pages it runs with `--enable-unsafe-webgpu` (and, on NVIDIA under Linux,
 //! shader-f16 only with `--enable-dawn-features=vulkan_enable_f16_on_nvidia`).
 
-use super::precision::{Browser, Lacking};
+use super::matrix_units::{Browser, Lacking};
 use super::MatrixUnits;
 use wasm_bindgen::prelude::wasm_bindgen;
 
