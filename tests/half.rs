@@ -180,15 +180,11 @@ fn losses_are_scaled_once_a_product_runs_in_f16() {
             unreachable!("common::gpu gives a GPU")
         };
         let before = context.tuning();
-        let products = match (context.matrix_units(), context.shader_f16()) {
-            (Some(units), _) => Some(F16Products::MatrixUnits(units)),
-            (None, true) => Some(F16Products::Arithmetic),
-            (None, false) => None,
-        };
-        context.set_tuning(Tuning {
-            f16_products: products,
-            ..before
-        });
+        // The f16 kernel the adapter offers, if any (set in the device's tuning).
+        let products = context
+            .set_precision(Precision::F16)
+            .ok()
+            .and_then(|c| c.products);
         let w = Tensor::from_f64(uniform(256 * 256, -0.1, 0.1, 3), &[256, 256], &gpu)
             .unwrap()
             .with_grad();

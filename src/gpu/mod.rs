@@ -70,8 +70,6 @@ pub struct Gpu {
     lost: Arc<Mutex<Option<String>>>,
     /// The f16 matrix units the device was opened with, or what the adapter lacked for them.
     matrix_units: std::result::Result<MatrixUnits, Lacking>,
-    /// Whether the device was opened with shader-f16 (f16 products on its arithmetic).
-    shader_f16: bool,
     /// The precision the latest `set_precision` chose, with its reason.
     precision: RefCell<Option<PrecisionChoice>>,
 }
@@ -106,12 +104,8 @@ impl Gpu {
             .map_err(|e| Error::NoAdapter(e.to_string()))?;
         let limits = asked.limits(adapter.limits());
         let features = profile::KernelTimer::features(&adapter);
-        let precision::Opened {
-            device,
-            queue,
-            units: matrix_units,
-            shader_f16,
-        } = precision::open_device(&adapter, &limits, features).await?;
+        let (device, queue, matrix_units) =
+            precision::open_device(&adapter, &limits, features).await?;
         let info = adapter.get_info();
         let errors = Arc::new(Mutex::new(Vec::new()));
         let sink = errors.clone();
@@ -144,7 +138,6 @@ impl Gpu {
             errors,
             lost,
             matrix_units,
-            shader_f16,
             precision: RefCell::new(None),
         }))
     }

@@ -168,7 +168,7 @@ impl Gpu {
         let choice = PrecisionChoice::of(
             asked,
             self.matrix_units,
-            self.shader_f16,
+            self.shader_f16(),
             &self.adapter_name(),
         )
         .map_err(|why| Error::Invalid {
@@ -206,17 +206,8 @@ impl Gpu {
 
     /// Whether this device was opened with shader-f16 (f16 products without matrix units).
     pub fn shader_f16(&self) -> bool {
-        self.shader_f16
+        self.device.features().contains(wgpu::Features::SHADER_F16)
     }
-}
-
-/// A device opened by `open_device`, with the f16 matrix units it has (or what the adapter
-/// lacked for them) and whether it has shader-f16.
-pub(super) struct Opened {
-    pub(super) device: wgpu::Device,
-    pub(super) queue: wgpu::Queue,
-    pub(super) units: Result<MatrixUnits, Lacking>,
-    pub(super) shader_f16: bool,
 }
 
 /// Opens the device with `features`, with shader-f16 and the f16 matrix units where the
@@ -227,7 +218,7 @@ pub(super) async fn open_device(
     adapter: &wgpu::Adapter,
     limits: &wgpu::Limits,
     features: wgpu::Features,
-) -> crate::Result<Opened> {
+) -> crate::Result<(wgpu::Device, wgpu::Queue, Result<MatrixUnits, Lacking>)> {
     let features = features | (adapter.features() & wgpu::Features::SHADER_F16);
     #[cfg(not(target_arch = "wasm32"))]
     let units = match std::env::var(super::matrix_units::MATRIX_UNITS_VAR).as_deref() {
@@ -260,13 +251,7 @@ pub(super) async fn open_device(
         .map_err(|e| Error::DeviceRequest(e.to_string()))?;
     #[cfg(target_arch = "wasm32")]
     let units = super::subgroup_matrix::granted();
-    let shader_f16 = device.features().contains(wgpu::Features::SHADER_F16);
-    Ok(Opened {
-        device,
-        queue,
-        units,
-        shader_f16,
-    })
+    Ok((device, queue, units))
 }
 
 #[cfg(test)]
