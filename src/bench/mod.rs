@@ -192,11 +192,6 @@ pub async fn run(
             }
         };
         emit(line);
-        // With a profile (WEBGRAD_PROFILE=1, or the page's `&profile=1`), this workload's
-        // kernels, slowest first.
-        for kernel in gpu.take_profile().unwrap_or_default().lines() {
-            emit(format!("  {kernel}"));
-        }
     }
     Ok(())
 }

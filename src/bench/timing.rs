@@ -28,6 +28,9 @@ pub(super) struct Timing {
     /// The counters of all the steps run back to back, every run's (after warm-up none should
     /// create a buffer or a bind group either).
     pipelined_counters: Counters,
+    /// When profiling, the GPU time and calls of each kernel in a step waited for (the mean
+    /// over those steps; the warm-up and the product timing left out).
+    profile: Option<String>,
 }
 
 /// Runs of `reps` steps back to back that the pipelined figure is the median of, at most: one
@@ -74,6 +77,7 @@ pub(super) async fn time(
         }
         gpu.finished().await?;
     }
+    gpu.take_profile(1);
     let (mut waited, mut recording) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
     let mut counters = Counters::default();
     for _ in 0..reps {
@@ -85,6 +89,7 @@ pub(super) async fn time(
         waited.push((crate::clock::now() - start).as_secs_f64());
         counters = gpu.counters().since(&mark);
     }
+    let profile = gpu.take_profile(reps);
     let mark = gpu.counters();
     let mut pipelined = Vec::with_capacity(PIPELINED_RUNS);
     let runs_start = crate::clock::now();
@@ -105,6 +110,7 @@ pub(super) async fn time(
         recording: median(recording),
         counters,
         pipelined_counters: gpu.counters().since(&mark),
+        profile,
     })
 }
 
@@ -114,7 +120,7 @@ pub(super) fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// `name {"ms": …, "<unit>": …, "params": …, timings and counters…}`: torch_ref.py's fields
-/// (`ms` is a step waited for) and ours.
+/// (`ms` is a step waited for) and ours; when profiling, a step's kernels follow, a line each.
 pub(super) fn line(
     name: &str,
     t: &Timing,
@@ -141,7 +147,10 @@ pub(super) fn line(
     v["pipelined_param_bytes"] = p.param_bytes.into();
     v["pipelined_bind_groups_created"] = p.bind_groups_created.into();
     v["pipelined_buffers_created"] = p.buffers_created.into();
-    format!("{name} {v}")
+    let kernels = t.profile.as_deref().unwrap_or_default().lines();
+    std::iter::once(format!("{name} {v}"))
+        .chain(kernels.map(|kernel| format!("\n  {kernel}")))
+        .collect()
 }
 
 /// `x` to four significant digits, so that 0.0027 TFLOPS on an emulated adapter does not print

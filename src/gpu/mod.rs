@@ -270,12 +270,13 @@ impl Gpu {
     /// When profiling (WEBGRAD_PROFILE=1, or `request_profile`), the GPU time per kernel so
     /// far, slowest first; empty where the adapter has no timestamp queries.
     pub fn profile_report(&self) -> Option<String> {
-        self.profile.as_ref().map(|p| p.borrow().report())
+        self.profile.as_ref().map(|p| p.borrow().report(1))
     }
 
-    /// The report so far, and starts a new one.
-    pub fn take_profile(&self) -> Option<String> {
-        let report = self.profile_report();
+    /// The report so far with each kernel's time and calls divided by `steps`, and starts a
+    /// new one.
+    pub fn take_profile(&self, steps: usize) -> Option<String> {
+        let report = self.profile.as_ref().map(|p| p.borrow().report(steps));
         if let Some(p) = &self.profile {
             p.borrow_mut().totals.clear();
         }

@@ -39,12 +39,17 @@ impl Profile {
         e.1 += took;
     }
 
-    /// The kernels by total time, slowest first, one per line.
-    pub fn report(&self) -> String {
+    /// The kernels by total time, slowest first, one per line: the time and the calls over
+    /// `steps` (1: the totals).
+    pub fn report(&self, steps: usize) -> String {
         let mut rows: Vec<_> = self.totals.iter().collect();
         rows.sort_by_key(|row| std::cmp::Reverse(row.1 .1));
+        let per = steps.max(1) as f64;
         rows.iter()
-            .map(|(k, (n, t))| format!("{:>10.3} ms {:>7} × {k}\n", t.as_secs_f64() * 1e3, n))
+            .map(|(k, (n, t))| {
+                let (ms, calls) = (t.as_secs_f64() * 1e3 / per, *n as f64 / per);
+                format!("{ms:>10.3} ms {calls:>7.1} × {k}\n")
+            })
             .collect()
     }
 }
