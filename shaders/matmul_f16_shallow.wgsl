@@ -29,10 +29,10 @@ fn high_halves(v: Packet) -> vec4<f32> {
 }
 
 // Packet v at half `at` of A's tile (`in_a`) or B's.
-fn stage_packet(at: u32, v: Packet, in_a: bool) {
+fn stage_packet(at: u32, v: Packet, in_a: bool, turn: u32) {
     if (in_a) {
-        stage_a(at, v);
+        stage_a(at, v, turn);
     } else {
-        stage_b(at, v);
+        stage_b(at, v, turn);
     }
 }
