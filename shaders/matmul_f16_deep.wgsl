@@ -32,10 +32,10 @@ fn high_halves(v: Packet) -> vec4<f32> {
 
 // Packet v at half `at` of A's tile (`in_a`) or B's. Where the dialect stores halves one at a
 // time (TURNS), its high 4 halves first where the turn says so (its bit 1), each 4 in the
-// dialect's order (bit 0), so that half t of the stores lands in the packet's word t ^ turn
-// (matmul_f16_tiles' turn_of). Else low then high, always: natively on an H200 the order
-// varying by lane made matmul_4096 take 1.37-1.43 ms against 1.18-1.24 (its two 8-byte stores,
-// side by side, are likely one 16-byte store when their order is fixed).
+// dialect's order (bit 0), so that the t-th pair of halves stored lands in the packet's word
+// t ^ turn (matmul_f16_tiles' turn_of). Else low then high, always: natively on an H200 the
+// order varying by lane made matmul_4096 take 1.37-1.43 ms against 1.18-1.24 (its two 8-byte
+// stores, side by side, are likely one 16-byte store when their order is fixed).
 fn stage_packet(at: u32, v: Packet, in_a: bool, turn: u32) {
     let high_first = TURNS && (turn & 2u) != 0u;
     let low = vec4<f16>(low_halves(v));

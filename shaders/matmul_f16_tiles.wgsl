@@ -92,9 +92,10 @@ fn fetch_a(base: u32, row0: u32, k0: u32, s: u32) -> Packet {
 
 // The order, one of 4, in which slot s's halves are stored, where a dialect stores them one
 // at a time (Chrome's: its matrix loads take tiles of halves). A subgroup's 32 lanes stage
-// neighbouring slots; each store of the same half of every lane's packet would fall on 8 of the
-// 32 banks, four lanes to a bank (packets 16 bytes apart, rows 4 banks apart). The lanes of
-// each group of 8 take another order, so that a store's 32 halves fall on 32 banks.
+// neighbouring slots; with the deep slices each store of the same half of every lane's packet
+// would fall on 8 of the 32 banks, four lanes to a bank (packets of 8 halves 16 bytes apart,
+// rows 4 banks apart). The lanes of each group of 8 take another order, so that a store's 32
+// halves fall on 32 banks (matmul_f16_deep.wgsl; the shallow slices keep one order).
 fn turn_of(s: u32) -> u32 {
     return (s / 8u) % 4u;
 }

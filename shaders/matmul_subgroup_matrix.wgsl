@@ -22,8 +22,8 @@ var<workgroup> b_tile: array<f16, TILE_HALVES>;
 
 // Its two pairs of halves, the second first where the turn's bit 0 says so
 // (matmul_f16_tiles' turn_of: so that a subgroup's stores fall on different banks). In Chrome
-// on an H200 the turns took nanochar's f16 step from 24.89-25.38 ms to 23.63-23.66 pipelined,
-// matmul_4096 from 2.07-3.58 to 1.91-1.97 (docs/log/products.md).
+// on an H200 the turns took nanochar's f16 step from 24.66-24.74 ms to 23.41-23.46 pipelined,
+// matmul_4096 from 2.04-2.09 to 1.89-1.96 (docs/log/products.md).
 const TURNS: bool = true;
 
 fn stage_a(at: u32, v: vec4<f16>, turn: u32) {
