@@ -12,10 +12,11 @@ enable f16;
 // (twice its f32 rate where it does), summed in f16 over CHUNK depths and those sums added in
 // f32. On an H200 it ran no faster than the f32 tiles however its FMAs were written
 // (docs/log/products.md, "f16 on the GPU's arithmetic, without matrix units"), so auto keeps f32
-// on GPUs without matrix units and the per-shape timing keeps slower shapes off it. A chunk's f16 sum rounds each of its CHUNK additions to f16's 11 bits, about
-// what rounding the operands to f16 already costs; every chunk's sum is then added in f32, so
-// the error does not grow with K as an f16 sum's would. Values past f16's range (65,504) become
-// infinities, which the loss scale catches (src/optim/loss_scale.rs), as it does the operands'.
+// on GPUs without matrix units and the per-shape timing keeps slower shapes off it. A chunk's
+// f16 sum rounds each of its CHUNK additions to f16's 11 bits, about what rounding the operands
+// to f16 already costs; every chunk's sum is then added in f32, so the error does not grow
+// with K as an f16 sum's would. Values past f16's range (65,504) become infinities, which the
+// loss scale catches (src/optim/loss_scale.rs), as it does the operands'.
 
 //#include matmul_f16_tiles
 

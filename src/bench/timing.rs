@@ -77,7 +77,8 @@ pub(super) async fn time(
         }
         gpu.finished().await?;
     }
-    gpu.take_profile(1);
+    // The profile is of the steps waited for: not the warm-up's, nor the product timer's trials.
+    gpu.clear_profile();
     let (mut waited, mut recording) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
     let mut counters = Counters::default();
     for _ in 0..reps {

@@ -277,10 +277,15 @@ impl Gpu {
     /// new one.
     pub fn take_profile(&self, steps: usize) -> Option<String> {
         let report = self.profile.as_ref().map(|p| p.borrow().report(steps));
+        self.clear_profile();
+        report
+    }
+
+    /// Starts a new profile, dropping what the one so far holds.
+    pub fn clear_profile(&self) {
         if let Some(p) = &self.profile {
             p.borrow_mut().totals.clear();
         }
-        report
     }
 
     /// Reads the kernel timestamps of the work submitted so far into the profile, once the
