@@ -129,6 +129,77 @@ fn f16_products_match_the_cpu_within_f16s_error_where_offered_and_are_refused_wh
     });
 }
 
+/// Causal attention in an f16 run on cooperative matrices (src/ops/attention/matrix.rs), its
+/// output and the gradients of q, k and v against the CPU's f64, outside f32's error (so that
+/// the matrix units ran) and within f16's: the output within the products' bound, the
+/// gradients within twice it, as the probabilities and their gradients are rounded to f16
+/// before the products that take them (on an H200: 4.9e-3 for the output, 9.4e-3 and 1.1e-2
+/// for q's and k's gradients). A leaked mask or a missed block would be off by far more. A
+/// value past f16's range makes the gradient infinite, for the loss scale to see. Lavapipe
+/// has no cooperative matrices: there the kernels are only built (the module's test) and this
+/// returns at once.
+#[test]
+fn attention_on_the_matrix_units_matches_the_cpu_within_f16s_error() {
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        if context.matrix_units() != Some(webgrad::gpu::MatrixUnits::Cooperative) {
+            return;
+        }
+        context.set_precision(Precision::F16).unwrap();
+        let families = ["attention_coop", "attention_coop_dq", "attention_coop_dkv"];
+        let before = families.map(|f| context.dispatches_of(f));
+        let (b, t, c, heads) = (2, 128, 192, 3);
+        let grads = async |d: &Device, values: Vec<f64>| {
+            let qkv = Tensor::from_f64(values, &[b, t, 3 * c], d)
+                .unwrap()
+                .with_grad();
+            let out = qkv.attention_packed(heads).unwrap();
+            common::value_and_grads(&out, &[&qkv]).await
+        };
+        let values = uniform(b * t * 3 * c, -1.0, 1.0, 11);
+        let got = grads(&gpu, values.clone()).await;
+        let want = grads(&Device::Cpu, values.clone()).await;
+        let bounded = |what: &str, got: &[f64], want: &[f64], bound: f64| {
+            let error = relative_error(got, want);
+            assert!(
+                error <= bound && error > F32_ERROR_AT_MOST,
+                "{what}: {error:e}"
+            );
+        };
+        bounded("attention's output", &got[0], &want[0], F16_ERROR_AT_MOST);
+        // The gradients of q, k and v, each its third of every row.
+        let part = |values: &[f64], i: usize| -> Vec<f64> {
+            values
+                .chunks(c)
+                .skip(i)
+                .step_by(3)
+                .flatten()
+                .copied()
+                .collect()
+        };
+        for (i, name) in ["q", "k", "v"].iter().enumerate() {
+            let what = format!("attention's gradient of {name}");
+            let bound = 2.0 * F16_ERROR_AT_MOST;
+            bounded(&what, &part(&got[1], i), &part(&want[1], i), bound);
+        }
+        let mut past_f16 = values;
+        past_f16[5 * 3 * c + c + 7] = 1e5;
+        let overflowed = grads(&gpu, past_f16).await;
+        context.set_precision(Precision::F32).unwrap();
+        assert!(
+            overflowed[1].iter().any(|g| !g.is_finite()),
+            "the overflow went unseen"
+        );
+        for (family, before) in families.iter().zip(before) {
+            let ran = context.dispatches_of(family) - before;
+            assert_eq!(ran, 2, "{family} ran {ran} times");
+        }
+    });
+}
+
 /// The f16 path this GPU offers, with auto's and f16's choices asserted: the matrix units
 /// (auto takes them), the f16 arithmetic (f16 takes it, auto keeps f32 and says f16 would), or
 /// none (f16 refused with the reason).

@@ -10,7 +10,16 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 30] = [
+const INCLUDES: [(&str, &str); 32] = [
+    // What the causal attention kernels on the matrix units share, and their backward's dO.
+    (
+        "attention_coop_common",
+        include_str!("../../shaders/attention_coop_common.wgsl"),
+    ),
+    (
+        "attention_coop_grads",
+        include_str!("../../shaders/attention_coop_grads.wgsl"),
+    ),
     (
         "matmul_f16_tiles",
         include_str!("../../shaders/matmul_f16_tiles.wgsl"),

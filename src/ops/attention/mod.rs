@@ -2,9 +2,12 @@
 //! future positions masked, stable softmax, backward on the GPU. causal.rs takes q, k and v
 //! as three tensors, packed.rs as one [B, T, 3C] tensor; tiled.rs holds the
 //! FlashAttention-style kernels both use on real GPUs, which never hold the T×T matrix;
-//! scores.rs the path through it that long packed sequences take there, as the faster.
+//! scores.rs the path through it that long packed sequences take there, as the faster;
+//! matrix.rs the FlashAttention tiling on the matrix units, which packed attention takes
+//! first in an f16 run on cooperative matrices.
 
 mod causal;
+mod matrix;
 mod packed;
 mod scores;
 

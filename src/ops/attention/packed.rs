@@ -3,7 +3,7 @@
 //! gradients side by side; elsewhere the three are sliced out and `attention` runs.
 
 use super::causal::attention_backward;
-use super::{scores, tiled, Dims};
+use super::{matrix, scores, tiled, Dims};
 use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -63,6 +63,11 @@ impl Backward for AttentionPacked {
     }
 }
 
+/// The GPU, where attention of these sizes runs on its matrix units (matrix.rs).
+fn on_matrix_units(qkv: &Tensor, dm: Dims) -> Option<&Rc<Gpu>> {
+    gpu_of(qkv.device()).filter(|gpu| matrix::usable(gpu, dm))
+}
+
 /// Gradient of the packed tensor: dq, dk and dv side by side.
 fn attention_packed_backward(
     qkv: &Tensor,
@@ -70,6 +75,17 @@ fn attention_packed_backward(
     heads: usize,
 ) -> Result<Tensor> {
     let dm = packed_dims(qkv, heads)?;
+    if let Some(gpu) = on_matrix_units(qkv, dm) {
+        let all = matrix::backward_packed(gpu, dm, qkv, [out, lse, g])?;
+        return Ok(Tensor::from_storage(
+            qkv.shape().to_vec(),
+            DType::F32,
+            qkv.device(),
+            Storage::Gpu(all),
+        ));
+    }
+    // Where the forward ran on the matrix units and the precision changed since, the kernels
+    // below read its lse as their own: both keep the log-sum-exp of the scaled scores.
     let Some((gpu, plan)) = tiled(qkv, dm) else {
         // The kernel set changed since the forward pass (tests switch it): the row kernels
         // keep lse in the same layout.
@@ -98,10 +114,13 @@ impl Tensor {
     /// `attention`, without the copies where the tiled GPU kernels run.
     pub fn attention_packed(&self, heads: usize) -> Result<Tensor> {
         let dm = packed_dims(self, heads)?;
-        if gpu_of(self.device()).is_some_and(|gpu| scores::chosen(gpu, dm)) {
+        let [out, lse] = if let Some(gpu) = on_matrix_units(self, dm) {
+            matrix::forward(gpu, dm, self)?
+        } else if gpu_of(self.device()).is_some_and(|gpu| scores::chosen(gpu, dm)) {
             return scores::forward(self, dm);
-        }
-        let Some((gpu, plan)) = tiled(self, dm) else {
+        } else if let Some((gpu, plan)) = tiled(self, dm) {
+            tiled::forward(gpu, plan, (dm, true), [self, self, self])?
+        } else {
             let c = dm.c;
             return self.slice(2, 0, c)?.attention(
                 &self.slice(2, c, c)?,
@@ -109,7 +128,6 @@ impl Tensor {
                 heads,
             );
         };
-        let [out, lse] = tiled::forward(gpu, plan, (dm, true), [self, self, self])?;
         let lse = Tensor::from_storage(
             vec![dm.rows()],
             DType::F32,

@@ -1,0 +1,109 @@
+enable f16;
+enable wgpu_cooperative_matrix;
+
+// Causal attention, forward, on cooperative matrices (attention_coop_common.wgsl): for each
+// strip of 16 queries, a first walk over the key blocks finds each row's max and sum of
+// exponentials (its log-sum-exp, kept for the backward); a second multiplies the
+// probabilities, exp(s − lse) rounded to f16, by V. Two walks and three products a block
+// rather than one walk that rescales the output as the max grows: a cooperative matrix's rows
+// cannot be scaled one by one.
+
+//#include attention_coop_common
+
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<storage, read_write> lse: array<f32>;
+
+// Rows of the output from `at` (btc_at), 16 of the head's columns. The index and stride are
+// named, not computed in the call: naga 30's SPIR-V writer fails on a cooperative matrix's
+// pointer or stride computed in its arguments.
+fn store_output(acc: coop_mat16x16<f32, C>, at: u32) {
+    let stride = p.c;
+    coopStoreT(acc, &out[at], stride);
+}
+
+@compute @workgroup_size(128)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32,
+        @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
+    let b = wid.y / p.heads;
+    let h = wid.y % p.heads;
+    let first = wid.x * ROWS + sg * STRIP;
+    let row = lane_row(lane);
+    let query = first + row;
+    put(0u, fetch_rows(qkv_at(b, wid.x * ROWS, h) + p.q_off, tid), tid);
+    var keys = fetch_rows(qkv_at(b, 0u, h) + p.k_off, tid);
+    workgroupBarrier();
+    let q0 = block_a(0u, sg * STRIP, 0u);
+    let q1 = block_a(0u, sg * STRIP, 1u);
+    let q2 = block_a(0u, sg * STRIP, 2u);
+    let q3 = block_a(0u, sg * STRIP, 3u);
+    // The lane's half of its row: the running max and sum over the blocks.
+    var m = MASKED;
+    var l = 0.0;
+    for (var j = 0u; j <= wid.x; j++) {
+        let key0 = j * ROWS;
+        workgroupBarrier();
+        put(0u, keys, tid);
+        // The next walk's first block after the last.
+        let next = select(j + 1u, 0u, j == wid.x) * ROWS;
+        keys = fetch_rows(qkv_at(b, next, h) + p.k_off, tid);
+        workgroupBarrier();
+        products_with_block(q0, q1, q2, q3, 0u, sg);
+        workgroupBarrier();
+        var most = vec4<f32>(MASKED);
+        for (var g = 0u; g < 8u; g++) {
+            let col = lane_col(lane, g);
+            let s = s_get4(sg, row, col) * p.scale;
+            most = select(most, max(most, s), seen(key0 + col, query));
+        }
+        let block_max = max(max(most.x, most.y), max(most.z, most.w));
+        let m_new = max(m, max(block_max, subgroupShuffleXor(block_max, 1u)));
+        var sum = vec4<f32>(0.0);
+        for (var g = 0u; g < 8u; g++) {
+            let col = lane_col(lane, g);
+            let s = s_get4(sg, row, col) * p.scale;
+            sum += select(vec4<f32>(0.0), exp(s - m_new), seen(key0 + col, query));
+        }
+        l = l * exp(m - m_new) + dot(sum, vec4<f32>(1.0));
+        m = m_new;
+    }
+    let row_lse = m + log(l + subgroupShuffleXor(l, 1u));
+    if (lane % 2u == 0u) {
+        lse[wid.y * p.t + query] = row_lse;
+    }
+    var values = fetch_rows(qkv_at(b, 0u, h) + p.v_off, tid);
+    var o0 = coop_mat16x16<f32, C>();
+    var o1 = coop_mat16x16<f32, C>();
+    var o2 = coop_mat16x16<f32, C>();
+    var o3 = coop_mat16x16<f32, C>();
+    for (var j = 0u; j <= wid.x; j++) {
+        let key0 = j * ROWS;
+        workgroupBarrier();
+        put(0u, keys, tid);
+        put(1u, values, tid);
+        if (j < wid.x) {
+            keys = fetch_rows(qkv_at(b, key0 + ROWS, h) + p.k_off, tid);
+            values = fetch_rows(qkv_at(b, key0 + ROWS, h) + p.v_off, tid);
+        }
+        workgroupBarrier();
+        products_with_block(q0, q1, q2, q3, 0u, sg);
+        workgroupBarrier();
+        for (var g = 0u; g < 8u; g++) {
+            let col = lane_col(lane, g);
+            let s = s_get4(sg, row, col) * p.scale;
+            h_set4(sg, row, col, select(vec4<f32>(0.0), exp(s - row_lse), seen(key0 + col, query)));
+        }
+        workgroupBarrier();
+        for (var kk = 0u; kk < 4u; kk++) {
+            let probs = h_matrix(sg, kk);
+            o0 = coopMultiplyAdd(probs, block_b(1u, kk, 0u), o0);
+            o1 = coopMultiplyAdd(probs, block_b(1u, kk, 1u), o1);
+            o2 = coopMultiplyAdd(probs, block_b(1u, kk, 2u), o2);
+            o3 = coopMultiplyAdd(probs, block_b(1u, kk, 3u), o3);
+        }
+    }
+    let at = btc_at(b, first, h);
+    store_output(o0, at);
+    store_output(o1, at + 16u);
+    store_output(o2, at + 32u);
+    store_output(o3, at + 48u);
+}

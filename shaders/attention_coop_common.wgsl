@@ -1,0 +1,174 @@
+// What the causal attention kernels on cooperative matrices share (shaders/attention_coop*.wgsl,
+// src/ops/attention/matrix.rs): the FlashAttention tiling with the products on the matrix
+// units. A workgroup takes 64 rows (queries, or keys in the key-side backward) of one (batch,
+// head), each of its 4 subgroups of 32 a strip of 16 rows, and walks the 64-row blocks of the
+// other side that its rows see. Blocks of q, k, v and dO are staged in workgroup memory as
+// f16 by all 128 invocations; the strips' products with them (16 × 64, over the
+// head's 64 depths) are cooperative matrices, whose f32 results pass through workgroup memory,
+// where the lanes apply the mask, the softmax and its gradient and leave the f16 values for
+// the next product. The T × T scores never reach memory.
+//
+// Every subgroup reads only its own strip of s_tile and h_tile, but WGSL has no barrier for a
+// subgroup's memory: the workgroup's is used, every subgroup walking the same blocks.
+
+// q, k and v, packed: rows `stride` values apart, q, k and v starting `*_off` values in, head
+// h at h × D after that. The output, dO and lse are [B, T, C] and [B·H, T]; the gradients of
+// q, k and v are laid out as they are. All f32, read as vec4s (C is a multiple of 64).
+struct Params {
+    t: u32, heads: u32, c: u32, stride: u32, q_off: u32, k_off: u32, v_off: u32, scale: f32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> qkv: array<vec4<f32>>;
+
+// Rows a workgroup takes, rows a subgroup's strip holds, and the head's width.
+const ROWS: u32 = 64u;
+const STRIP: u32 = 16u;
+const D: u32 = 64u;
+// A masked score: finite, so that exp(MASKED - m) is 0 and no NaN is made.
+const MASKED: f32 = -3.402823e38;
+
+// Each strip's 16 × 64 of f32 results as vec4s, rows 68 floats (17 vec4s) apart; the strips'
+// 16 × 64 of f16 operands and two staged blocks of 64 rows, as vec4s of halves, rows 72 halves
+// (18 vec4s) apart. The padding puts successive rows of a matrix load or store in other banks.
+const F32_ROW4: u32 = 17u;
+const ROW4: u32 = 18u;
+const BLOCK4: u32 = ROWS * ROW4;
+var<workgroup> s_tile: array<vec4<f32>, 4u * STRIP * F32_ROW4>;
+var<workgroup> h_tile: array<vec4<f16>, BLOCK4>;
+var<workgroup> blocks: array<vec4<f16>, 2u * BLOCK4>;
+
+// Where head h of row `row` of batch b starts: in q, k and v (add the part's offset), and in a
+// [B, T, C] tensor.
+fn qkv_at(b: u32, row: u32, h: u32) -> u32 {
+    return (b * p.t + row) * p.stride + h * D;
+}
+
+fn btc_at(b: u32, row: u32, h: u32) -> u32 {
+    return (b * p.t + row) * p.c + h * D;
+}
+
+// A block of 64 rows as an invocation fetches it: 8 of its 1,024 vec4s, fetched into
+// registers a block ahead of their staging, so that their loads are in flight while the block
+// before is multiplied. Read as f32 and rounded to f16 as they are staged: no f16 copy of q, k,
+// v or dO is made (18 copies a step cost nanochar 0.5 ms on an H200).
+struct Fetched { v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>,
+                 v4: vec4<f32>, v5: vec4<f32>, v6: vec4<f32>, v7: vec4<f32> }
+
+// Vec4 `i` of an invocation's share of the block from `at` (qkv_at and a part's offset):
+// vec4 tid + 128 i of the block, row (tid + 128 i) / 16.
+fn row_vec(at: u32, tid: u32, i: u32) -> vec4<f32> {
+    let v = tid + i * 128u;
+    return qkv[(at + (v / 16u) * p.stride) / 4u + v % 16u];
+}
+
+fn fetch_rows(at: u32, tid: u32) -> Fetched {
+    return Fetched(row_vec(at, tid, 0u), row_vec(at, tid, 1u), row_vec(at, tid, 2u),
+                   row_vec(at, tid, 3u), row_vec(at, tid, 4u), row_vec(at, tid, 5u),
+                   row_vec(at, tid, 6u), row_vec(at, tid, 7u));
+}
+
+// f16's largest finite value, and the f32 bits from which values round past it.
+const F16_MAX: f32 = 65504.0;
+const PAST_F16: u32 = 0x477ff000u;
+
+// Whether this invocation staged a value past f16's range (or an infinity or NaN): a
+// conversion of one is undefined in WGSL, so values are held inside the range, and the
+// backward's key side reports them (attention_coop_dkv.wgsl) for the loss scale to see.
+var<private> overflowed: bool;
+
+fn halves(v: vec4<f32>) -> vec4<f16> {
+    let size = bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu);
+    overflowed = overflowed || any(size >= vec4<u32>(PAST_F16));
+    return vec4<f16>(clamp(v, vec4<f32>(-F16_MAX), vec4<f32>(F16_MAX)));
+}
+
+// A fetched block staged in slot `slot`.
+fn put(slot: u32, f: Fetched, tid: u32) {
+    let base = slot * BLOCK4 + (tid / 16u) * ROW4 + tid % 16u;
+    // 128 vec4s are 8 rows: share i lies 8 i rows further.
+    blocks[base] = halves(f.v0);
+    blocks[base + 8u * ROW4] = halves(f.v1);
+    blocks[base + 16u * ROW4] = halves(f.v2);
+    blocks[base + 24u * ROW4] = halves(f.v3);
+    blocks[base + 32u * ROW4] = halves(f.v4);
+    blocks[base + 40u * ROW4] = halves(f.v5);
+    blocks[base + 48u * ROW4] = halves(f.v6);
+    blocks[base + 56u * ROW4] = halves(f.v7);
+}
+
+// The lanes' view of a strip: lane l holds row l / 2 and half l % 2 of the 64 columns, 8
+// groups of 4, taken in a rotated order (the second half's lanes start 4 groups on), so that
+// each 8 lanes' 16-byte reads fall on 32 banks (rows are 17 vec4s apart).
+fn lane_row(lane: u32) -> u32 {
+    return lane / 2u;
+}
+
+// The first column of the lane's group g, and the 4 values there in s_tile.
+fn lane_col(lane: u32, g: u32) -> u32 {
+    let half = lane % 2u;
+    return half * 32u + ((g + 4u * half) % 8u) * 4u;
+}
+
+// The vec4 of s_tile at (row, col..) of subgroup sg's strip (col a multiple of 4).
+fn s_at(sg: u32, row: u32, col: u32) -> u32 {
+    return (sg * STRIP + row) * F32_ROW4 + col / 4u;
+}
+
+fn s_get4(sg: u32, row: u32, col: u32) -> vec4<f32> {
+    return s_tile[s_at(sg, row, col)];
+}
+
+// Which of the 4 keys from `key` a query sees (at or before it).
+fn seen(key: u32, query: u32) -> vec4<bool> {
+    return vec4<u32>(key) + vec4<u32>(0u, 1u, 2u, 3u) <= vec4<u32>(query);
+}
+
+// The 4 f16 values at (row, col..) of subgroup sg's strip of h_tile (col a multiple of 4).
+fn h_get4(sg: u32, row: u32, col: u32) -> vec4<f32> {
+    return vec4<f32>(h_tile[(sg * STRIP + row) * ROW4 + col / 4u]);
+}
+
+fn h_set4(sg: u32, row: u32, col: u32, x: vec4<f32>) {
+    h_tile[(sg * STRIP + row) * ROW4 + col / 4u] = vec4<f16>(x);
+}
+
+// Columns n × 16.. of a strip of f32 results stored to s_tile (row-major).
+fn store_strip(acc: coop_mat16x16<f32, C>, sg: u32, n: u32) {
+    coopStoreT(acc, &s_tile[s_at(sg, 0u, n * 16u)], F32_ROW4);
+}
+
+// From a staged block: rows `row`.., depths kk × 16.., as op(A); the same transposed as op(B)
+// (the rows as its columns, for products with the rows' transpose); and rows kk × 16.. as op(B),
+// columns n × 16.. (for products that sum over the rows: P · V, dS · K, dSᵀ · Q).
+fn block_a(slot: u32, row: u32, kk: u32) -> coop_mat16x16<f16, A> {
+    return coopLoadT<coop_mat16x16<f16, A>>(&blocks[slot * BLOCK4 + row * ROW4 + kk * 4u], ROW4);
+}
+
+fn block_transposed(slot: u32, row: u32, kk: u32) -> coop_mat16x16<f16, B> {
+    return coopLoad<coop_mat16x16<f16, B>>(&blocks[slot * BLOCK4 + row * ROW4 + kk * 4u], ROW4);
+}
+
+fn block_b(slot: u32, kk: u32, n: u32) -> coop_mat16x16<f16, B> {
+    return coopLoadT<coop_mat16x16<f16, B>>(&blocks[slot * BLOCK4 + kk * 16u * ROW4 + n * 4u],
+                                            ROW4);
+}
+
+// The strip's f16 values in h_tile, columns kk × 16.., as op(A).
+fn h_matrix(sg: u32, kk: u32) -> coop_mat16x16<f16, A> {
+    return coopLoadT<coop_mat16x16<f16, A>>(&h_tile[sg * STRIP * ROW4 + kk * 4u], ROW4);
+}
+
+// The strip's 16 × 64 products with the 64 rows of block `slot` (scores, or dP): Σ over the
+// head's depths of x_kk · rows_kkᵀ, into s_tile.
+fn products_with_block(x0: coop_mat16x16<f16, A>, x1: coop_mat16x16<f16, A>,
+                       x2: coop_mat16x16<f16, A>, x3: coop_mat16x16<f16, A>, slot: u32,
+                       sg: u32) {
+    for (var n = 0u; n < 4u; n++) {
+        var acc = coop_mat16x16<f32, C>();
+        acc = coopMultiplyAdd(x0, block_transposed(slot, n * 16u, 0u), acc);
+        acc = coopMultiplyAdd(x1, block_transposed(slot, n * 16u, 1u), acc);
+        acc = coopMultiplyAdd(x2, block_transposed(slot, n * 16u, 2u), acc);
+        acc = coopMultiplyAdd(x3, block_transposed(slot, n * 16u, 3u), acc);
+        store_strip(acc, sg, n);
+    }
+}

@@ -1,0 +1,96 @@
+enable f16;
+enable wgpu_cooperative_matrix;
+
+// Causal attention's backward on cooperative matrices, query side (attention_coop_common.wgsl):
+// for each strip of 16 queries, delta = Σ dO·O over each row (kept for the key side), then over
+// the key blocks the scores S = q·kᵀ, P = exp(S − lse) (rounded to f16), dP = dO·vᵀ,
+// dS = P ∘ (dP − delta) · scale (rounded to f16), and dq += dS · k.
+
+//#include attention_coop_common
+//#include attention_coop_grads
+
+@group(0) @binding(3) var<storage, read> out: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> lse: array<f32>;
+@group(0) @binding(5) var<storage, read_write> dqkv: array<f32>;
+@group(0) @binding(6) var<storage, read_write> delta: array<f32>;
+
+// Σ dO·O over the lane's half of its row, in f32.
+fn half_delta(at: u32) -> f32 {
+    var sum = vec4<f32>(0.0);
+    for (var c = 0u; c < 32u; c += 4u) {
+        sum += g[(at + c) / 4u] * out[(at + c) / 4u];
+    }
+    return dot(sum, vec4<f32>(1.0));
+}
+
+@compute @workgroup_size(128)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32,
+        @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
+    let b = wid.y / p.heads;
+    let h = wid.y % p.heads;
+    let first = wid.x * ROWS + sg * STRIP;
+    let row = lane_row(lane);
+    let query = first + row;
+    put(0u, fetch_rows(qkv_at(b, wid.x * ROWS, h) + p.q_off, tid), tid);
+    put(1u, fetch_grads(btc_at(b, wid.x * ROWS, h), tid), tid);
+    var keys = fetch_rows(qkv_at(b, 0u, h) + p.k_off, tid);
+    var values = fetch_rows(qkv_at(b, 0u, h) + p.v_off, tid);
+    let part = half_delta(btc_at(b, query, h) + (lane % 2u) * 32u);
+    let row_delta = part + subgroupShuffleXor(part, 1u);
+    if (lane % 2u == 0u) {
+        delta[wid.y * p.t + query] = row_delta;
+    }
+    let row_lse = lse[wid.y * p.t + query];
+    workgroupBarrier();
+    let q0 = block_a(0u, sg * STRIP, 0u);
+    let q1 = block_a(0u, sg * STRIP, 1u);
+    let q2 = block_a(0u, sg * STRIP, 2u);
+    let q3 = block_a(0u, sg * STRIP, 3u);
+    let y0 = block_a(1u, sg * STRIP, 0u);
+    let y1 = block_a(1u, sg * STRIP, 1u);
+    let y2 = block_a(1u, sg * STRIP, 2u);
+    let y3 = block_a(1u, sg * STRIP, 3u);
+    var dq0 = coop_mat16x16<f32, C>();
+    var dq1 = coop_mat16x16<f32, C>();
+    var dq2 = coop_mat16x16<f32, C>();
+    var dq3 = coop_mat16x16<f32, C>();
+    for (var j = 0u; j <= wid.x; j++) {
+        let key0 = j * ROWS;
+        workgroupBarrier();
+        put(0u, keys, tid);
+        put(1u, values, tid);
+        if (j < wid.x) {
+            keys = fetch_rows(qkv_at(b, key0 + ROWS, h) + p.k_off, tid);
+            values = fetch_rows(qkv_at(b, key0 + ROWS, h) + p.v_off, tid);
+        }
+        workgroupBarrier();
+        products_with_block(q0, q1, q2, q3, 0u, sg);
+        workgroupBarrier();
+        for (var g = 0u; g < 8u; g++) {
+            let col = lane_col(lane, g);
+            let s = s_get4(sg, row, col) * p.scale;
+            h_set4(sg, row, col, select(vec4<f32>(0.0), exp(s - row_lse), seen(key0 + col, query)));
+        }
+        workgroupBarrier();
+        products_with_block(y0, y1, y2, y3, 1u, sg);
+        workgroupBarrier();
+        for (var g = 0u; g < 8u; g++) {
+            let col = lane_col(lane, g);
+            let dp = s_get4(sg, row, col);
+            h_set4(sg, row, col, h_get4(sg, row, col) * (dp - row_delta) * p.scale);
+        }
+        workgroupBarrier();
+        for (var kk = 0u; kk < 4u; kk++) {
+            let ds = h_matrix(sg, kk);
+            dq0 = coopMultiplyAdd(ds, block_b(0u, kk, 0u), dq0);
+            dq1 = coopMultiplyAdd(ds, block_b(0u, kk, 1u), dq1);
+            dq2 = coopMultiplyAdd(ds, block_b(0u, kk, 2u), dq2);
+            dq3 = coopMultiplyAdd(ds, block_b(0u, kk, 3u), dq3);
+        }
+    }
+    let at = qkv_at(b, first, h) + p.q_off;
+    store_grad(dq0, at);
+    store_grad(dq1, at + 16u);
+    store_grad(dq2, at + 32u);
+    store_grad(dq3, at + 48u);
+}

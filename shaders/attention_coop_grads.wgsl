@@ -1,0 +1,23 @@
+// dO, [B, T, C], as the backward kernels on cooperative matrices bind and fetch it
+// (attention_coop_dq.wgsl, attention_coop_dkv.wgsl): a block of its rows as fetch_rows
+// fetches q's, k's or v's.
+@group(0) @binding(2) var<storage, read> g: array<vec4<f32>>;
+
+fn grad_vec(at: u32, tid: u32, i: u32) -> vec4<f32> {
+    let v = tid + i * 128u;
+    return g[(at + (v / 16u) * p.c) / 4u + v % 16u];
+}
+
+// The block of dO's 64 rows from `at` (btc_at).
+fn fetch_grads(at: u32, tid: u32) -> Fetched {
+    return Fetched(grad_vec(at, tid, 0u), grad_vec(at, tid, 1u), grad_vec(at, tid, 2u),
+                   grad_vec(at, tid, 3u), grad_vec(at, tid, 4u), grad_vec(at, tid, 5u),
+                   grad_vec(at, tid, 6u), grad_vec(at, tid, 7u));
+}
+
+// Rows of a gradient from `at` (qkv_at and its part's offset), 16 of the head's columns, as
+// attention_coop.wgsl stores its output (the kernels bind dqkv).
+fn store_grad(acc: coop_mat16x16<f32, C>, at: u32) {
+    let stride = p.stride;
+    coopStoreT(acc, &dqkv[at], stride);
+}

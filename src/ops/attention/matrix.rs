@@ -1,0 +1,146 @@
+//! Causal attention on the GPU's matrix units (shaders/attention_coop*.wgsl): the
+//! FlashAttention tiling of tiled.rs with its products on cooperative matrices, in a run that
+//! asked for f16 where the adapter offers them natively. q, k, v and dO are read as f32 and
+//! rounded to f16 as the kernels stage them, the sums and the softmax's statistics are f32, the
+//! probabilities and their gradients are rounded to f16 for the products that take them (as
+//! PyTorch's flash attention under autocast does). Neither the T × T scores nor probabilities
+//! kept for the backward reach memory, nor any f16 copy.
+//!
+//! On an H200 (docs/log/products.md) nanochar's step spends 4.0 ms a step in the three
+//! kernels, where through the scores (scores.rs) it spent 3.3 ms in the six products and 0.9
+//! in the softmax and its gradient: its step 18.49-18.60 ms against 18.57-18.81, GPT-2's
+//! (1,024 positions) 53.0 against 54.6. In Chrome (subgroup matrices) packed attention keeps
+//! the scores: these kernels are not written in its dialect.
+
+use super::Dims;
+use crate::error::Result;
+use crate::gpu::{F16Products, Gpu, Kernel, MatrixUnits, PooledBuffer};
+use crate::ops::{launch, launch_into};
+use crate::tensor::{gpu_output, DType, Storage, Tensor};
+use std::rc::Rc;
+
+/// Rows (queries or keys) per workgroup, and the only head width the kernels take.
+const ROWS: usize = 64;
+const HEAD: usize = 64;
+/// The kernels' workgroup memory (attention_coop_common.wgsl): an f32 tile of 4 strips of 16
+/// rows of 68, three f16 tiles of 64 rows of 72 (the strips' operands and two staged blocks).
+const WORKGROUP_BYTES: u64 = 4 * 16 * 68 * 4 + 3 * 64 * 72 * 2;
+
+crate::kernel_params! {
+    /// shaders/attention_coop_common.wgsl: the sizes and scale, and where q, k and v lie in
+    /// their packed tensor (and their gradients in theirs), in values.
+    struct CoopParams {
+        t: u32, heads: u32, c: u32, stride: u32, q_off: u32, k_off: u32, v_off: u32, scale: f32,
+    }
+}
+
+/// Whether attention of these sizes runs on the matrix units: a run in f16 on cooperative
+/// matrices, heads of 64, whole blocks of 64 positions, and the kernels' workgroup memory.
+pub(super) fn usable(gpu: &Gpu, dm: Dims) -> bool {
+    let cooperative = F16Products::MatrixUnits(MatrixUnits::Cooperative);
+    let limits = gpu.limits();
+    gpu.tuning().f16_products == Some(cooperative)
+        && dm.d == HEAD
+        && dm.t.is_multiple_of(ROWS)
+        && u64::from(limits.max_compute_workgroup_storage_size) >= WORKGROUP_BYTES
+        && (dm.batch * dm.heads) as u64 <= u64::from(limits.max_compute_workgroups_per_dimension)
+}
+
+/// The parameters for a packed [B, T, 3C] input (q, k and v side by side).
+fn params(dm: Dims) -> CoopParams {
+    let c = dm.c as u32;
+    CoopParams {
+        t: dm.t as u32,
+        heads: dm.heads as u32,
+        c,
+        stride: 3 * c,
+        q_off: 0,
+        k_off: c,
+        v_off: 2 * c,
+        scale: dm.scale() as f32,
+    }
+}
+
+/// A workgroup per 64 rows of each (batch, head).
+fn groups(dm: Dims) -> [u32; 3] {
+    [(dm.t / ROWS) as u32, (dm.batch * dm.heads) as u32, 1]
+}
+
+fn kernel(family: &'static str, source: &'static str) -> Kernel {
+    Kernel::new(family, source, "main")
+}
+
+/// Forward over a packed [B, T, 3C] input: the output [B, T, C] and the log-sum-exp of each
+/// row of scaled scores [B·H·T], as the tiled kernels keep it.
+pub(super) fn forward(gpu: &Rc<Gpu>, dm: Dims, qkv: &Tensor) -> Result<[PooledBuffer; 2]> {
+    let k = kernel(
+        "attention_coop",
+        include_str!("../../../shaders/attention_coop.wgsl"),
+    );
+    let outputs = [dm.batch * dm.t * dm.c, dm.rows()];
+    launch(gpu, &k, &params(dm), &[qkv], outputs, groups(dm))
+}
+
+/// Backward over a packed [B, T, 3C] input: its gradient, dq, dk and dv side by side.
+pub(super) fn backward_packed(
+    gpu: &Rc<Gpu>,
+    dm: Dims,
+    qkv: &Tensor,
+    [out, lse, g]: [&Tensor; 3],
+) -> Result<PooledBuffer> {
+    let all = gpu_output(gpu, qkv.numel())?;
+    let params = params(dm);
+    let dq = kernel(
+        "attention_coop_dq",
+        include_str!("../../../shaders/attention_coop_dq.wgsl"),
+    );
+    let inputs = [qkv, g, out, lse];
+    let [delta] = launch_into(gpu, &dq, &params, &inputs, &[&all], [dm.rows()], groups(dm))?;
+    let delta = Tensor::from_storage(
+        vec![dm.rows()],
+        DType::F32,
+        qkv.device(),
+        Storage::Gpu(delta),
+    );
+    let dkv = kernel(
+        "attention_coop_dkv",
+        include_str!("../../../shaders/attention_coop_dkv.wgsl"),
+    );
+    let inputs = [qkv, g, lse, &delta];
+    let [] = launch_into(gpu, &dkv, &params, &inputs, &[&all], [], groups(dm))?;
+    Ok(all)
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    /// The three kernels as the pipeline cache builds them, without a device: expanded,
+    /// validated by naga, through its SPIR-V writer, and their bindings against the launches
+    /// above (lavapipe has no cooperative matrices to run them on).
+    #[test]
+    fn the_kernels_build_and_fit_their_launches() {
+        let sources = [
+            (
+                "attention_coop",
+                include_str!("../../../shaders/attention_coop.wgsl"),
+                vec![false, true, true],
+            ),
+            (
+                "attention_coop_dq",
+                include_str!("../../../shaders/attention_coop_dq.wgsl"),
+                vec![false, false, false, false, true, true],
+            ),
+            (
+                "attention_coop_dkv",
+                include_str!("../../../shaders/attention_coop_dkv.wgsl"),
+                vec![false, false, false, false, true],
+            ),
+        ];
+        for (family, source, writable) in sources {
+            if let Err(e) = kernel(family, source).check_without_device::<CoopParams>(&writable) {
+                panic!("{family}: {e}");
+            }
+        }
+    }
+}
