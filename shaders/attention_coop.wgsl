@@ -87,11 +87,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
         products_with_block(q0, q1, q2, q3, 0u, sg);
         workgroupBarrier();
-        for (var g = 0u; g < 8u; g++) {
-            let col = lane_col(lane, g);
-            let s = s_get4(sg, row, col) * p.scale;
-            h_set4(sg, row, col, select(vec4<f32>(0.0), exp(s - row_lse), seen(key0 + col, query)));
-        }
+        probs_to_h(sg, lane, key0, query, row_lse);
         workgroupBarrier();
         for (var kk = 0u; kk < 4u; kk++) {
             let probs = h_matrix(sg, kk);

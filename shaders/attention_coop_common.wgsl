@@ -132,6 +132,18 @@ fn h_set4(sg: u32, row: u32, col: u32, x: vec4<f32>) {
     h_tile[(sg * STRIP + row) * ROW4 + col / 4u] = vec4<f16>(x);
 }
 
+// The probabilities of the lane's row (query `query`, its log-sum-exp `row_lse`) against the
+// keys from `key0`, exp(s · scale − lse) from the strip's scores in s_tile, 0 where the key
+// comes after the query, into h_tile as the next product's f16 operand.
+fn probs_to_h(sg: u32, lane: u32, key0: u32, query: u32, row_lse: f32) {
+    let row = lane_row(lane);
+    for (var g = 0u; g < 8u; g++) {
+        let col = lane_col(lane, g);
+        let s = s_get4(sg, row, col) * p.scale;
+        h_set4(sg, row, col, select(vec4<f32>(0.0), exp(s - row_lse), seen(key0 + col, query)));
+    }
+}
+
 // Columns n × 16.. of a strip of f32 results stored to s_tile (row-major).
 fn store_strip(acc: coop_mat16x16<f32, C>, sg: u32, n: u32) {
     coopStoreT(acc, &s_tile[s_at(sg, 0u, n * 16u)], F32_ROW4);

@@ -22,9 +22,10 @@ use std::rc::Rc;
 /// Rows (queries or keys) per workgroup, and the only head width the kernels take.
 const ROWS: usize = 64;
 const HEAD: usize = 64;
-/// The kernels' workgroup memory (attention_coop_common.wgsl): an f32 tile of 4 strips of 16
-/// rows of 68, three f16 tiles of 64 rows of 72 (the strips' operands and two staged blocks).
-const WORKGROUP_BYTES: u64 = 4 * 16 * 68 * 4 + 3 * 64 * 72 * 2;
+/// The most workgroup memory a kernel takes (attention_coop_common.wgsl): an f32 tile of 4
+/// strips of 16 rows of 68, three f16 tiles of 64 rows of 72 (the strips' operands and two
+/// staged blocks), and the key side's 64 queries' lse and delta.
+const WORKGROUP_BYTES: u64 = 4 * 16 * 68 * 4 + 3 * 64 * 72 * 2 + 2 * 64 * 4;
 
 crate::kernel_params! {
     /// shaders/attention_coop_common.wgsl: the sizes and scale, and where q, k and v lie in
