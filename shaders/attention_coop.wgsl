@@ -36,12 +36,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let q1 = block_a(0u, sg * STRIP, 1u);
     let q2 = block_a(0u, sg * STRIP, 2u);
     let q3 = block_a(0u, sg * STRIP, 3u);
-    // The lane's half of its row: the running max and sum over the blocks.
+    // The lane's half of its row: the running max and sum over the blocks. Each block's
+    // staging waits only for the queries' loads: the barriers of the block before keep its
+    // products' reads ahead of the staging and the lanes' reads ahead of the products.
     var m = MASKED;
     var l = 0.0;
+    workgroupBarrier();
     for (var j = 0u; j <= wid.x; j++) {
         let key0 = j * ROWS;
-        workgroupBarrier();
         put(0u, keys, tid);
         // The next walk's first block after the last.
         let next = select(j + 1u, 0u, j == wid.x) * ROWS;

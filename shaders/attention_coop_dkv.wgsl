@@ -6,8 +6,9 @@ enable wgpu_cooperative_matrix;
 // Pᵀ = exp(Sᵀ − lse) (rounded to f16) for dv += Pᵀ · dO, then dPᵀ = v·dOᵀ and
 // dSᵀ = Pᵀ ∘ (dPᵀ − delta) · scale (rounded to f16) for dk += dSᵀ · q. delta is the query
 // side's (attention_coop_dq.wgsl). The workgroups together stage every row of q, k, v and
-// dO: where one held a value past f16's range, it makes q's gradient infinite there (the
-// query side, dispatched before, is done with it), so that the loss scale skips the step.
+// dO and round every dS: where one held a value past f16's range, it makes q's gradient
+// infinite there (the query side, dispatched before, is done with it), so that the loss scale
+// skips the step.
 
 //#include attention_coop_common
 //#include attention_coop_grads
@@ -97,7 +98,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let col = lane_col(lane, g);
             let dp = s_get4(sg, row, col);
             let d = stats[16u + col / 4u];
-            h_set4(sg, row, col, h_get4(sg, row, col) * (dp - d) * p.scale);
+            let ds = h_get4(sg, row, col) * (dp - d) * p.scale;
+            h_tile[(sg * STRIP + row) * ROW4 + col / 4u] = halves(ds);
         }
         workgroupBarrier();
         for (var kk = 0u; kk < 4u; kk++) {
@@ -109,7 +111,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
     if (overflowed) {
-        dqkv[qkv_at(b, wid.x * ROWS, h) + p.q_off] = bitcast<f32>(0x7f800000u);
+        // Made at run time: an infinity from a constant expression is an error in WGSL.
+        var infinity = 0x7f800000u;
+        dqkv[qkv_at(b, wid.x * ROWS, h) + p.q_off] = bitcast<f32>(infinity);
     }
     let ks = qkv_at(b, first, h) + p.k_off;
     let vs = qkv_at(b, first, h) + p.v_off;

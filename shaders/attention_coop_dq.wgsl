@@ -73,7 +73,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         for (var g = 0u; g < 8u; g++) {
             let col = lane_col(lane, g);
             let dp = s_get4(sg, row, col);
-            h_set4(sg, row, col, h_get4(sg, row, col) * (dp - row_delta) * p.scale);
+            let ds = h_get4(sg, row, col) * (dp - row_delta) * p.scale;
+            h_tile[(sg * STRIP + row) * ROW4 + col / 4u] = halves(ds);
         }
         workgroupBarrier();
         for (var kk = 0u; kk < 4u; kk++) {

@@ -6,7 +6,7 @@
 //! PyTorch's flash attention under autocast does). Neither the T × T scores nor probabilities
 //! kept for the backward reach memory, nor any f16 copy.
 //!
-//! On an H200 (docs/log/products.md) nanochar's step spends 4.0 ms a step in the three
+//! On an H200 (docs/log/products.md) nanochar's step spends 4.0-4.2 ms a step in the three
 //! kernels, where through the scores (scores.rs) it spent 3.3 ms in the six products and 0.9
 //! in the softmax and its gradient: its step 18.49-18.60 ms against 18.57-18.81, GPT-2's
 //! (1,024 positions) 53.0 against 54.6. In Chrome (subgroup matrices) packed attention keeps
