@@ -75,25 +75,19 @@ fn attention_packed_backward(
     heads: usize,
 ) -> Result<Tensor> {
     let dm = packed_dims(qkv, heads)?;
-    if let Some(gpu) = on_matrix_units(qkv, dm) {
-        let all = matrix::backward_packed(gpu, dm, qkv, [out, lse, g])?;
-        return Ok(Tensor::from_storage(
-            qkv.shape().to_vec(),
-            DType::F32,
-            qkv.device(),
-            Storage::Gpu(all),
-        ));
-    }
-    // Where the forward ran on the matrix units and the precision changed since, the kernels
-    // below read its lse as their own: both keep the log-sum-exp of the scaled scores.
-    let Some((gpu, plan)) = tiled(qkv, dm) else {
+    let all = if let Some(gpu) = on_matrix_units(qkv, dm) {
+        matrix::backward_packed(gpu, dm, qkv, [out, lse, g])?
+    } else if let Some((gpu, plan)) = tiled(qkv, dm) {
+        // Where the forward ran on the matrix units and the precision changed since, these
+        // kernels read its lse as their own: both keep the log-sum-exp of the scaled scores.
+        tiled::backward_packed(gpu, plan, dm, qkv, [out, lse, g])?
+    } else {
         // The kernel set changed since the forward pass (tests switch it): the row kernels
         // keep lse in the same layout.
         let [q, k, v] = unpack(qkv, dm.c)?;
         let grads = attention_backward([&q, &k, &v], [out, lse, g], heads)?;
         return Ok(Tensor::concat(&grads, 2)?.detach());
     };
-    let all = tiled::backward_packed(gpu, plan, dm, qkv, [out, lse, g])?;
     Ok(Tensor::from_storage(
         qkv.shape().to_vec(),
         DType::F32,
