@@ -80,12 +80,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     for (var j = 0u; j <= wid.x; j++) {
         let key0 = j * ROWS;
         workgroupBarrier();
-        put(0u, keys, tid);
-        put(1u, values, tid);
-        if (j < wid.x) {
-            keys = fetch_rows(qkv_at(b, key0 + ROWS, h) + p.k_off, tid);
-            values = fetch_rows(qkv_at(b, key0 + ROWS, h) + p.v_off, tid);
-        }
+        stage_keys_values(&keys, &values, b, h, key0, j < wid.x, tid);
         workgroupBarrier();
         products_with_block(q0, q1, q2, q3, 0u, sg);
         workgroupBarrier();

@@ -124,13 +124,24 @@ fn seen(key: u32, query: u32) -> vec4<bool> {
     return vec4<u32>(key) + vec4<u32>(0u, 1u, 2u, 3u) <= vec4<u32>(query);
 }
 
-// The 4 f16 values at (row, col..) of subgroup sg's strip of h_tile (col a multiple of 4).
+// The vec4 of h_tile at (row, col..) of subgroup sg's strip (col a multiple of 4), and its
+// 4 f16 values.
+fn h_at(sg: u32, row: u32, col: u32) -> u32 {
+    return (sg * STRIP + row) * ROW4 + col / 4u;
+}
+
 fn h_get4(sg: u32, row: u32, col: u32) -> vec4<f32> {
-    return vec4<f32>(h_tile[(sg * STRIP + row) * ROW4 + col / 4u]);
+    return vec4<f32>(h_tile[h_at(sg, row, col)]);
 }
 
 fn h_set4(sg: u32, row: u32, col: u32, x: vec4<f32>) {
-    h_tile[(sg * STRIP + row) * ROW4 + col / 4u] = vec4<f16>(x);
+    h_tile[h_at(sg, row, col)] = vec4<f16>(x);
+}
+
+// The 4 probabilities at (row, col..) in h_tile replaced by their dS, P ∘ (dP − delta) ·
+// scale, held inside f16's range (it may leave it where dO carries a large loss scale).
+fn probs_to_ds(sg: u32, row: u32, col: u32, dp: vec4<f32>, delta: vec4<f32>) {
+    h_tile[h_at(sg, row, col)] = halves(h_get4(sg, row, col) * (dp - delta) * p.scale);
 }
 
 // The probabilities of the lane's row (query `query`, its log-sum-exp `row_lse`) against the
@@ -142,6 +153,18 @@ fn probs_to_h(sg: u32, lane: u32, key0: u32, query: u32, row_lse: f32) {
         let col = lane_col(lane, g);
         let s = s_get4(sg, row, col) * p.scale;
         h_set4(sg, row, col, select(vec4<f32>(0.0), exp(s - row_lse), seen(key0 + col, query)));
+    }
+}
+
+// Key block `key0`'s keys and values (from k's and v's parts) staged in slots 0 and 1, and
+// the next block's fetched into them where there is `more`.
+fn stage_keys_values(keys: ptr<function, Fetched>, values: ptr<function, Fetched>, b: u32,
+                     h: u32, key0: u32, more: bool, tid: u32) {
+    put(0u, *keys, tid);
+    put(1u, *values, tid);
+    if (more) {
+        *keys = fetch_rows(qkv_at(b, key0 + ROWS, h) + p.k_off, tid);
+        *values = fetch_rows(qkv_at(b, key0 + ROWS, h) + p.v_off, tid);
     }
 }
 

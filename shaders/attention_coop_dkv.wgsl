@@ -98,8 +98,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let col = lane_col(lane, g);
             let dp = s_get4(sg, row, col);
             let d = stats[16u + col / 4u];
-            let ds = h_get4(sg, row, col) * (dp - d) * p.scale;
-            h_tile[(sg * STRIP + row) * ROW4 + col / 4u] = halves(ds);
+            probs_to_ds(sg, row, col, dp, d);
         }
         workgroupBarrier();
         for (var kk = 0u; kk < 4u; kk++) {
