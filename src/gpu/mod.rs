@@ -1,9 +1,11 @@
 //! The GPU context: adapter and device set-up, limits, and the shared machinery every op uses
 //! (buffer pool, pipeline cache, command batching, readback).
 
+mod attention_paths;
 mod batch;
 mod bind_groups;
 mod bounds;
+mod choices;
 mod counters;
 mod limits;
 mod matrix_units;
@@ -24,6 +26,7 @@ mod subgroup_matrix;
 mod template;
 mod tuning;
 
+pub use attention_paths::{AttentionPath, AttentionPaths, AttentionShape};
 pub use batch::Binding;
 pub(crate) use bind_groups::MAX_BINDINGS;
 pub use counters::Counters;
@@ -64,6 +67,8 @@ pub struct Gpu {
     tuning: Cell<Tuning>,
     /// The product variants measured fastest here, by shape (src/tune/products.rs).
     product_variants: RefCell<ProductVariants>,
+    /// The attention paths measured fastest here, by shape (src/tune/attention.rs).
+    attention_paths: RefCell<AttentionPaths>,
     /// Errors the device reported on its own (validation, out of memory), oldest first.
     errors: Arc<Mutex<Vec<String>>>,
     /// Why the device was lost, once it is: every later use of it fails with this.
@@ -134,6 +139,7 @@ impl Gpu {
             counters: Cell::new(Counters::default()),
             tuning: Cell::new(tuning),
             product_variants: RefCell::new(ProductVariants::default()),
+            attention_paths: RefCell::new(AttentionPaths::default()),
             profile: profile::Profile::enabled().then(|| RefCell::new(profile::Profile::default())),
             errors,
             lost,
@@ -206,6 +212,11 @@ impl Gpu {
     /// The product variants chosen on this device, and the shapes that wait to be measured.
     pub fn product_variants(&self) -> std::cell::RefMut<'_, ProductVariants> {
         self.product_variants.borrow_mut()
+    }
+
+    /// The attention paths chosen on this device, and the shapes that wait to be measured.
+    pub fn attention_paths(&self) -> std::cell::RefMut<'_, AttentionPaths> {
+        self.attention_paths.borrow_mut()
     }
 
     /// Takes the errors the device reported since the last call (a kernel that failed to

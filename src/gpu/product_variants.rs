@@ -1,14 +1,9 @@
 //! Which variant each product shape runs on this device, where one was measured fastest: the
 //! tile size and how many parts its K is cut into. The planner (src/ops/matmul/plan.rs) notes
 //! the shapes it plans and follows what was chosen; the measurement (src/tune/products.rs)
-//! times the shapes noted and chooses. Plain data here, so that the device holds it without
-//! knowing the planner.
+//! times the shapes noted and chooses.
 
-use std::collections::{HashMap, HashSet};
-
-/// The most shapes noted and not yet measured: a program of random shapes (the op tests) notes
-/// no more than this, and a model has far fewer.
-const MOST_NOTED: usize = 256;
+use super::choices::Choices;
 
 /// A product as its variant's choice depends on it: `batches` products of [m, k] · [k, n],
 /// which operands are read transposed, whether K may be split (C dense and alone, an epilogue
@@ -46,38 +41,4 @@ pub struct ProductVariant {
 
 /// The variants chosen on one device, and the shapes planned without one since they were last
 /// taken for measuring.
-#[derive(Debug, Default)]
-pub struct ProductVariants {
-    chosen: HashMap<ProductShape, ProductVariant>,
-    noted: Vec<ProductShape>,
-    /// Every shape ever noted: a shape is noted once (this runs for every product planned).
-    seen: HashSet<ProductShape>,
-}
-
-impl ProductVariants {
-    pub fn chosen(&self, shape: &ProductShape) -> Option<ProductVariant> {
-        self.chosen.get(shape).copied()
-    }
-
-    pub fn choose(&mut self, shape: ProductShape, variant: ProductVariant) {
-        self.noted.retain(|s| *s != shape);
-        self.chosen.insert(shape, variant);
-    }
-
-    /// Remembers that `shape` was planned without a chosen variant (once, up to MOST_NOTED).
-    pub fn note(&mut self, shape: ProductShape) {
-        if self.noted.len() < MOST_NOTED && self.seen.insert(shape) {
-            self.noted.push(shape);
-        }
-    }
-
-    /// The shapes noted since the last call, in the order they were first planned.
-    pub fn take_noted(&mut self) -> Vec<ProductShape> {
-        std::mem::take(&mut self.noted)
-    }
-
-    /// Whether any shape waits to be measured.
-    pub fn any_noted(&self) -> bool {
-        !self.noted.is_empty()
-    }
-}
+pub type ProductVariants = Choices<ProductShape, ProductVariant>;

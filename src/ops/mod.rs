@@ -16,6 +16,7 @@ mod linear_cross_entropy;
 mod lora;
 mod matmul;
 mod movement;
+mod paced;
 mod pad;
 mod pool;
 mod reduce;
@@ -25,7 +26,7 @@ mod softmax;
 mod unary;
 mod windows;
 
-pub(crate) use attention::scores_bytes;
+pub(crate) use attention::{attention_candidates, scores_bytes, AttentionTimer};
 pub use binary::Binary;
 pub use linear_cross_entropy::cross_entropy_chunk_rows;
 pub(crate) use linear_cross_entropy::FROZEN_CHUNK_BYTES;

@@ -1,11 +1,12 @@
 //! What was measured on each adapter, kept so that the second visit (or run) pays nothing: a
 //! line per adapter, its key and the large tiles it runs at once ("none" where the search found
 //! no limit), and a line per product shape measured on it, the key, the shape and the variant
-//! that ran fastest (products.rs). Natively in a file under the user's cache folder; in the page
+//! that ran fastest (products.rs), and so a line per attention shape and its path
+//! (attention.rs). Natively in a file under the user's cache folder; in the page
 //! in the browser's storage, passed to the training worker in its URL (web storage is the
 //! page's alone).
 
-use crate::gpu::{Gpu, ProductShape, ProductVariant, Tiles};
+use crate::gpu::{AttentionPath, AttentionShape, Gpu, ProductShape, ProductVariant, Tiles};
 use std::collections::BTreeMap;
 
 /// Part of every key: a change to what is measured, or to the kernel it is measured on, makes
@@ -19,6 +20,7 @@ const UNLIMITED: &str = "none";
 pub struct Cache {
     tiles_at_once: BTreeMap<String, Option<usize>>,
     products: BTreeMap<(String, ProductShape), ProductVariant>,
+    attention: BTreeMap<(String, AttentionShape), AttentionPath>,
 }
 
 impl Cache {
@@ -36,6 +38,11 @@ impl Cache {
                         },
                     };
                     cache.tiles_at_once.insert(key.to_string(), value);
+                }
+                [key, shape, variant] if shape.starts_with("attention ") => {
+                    if let (Some(shape), Some(path)) = (read_attention(shape), read_path(variant)) {
+                        cache.attention.insert((key.to_string(), shape), path);
+                    }
                 }
                 [key, shape, variant] => {
                     if let (Some(shape), Some(variant)) = (read_shape(shape), read_variant(variant))
@@ -61,7 +68,10 @@ impl Cache {
                 write_variant(variant)
             )
         });
-        tiles.chain(products).collect()
+        let attention = self.attention.iter().map(|((key, shape), path)| {
+            format!("{key}\t{}\t{}\n", write_attention(shape), write_path(*path))
+        });
+        tiles.chain(products).chain(attention).collect()
     }
 
     /// The variants measured fastest on the adapter of `key`, by shape.
@@ -77,6 +87,21 @@ impl Cache {
 
     pub fn remember_product(&mut self, key: String, shape: ProductShape, variant: ProductVariant) {
         self.products.insert((key, shape), variant);
+    }
+
+    /// The attention paths measured fastest on the adapter of `key`, by shape.
+    pub fn attention<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> impl Iterator<Item = (AttentionShape, AttentionPath)> + 'a {
+        self.attention
+            .iter()
+            .filter(move |((k, _), _)| k == key)
+            .map(|((_, shape), path)| (*shape, *path))
+    }
+
+    pub fn remember_attention(&mut self, key: String, shape: AttentionShape, path: AttentionPath) {
+        self.attention.insert((key, shape), path);
     }
 
     /// The figure measured on the adapter of `key`: None if never measured.
@@ -149,6 +174,48 @@ fn read_variant(text: &str) -> Option<ProductVariant> {
     };
     let parts = parts.parse().ok().filter(|&p: &usize| p > 0)?;
     Some(ProductVariant { tiles, parts })
+}
+
+/// "attention BATCH T HEADS D", and " f16" where the run's products may take the matrix units.
+fn write_attention(s: &AttentionShape) -> String {
+    let f16 = if s.f16 { " f16" } else { "" };
+    format!("attention {} {} {} {}{f16}", s.batch, s.t, s.heads, s.d)
+}
+
+fn read_attention(text: &str) -> Option<AttentionShape> {
+    let words: Vec<&str> = text.split(' ').collect();
+    let (sizes, f16) = match words[..] {
+        ["attention", b, t, h, d] => ([b, t, h, d], false),
+        ["attention", b, t, h, d, "f16"] => ([b, t, h, d], true),
+        _ => return None,
+    };
+    let [batch, t, heads, d] = sizes.map(|w| w.parse::<usize>().ok().filter(|&n| n > 0));
+    Some(AttentionShape {
+        batch: batch?,
+        t: t?,
+        heads: heads?,
+        d: d?,
+        f16,
+    })
+}
+
+fn write_path(path: AttentionPath) -> &'static str {
+    match path {
+        AttentionPath::Matrix => "matrix",
+        AttentionPath::Scores => "scores",
+        AttentionPath::Tiled => "tiled",
+        AttentionPath::Rows => "rows",
+    }
+}
+
+fn read_path(text: &str) -> Option<AttentionPath> {
+    Some(match text {
+        "matrix" => AttentionPath::Matrix,
+        "scores" => AttentionPath::Scores,
+        "tiled" => AttentionPath::Tiled,
+        "rows" => AttentionPath::Rows,
+        _ => return None,
+    })
 }
 
 /// What names an adapter and how its kernels are built: its name, vendor and device ids,
@@ -262,6 +329,40 @@ mod tests {
         let garbled = format!(
             "{text}{h100}\tproduct 1 2 3\tlarge 2\n{h100}\tproduct 1 2 3 4 c\tlarge 2\n\
              {h100}\tproduct 1 2 3 4\thuge 2\n{h100}\tproduct 1 2 3 4\tsmall 0\n"
+        );
+        assert_eq!(Cache::parse(&garbled), cache);
+    }
+
+    #[test]
+    fn attention_paths_read_back_by_adapter() {
+        let h200 = "v4 NVIDIA H200 [10de:2335] Vulkan 570 Naga".to_string();
+        let shape = AttentionShape {
+            batch: 64,
+            t: 256,
+            heads: 6,
+            d: 64,
+            f16: false,
+        };
+        let f16 = AttentionShape { f16: true, ..shape };
+        let mut cache = Cache::default();
+        cache.remember_attention(h200.clone(), shape, AttentionPath::Scores);
+        cache.remember_attention(h200.clone(), f16, AttentionPath::Matrix);
+        let text = cache.to_text();
+        assert!(text.contains("\tattention 64 256 6 64\tscores\n"), "{text}");
+        assert!(
+            text.contains("\tattention 64 256 6 64 f16\tmatrix\n"),
+            "{text}"
+        );
+        assert_eq!(Cache::parse(&text), cache);
+        assert_eq!(
+            cache.attention(&h200).collect::<Vec<_>>(),
+            [(shape, AttentionPath::Scores), (f16, AttentionPath::Matrix)]
+        );
+        assert_eq!(cache.attention("another").count(), 0);
+        // A shape or path that does not read is skipped, and is not read as a product.
+        let garbled = format!(
+            "{text}{h200}\tattention 1 2 3\ttiled\n{h200}\tattention 1 2 3 4 f32\ttiled\n\
+             {h200}\tattention 1 0 3 4\ttiled\n{h200}\tattention 1 2 3 4\tfast\n"
         );
         assert_eq!(Cache::parse(&garbled), cache);
     }

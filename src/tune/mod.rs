@@ -5,6 +5,7 @@
 //! rounds (src/ops/matmul/split.rs; unmeasured, nothing is split for it); after a model's first
 //! step, the variant each of its product shapes runs fastest as (products.rs).
 
+mod attention;
 pub mod cache;
 mod products;
 mod search;
@@ -82,16 +83,19 @@ pub async fn tune_kept(gpu: &Rc<Gpu>, kept: &str) -> (Tuned, Option<String>) {
 
 /// `tune`, looking no further than `most` tiles at once (tests keep the measurement short so).
 pub async fn tune_up_to(gpu: &Rc<Gpu>, cache: &mut Cache, most: usize) -> Tuned {
+    let key = cache::key(gpu);
+    for (shape, variant) in cache.products(&key) {
+        gpu.product_variants().choose(shape, variant);
+    }
+    for (shape, path) in cache.attention(&key) {
+        gpu.attention_paths().choose(shape, path);
+    }
     let tuning = gpu.tuning();
     if tuning.emulated || tuning.workgroup_bytes < BIG_TILE_WORKGROUP_BYTES {
         return Tuned {
             tiles_at_once: None,
             how: How::NotUsed,
         };
-    }
-    let key = cache::key(gpu);
-    for (shape, variant) in cache.products(&key) {
-        gpu.product_variants().choose(shape, variant);
     }
     let tuned = match cache.tiles_at_once(&key) {
         Some(tiles_at_once) => Tuned {
@@ -152,6 +156,7 @@ pub fn tune_natively(gpu: &Rc<Gpu>) -> Tuned {
 pub fn tune_products_natively(gpu: &Rc<Gpu>) -> Option<crate::Result<ProductsTuned>> {
     if autotune_off() {
         gpu.product_variants().take_noted();
+        gpu.attention_paths().take_noted();
         return None;
     }
     Some(with_cache_file(|kept| {

@@ -5,6 +5,7 @@
 //! for the device and remembered (cache.rs). A variant replaces the planner's only where it is
 //! clearly faster.
 
+use super::attention::time_attention;
 use super::cache::{self, Cache};
 use crate::error::Result;
 use crate::gpu::{Gpu, ProductShape, ProductVariant};
@@ -19,12 +20,14 @@ const TRIES: usize = 3;
 /// a product timed alone runs only roughly as it does among a step's others.
 const CLEARLY_FASTER: f64 = 0.95;
 
-/// What timing the product shapes gave.
+/// What timing the model's shapes gave: its products', and its attention's (attention.rs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProductsTuned {
-    /// Shapes timed now.
+    /// Product shapes timed now.
     pub timed: usize,
-    /// Of those, the shapes that run as another variant than the planner's.
+    /// Attention shapes timed now.
+    pub attention: usize,
+    /// Of those, the shapes that run as another variant or path than the rules'.
     pub changed: usize,
     pub took: Duration,
 }
@@ -32,10 +35,18 @@ pub struct ProductsTuned {
 impl ProductsTuned {
     /// Said beside the adapter; None where nothing was timed.
     pub fn sentence(&self) -> Option<String> {
-        (self.timed > 0).then(|| {
+        let products = (self.timed > 0).then(|| format!("{} product shapes", self.timed));
+        let attention = match (self.attention, self.timed) {
+            (0, _) => None,
+            (1, 0) => Some("attention".to_string()),
+            (1, _) => Some("its attention".to_string()),
+            (n, _) => Some(format!("{n} attention shapes")),
+        };
+        let shapes: Vec<String> = products.into_iter().chain(attention).collect();
+        (!shapes.is_empty()).then(|| {
             format!(
-                "the model's {} product shapes timed in {:.2} s ({} faster as another kernel variant)",
-                self.timed,
+                "the model's {} timed in {:.2} s ({} faster as another kernel variant)",
+                shapes.join(" and "),
                 self.took.as_secs_f64(),
                 self.changed
             )
@@ -44,13 +55,15 @@ impl ProductsTuned {
 }
 
 /// Times the product shapes `gpu` planned since the last call and has no variant for, keeps the
-/// fastest variant of each on the device and in `cache`.
+/// fastest variant of each on the device and in `cache`; then its attention shapes so
+/// (attention.rs).
 pub async fn tune_products(gpu: &Rc<Gpu>, cache: &mut Cache) -> Result<ProductsTuned> {
     let start = crate::clock::now();
     let key = cache::key(gpu);
     let to_time = shapes_to_time(gpu);
     let (mut timed, mut changed) = (0, 0);
-    if !to_time.is_empty() {
+    let mut attention = Default::default();
+    if !to_time.is_empty() || gpu.attention_paths().any_noted() {
         // The timer's operands come from a pool without the step's free buffers, which the
         // end destroys anyway: kept, they held the timing on top of the step's peak (GPT-2's
         // page fine-tuning held 717 MB for it against 672 at every other report). Only when
@@ -69,11 +82,13 @@ pub async fn tune_products(gpu: &Rc<Gpu>, cache: &mut Cache) -> Result<ProductsT
             timed += 1;
             changed += usize::from(best != planned);
         }
+        attention = time_attention(gpu, cache).await?;
         gpu.release_free_buffers();
     }
     Ok(ProductsTuned {
         timed,
-        changed,
+        attention: attention.timed,
+        changed: changed + attention.changed,
         took: crate::clock::now() - start,
     })
 }
@@ -107,18 +122,15 @@ pub async fn tune_products_kept(
 ) -> (Result<ProductsTuned>, Option<String>) {
     let mut cache = Cache::parse(kept);
     let tuned = tune_products(gpu, &mut cache).await;
-    let new = matches!(&tuned, Ok(t) if t.timed > 0).then(|| cache.to_text());
+    let new = matches!(&tuned, Ok(t) if t.timed + t.attention > 0).then(|| cache.to_text());
     (tuned, new)
 }
 
 /// The fastest of `candidates` (the planner's first) by `seconds`, each timed TRIES times in
 /// turns; the planner's unless another is CLEARLY_FASTER.
-pub(super) async fn fastest<F, Fut>(
-    candidates: &[ProductVariant],
-    mut seconds: F,
-) -> Result<ProductVariant>
+pub(super) async fn fastest<V: Copy, F, Fut>(candidates: &[V], mut seconds: F) -> Result<V>
 where
-    F: FnMut(ProductVariant) -> Fut,
+    F: FnMut(V) -> Fut,
     Fut: Future<Output = Result<f64>>,
 {
     let mut best = vec![f64::INFINITY; candidates.len()];

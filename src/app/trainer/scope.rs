@@ -35,7 +35,7 @@ pub async fn time_products(device: &Device) {
     let Device::Gpu(gpu) = device else {
         return;
     };
-    if !gpu.product_variants().any_noted() {
+    if !gpu.product_variants().any_noted() && !gpu.attention_paths().any_noted() {
         return;
     }
     let kept = TUNED.with(|t| t.borrow().clone()).unwrap_or_default();

@@ -2,17 +2,22 @@
 //! future positions masked, stable softmax, backward on the GPU. causal.rs takes q, k and v
 //! as three tensors, packed.rs as one [B, T, 3C] tensor; tiled.rs holds the
 //! FlashAttention-style kernels both use on real GPUs, which never hold the T×T matrix;
-//! scores.rs the path through it that long packed sequences take there, as the faster;
-//! matrix.rs the FlashAttention tiling on the matrix units, which packed attention takes
-//! first in an f16 run on cooperative matrices.
+//! scores.rs the path through it, faster for long packed sequences on some GPUs; matrix.rs
+//! the FlashAttention tiling on the matrix units, for f16 runs on cooperative matrices.
+//! choice.rs picks packed attention's path: the one timed fastest on the GPU (timer.rs,
+//! src/tune/attention.rs), else a rule.
 
 mod causal;
+mod choice;
 mod matrix;
 mod packed;
 mod scores;
-
-pub(crate) use scores::scores_bytes;
 mod tiled;
+mod timer;
+
+pub(crate) use choice::candidates as attention_candidates;
+pub(crate) use scores::scores_bytes;
+pub(crate) use timer::AttentionTimer;
 
 use crate::error::{Error, Result};
 

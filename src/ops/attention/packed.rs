@@ -3,10 +3,10 @@
 //! gradients side by side; elsewhere the three are sliced out and `attention` runs.
 
 use super::causal::attention_backward;
-use super::{matrix, scores, tiled, Dims};
+use super::{choice, matrix, scores, tiled, Dims};
 use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
+use crate::gpu::{AttentionPath, Gpu};
 use crate::ops::gpu_of;
 use crate::tensor::{DType, Storage, Tensor};
 use std::rc::Rc;
@@ -43,11 +43,13 @@ fn unpack(qkv: &Tensor, c: usize) -> Result<[Tensor; 3]> {
 }
 
 /// Attention over a packed [B, T, 3C] tensor, as recorded for backward, with the
-/// log-sum-exp of each row of scores.
+/// log-sum-exp of each row of scores and the path the forward took (the matrix units' or the
+/// tiled kernels), which the backward takes too where it still can.
 struct AttentionPacked {
     qkv: Tensor,
     heads: usize,
     lse: Tensor,
+    path: AttentionPath,
 }
 
 impl Backward for AttentionPacked {
@@ -58,7 +60,7 @@ impl Backward for AttentionPacked {
         Ok(vec![attention_packed_backward(
             &self.qkv,
             [out, &self.lse, g],
-            self.heads,
+            (self.heads, self.path),
         )?])
     }
 }
@@ -72,10 +74,11 @@ fn on_matrix_units(qkv: &Tensor, dm: Dims) -> Option<&Rc<Gpu>> {
 fn attention_packed_backward(
     qkv: &Tensor,
     [out, lse, g]: [&Tensor; 3],
-    heads: usize,
+    (heads, path): (usize, AttentionPath),
 ) -> Result<Tensor> {
     let dm = packed_dims(qkv, heads)?;
-    let all = if let Some(gpu) = on_matrix_units(qkv, dm) {
+    let matrix_units = on_matrix_units(qkv, dm).filter(|_| path == AttentionPath::Matrix);
+    let all = if let Some(gpu) = matrix_units {
         matrix::backward_packed(gpu, dm, qkv, [out, lse, g])?
     } else if let Some((gpu, plan)) = tiled(qkv, dm) {
         // Where the forward ran on the matrix units and the precision changed since, these
@@ -107,20 +110,28 @@ impl Tensor {
     /// (as one linear layer makes them): the same as slicing the three out and calling
     /// `attention`, without the copies where the tiled GPU kernels run.
     pub fn attention_packed(&self, heads: usize) -> Result<Tensor> {
+        self.attention_packed_on(heads, None)
+    }
+
+    /// `attention_packed` on the path `forced` (a timing's), else on the one chosen for its
+    /// shape on its GPU (choice.rs).
+    pub(crate) fn attention_packed_on(
+        &self,
+        heads: usize,
+        forced: Option<AttentionPath>,
+    ) -> Result<Tensor> {
         let dm = packed_dims(self, heads)?;
-        let [out, lse] = if let Some(gpu) = on_matrix_units(self, dm) {
-            matrix::forward(gpu, dm, self)?
-        } else if gpu_of(self.device()).is_some_and(|gpu| scores::chosen(gpu, dm)) {
-            return scores::forward(self, dm);
-        } else if let Some((gpu, plan)) = tiled(self, dm) {
-            tiled::forward(gpu, plan, (dm, true), [self, self, self])?
-        } else {
-            let c = dm.c;
-            return self.slice(2, 0, c)?.attention(
-                &self.slice(2, c, c)?,
-                &self.slice(2, 2 * c, c)?,
-                heads,
-            );
+        let Some(gpu) = gpu_of(self.device()) else {
+            return self.attention_unpacked(dm);
+        };
+        let path = choice::path(gpu, dm, forced)?;
+        let [out, lse] = match (path, tiled::plan(gpu, dm)) {
+            (AttentionPath::Matrix, _) => matrix::forward(gpu, dm, self)?,
+            (AttentionPath::Scores, _) => return scores::forward(self, dm),
+            (AttentionPath::Tiled, Some(plan)) => {
+                tiled::forward(gpu, plan, (dm, true), [self, self, self])?
+            }
+            (AttentionPath::Tiled | AttentionPath::Rows, _) => return self.attention_unpacked(dm),
         };
         let lse = Tensor::from_storage(
             vec![dm.rows()],
@@ -131,8 +142,9 @@ impl Tensor {
         let out = Storage::Gpu(out);
         let op = AttentionPacked {
             qkv: self.clone(),
-            heads,
+            heads: dm.heads,
             lse,
+            path,
         };
         Ok(Tensor::from_op(
             vec![dm.batch, dm.t, dm.c],
@@ -141,5 +153,12 @@ impl Tensor {
             out,
             op,
         ))
+    }
+
+    /// q, k and v sliced out and `attention` run on them: the row kernels, or the CPU.
+    fn attention_unpacked(&self, dm: Dims) -> Result<Tensor> {
+        let c = dm.c;
+        self.slice(2, 0, c)?
+            .attention(&self.slice(2, c, c)?, &self.slice(2, 2 * c, c)?, dm.heads)
     }
 }

@@ -12,30 +12,37 @@ use crate::ops::{gpu_of, launch1, matmul_into, row_kernel, Causal, Layout, Produ
 use crate::tensor::{gpu_output, numel, Device, Host, Storage, Tensor};
 use std::rc::Rc;
 
-/// From this many positions the score matrix path is the faster on an H100 (measured: 1.3×
-/// at 1024; at 64 the tiled kernels are twice as fast).
+/// From this many positions the score matrix path is the rule's (src/ops/attention/choice.rs)
+/// where no timing chose: the faster on an H100 (1.3× at 1024; at 64 the tiled kernels twice
+/// as fast). Each GPU times its shapes (src/tune/attention.rs).
 const SCORES_FROM: usize = 256;
 /// The most bytes of probabilities one call may keep: past it the tiled kernels, which keep
 /// none, run instead, so that a large batch or context costs time rather than memory.
 const SCORES_MAX_BYTES: u64 = 256 << 20;
 
 /// The bytes of probabilities attention over `batch` × `heads` sequences of `t` positions
-/// keeps, if it goes through the scores on a real GPU; None if it takes the tiled kernels.
+/// keeps where it goes through the scores on a real GPU; None where it never does (past
+/// SCORES_MAX_BYTES). The path is timed per GPU (choice.rs), so this is what it may keep.
 pub(crate) fn scores_bytes(batch: usize, heads: usize, t: usize) -> Option<u64> {
     let bytes = [batch, heads, t, t, 4]
         .iter()
         .fold(1u64, |n, &x| n.saturating_mul(x as u64));
-    (t >= SCORES_FROM && bytes <= SCORES_MAX_BYTES).then_some(bytes)
+    (bytes <= SCORES_MAX_BYTES).then_some(bytes)
 }
 
-/// Whether attention of these sizes goes through the score matrix: a real GPU, a long enough
-/// sequence, and probabilities within the budget and one buffer binding.
-pub(super) fn chosen(gpu: &Gpu, dm: Dims) -> bool {
+/// Whether attention of these sizes can go through the score matrix: a real GPU, and
+/// probabilities within the budget and one buffer binding.
+pub(super) fn fits(gpu: &Gpu, dm: Dims) -> bool {
     let limits = gpu.limits();
-    let fits = |bytes: u64| {
+    let binds = |bytes: u64| {
         bytes <= limits.max_storage_buffer_binding_size && bytes <= limits.max_buffer_size
     };
-    !gpu.is_cpu_emulated() && scores_bytes(dm.batch, dm.heads, dm.t).is_some_and(fits)
+    !gpu.is_cpu_emulated() && scores_bytes(dm.batch, dm.heads, dm.t).is_some_and(binds)
+}
+
+/// Whether the sequence is long enough for the rule to take the scores (SCORES_FROM).
+pub(super) fn long_enough(dm: Dims) -> bool {
+    dm.t >= SCORES_FROM
 }
 
 /// Where head h of column block `part` (0 q, 1 k, 2 v) of a [B, T, parts·C] tensor lies, for

@@ -14,6 +14,7 @@ use crate::clock;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, PooledBuffer, ProductShape, ProductVariant};
 use crate::ops::launch_into;
+use crate::ops::paced::Paced;
 use crate::tensor::{gpu_output, Device, Tensor};
 use std::rc::Rc;
 
@@ -115,12 +116,6 @@ impl LargeTileTimer {
 /// The most floats a timed product's operands and output may hold together (256 MiB): a shape
 /// larger has tiles enough to fill any GPU, and its planned variant stays.
 const MOST_TIMED_FLOATS: usize = 64 << 20;
-/// Products timed back to back for one figure: as many as take about `PRODUCT_SECONDS` with
-/// the wait at the end (in a browser a millisecond or more, which a few products would not
-/// outweigh), at most MOST_PRODUCT_CALLS. Small products then time as they run in a step,
-/// bound by recording their dispatches as much as by the GPU.
-const PRODUCT_SECONDS: f64 = 0.004;
-const MOST_PRODUCT_CALLS: usize = 1024;
 
 /// One product shape timed as each of its variants, on operands of zeros laid out densely.
 pub(crate) struct ProductTimer {
@@ -128,7 +123,7 @@ pub(crate) struct ProductTimer {
     shape: ProductShape,
     a: Tensor,
     b: Tensor,
-    calls: std::cell::Cell<usize>,
+    paced: Paced,
 }
 
 impl ProductTimer {
@@ -153,43 +148,26 @@ impl ProductTimer {
             shape,
             a: Tensor::zeros(&stored(shape.a_transposed, (d.m, d.k)), &device)?,
             b: Tensor::zeros(&stored(shape.b_transposed, (d.k, d.n)), &device)?,
-            calls: std::cell::Cell::new(1),
+            paced: Paced::new(gpu),
         }))
     }
 
-    /// Sets how many products each timing runs: as many as `variant` takes in PRODUCT_SECONDS,
-    /// found by multiplying the count until they do. One untimed product first: the first
-    /// builds the variant's pipeline, which in a browser can take longer than PRODUCT_SECONDS
-    /// and would leave every timing at one product, its figure mostly the wait for the GPU.
+    /// Sets how many products each timing runs (`Paced::pace`).
     pub(crate) async fn pace(&self, variant: ProductVariant) -> Result<()> {
-        self.calls.set(1);
-        self.seconds(variant).await?;
-        let mut calls = 1;
-        loop {
-            self.calls.set(calls);
-            let took = self.seconds(variant).await? * calls as f64;
-            if took >= PRODUCT_SECONDS || calls >= MOST_PRODUCT_CALLS {
-                return Ok(());
-            }
-            let wanted = (PRODUCT_SECONDS / took.max(1e-7)).ceil() as usize;
-            calls = (calls * wanted.clamp(2, 16)).min(MOST_PRODUCT_CALLS);
-        }
+        self.paced.pace(|| self.run(variant)).await
     }
 
-    /// Seconds a product takes as `variant`, from the wall time of several back to back and
-    /// the wait for their end (`pace`).
+    /// Seconds a product takes as `variant`, from several back to back (`Paced::seconds`).
     pub(crate) async fn seconds(&self, variant: ProductVariant) -> Result<f64> {
+        self.paced.seconds(|| self.run(variant)).await
+    }
+
+    fn run(&self, variant: ProductVariant) -> Result<()> {
         let (d, _, _) = dense(self.shape);
         let operands = [(self.a.clone(), d.m * d.k), (self.b.clone(), d.k * d.n)];
         let transposed = (self.shape.a_transposed, self.shape.b_transposed);
-        self.gpu.finished().await?;
-        let calls = self.calls.get();
-        let start = clock::now();
-        for _ in 0..calls {
-            let forced = (Epilogue::default(), Some(variant));
-            drop(gpu_product(&self.gpu, &operands, d, transposed, forced)?);
-        }
-        self.gpu.finished().await?;
-        Ok((clock::now() - start).as_secs_f64() / calls as f64)
+        let forced = (Epilogue::default(), Some(variant));
+        drop(gpu_product(&self.gpu, &operands, d, transposed, forced)?);
+        Ok(())
     }
 }
