@@ -36,15 +36,20 @@ crate::kernel_params! {
 }
 
 /// Whether attention of these sizes runs on the matrix units: a run in f16 on cooperative
-/// matrices, heads of 64, whole blocks of 64 positions, and the kernels' workgroup memory.
+/// matrices, heads of 64, whole blocks of 64 positions (at least one), the kernels' workgroup
+/// memory, and their workgroups within the dispatch's limit.
 pub(super) fn usable(gpu: &Gpu, dm: Dims) -> bool {
     let cooperative = F16Products::MatrixUnits(MatrixUnits::Cooperative);
     let limits = gpu.limits();
+    let most_groups = u64::from(limits.max_compute_workgroups_per_dimension);
     gpu.tuning().f16_products == Some(cooperative)
         && dm.d == HEAD
+        && dm.t > 0
         && dm.t.is_multiple_of(ROWS)
         && u64::from(limits.max_compute_workgroup_storage_size) >= WORKGROUP_BYTES
-        && (dm.batch * dm.heads) as u64 <= u64::from(limits.max_compute_workgroups_per_dimension)
+        && [dm.t / ROWS, dm.batch * dm.heads]
+            .iter()
+            .all(|&n| n as u64 <= most_groups)
 }
 
 /// The parameters for a packed [B, T, 3C] input (q, k and v side by side).
