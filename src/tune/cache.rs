@@ -79,10 +79,7 @@ impl Cache {
         &'a self,
         key: &'a str,
     ) -> impl Iterator<Item = (ProductShape, ProductVariant)> + 'a {
-        self.products
-            .iter()
-            .filter(move |((k, _), _)| k == key)
-            .map(|((_, shape), variant)| (*shape, *variant))
+        of_adapter(&self.products, key)
     }
 
     pub fn remember_product(&mut self, key: String, shape: ProductShape, variant: ProductVariant) {
@@ -94,10 +91,7 @@ impl Cache {
         &'a self,
         key: &'a str,
     ) -> impl Iterator<Item = (AttentionShape, AttentionPath)> + 'a {
-        self.attention
-            .iter()
-            .filter(move |((k, _), _)| k == key)
-            .map(|((_, shape), path)| (*shape, *path))
+        of_adapter(&self.attention, key)
     }
 
     pub fn remember_attention(&mut self, key: String, shape: AttentionShape, path: AttentionPath) {
@@ -112,6 +106,17 @@ impl Cache {
     pub fn remember(&mut self, key: String, tiles_at_once: Option<usize>) {
         self.tiles_at_once.insert(key, tiles_at_once);
     }
+}
+
+/// The shapes measured on the adapter of `key` in `measured`, with what ran fastest.
+fn of_adapter<'a, S: Copy, V: Copy>(
+    measured: &'a BTreeMap<(String, S), V>,
+    key: &'a str,
+) -> impl Iterator<Item = (S, V)> + 'a {
+    measured
+        .iter()
+        .filter(move |((k, _), _)| k == key)
+        .map(|((_, shape), value)| (*shape, *value))
 }
 
 /// "product M N K BATCHES" and the flags that are set: a (A transposed), b (B transposed),
