@@ -24,12 +24,17 @@ fn store_output(acc: coop_mat16x16<f32, C>, at: u32) {
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32,
         @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
-    let b = wid.y / p.heads;
-    let h = wid.y % p.heads;
-    let first = wid.x * ROWS + sg * STRIP;
+    // The dispatch's fast dimension walks the (batch, head)s and its slow one the blocks of
+    // rows, the last (which meet the most keys) first: the longest workgroups start first
+    // and the shortest fill the GPU's last round.
+    let bh = wid.x;
+    let blk = p.t / ROWS - 1u - wid.y;
+    let b = bh / p.heads;
+    let h = bh % p.heads;
+    let first = blk * ROWS + sg * STRIP;
     let row = lane_row(lane);
     let query = first + row;
-    put(0u, fetch_rows(qkv_at(b, wid.x * ROWS, h) + p.q_off, tid), tid);
+    put(0u, fetch_rows(qkv_at(b, blk * ROWS, h) + p.q_off, tid), tid);
     var keys = fetch_rows(qkv_at(b, 0u, h) + p.k_off, tid);
     workgroupBarrier();
     let q0 = block_a(0u, sg * STRIP, 0u);
@@ -42,11 +47,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var m = MASKED;
     var l = 0.0;
     workgroupBarrier();
-    for (var j = 0u; j <= wid.x; j++) {
+    for (var j = 0u; j <= blk; j++) {
         let key0 = j * ROWS;
         put(0u, keys, tid);
         // The next walk's first block after the last.
-        let next = select(j + 1u, 0u, j == wid.x) * ROWS;
+        let next = select(j + 1u, 0u, j == blk) * ROWS;
         keys = fetch_rows(qkv_at(b, next, h) + p.k_off, tid);
         workgroupBarrier();
         products_with_block(q0, q1, q2, q3, 0u, sg);
@@ -70,17 +75,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     let row_lse = m + log(l + subgroupShuffleXor(l, 1u));
     if (lane % 2u == 0u) {
-        lse[wid.y * p.t + query] = row_lse;
+        lse[bh * p.t + query] = row_lse;
     }
     var values = fetch_rows(qkv_at(b, 0u, h) + p.v_off, tid);
     var o0 = coop_mat16x16<f32, C>();
     var o1 = coop_mat16x16<f32, C>();
     var o2 = coop_mat16x16<f32, C>();
     var o3 = coop_mat16x16<f32, C>();
-    for (var j = 0u; j <= wid.x; j++) {
+    for (var j = 0u; j <= blk; j++) {
         let key0 = j * ROWS;
         workgroupBarrier();
-        stage_keys_values(&keys, &values, b, h, key0, j < wid.x, tid);
+        stage_keys_values(&keys, &values, b, h, key0, j < blk, tid);
         workgroupBarrier();
         products_with_block(q0, q1, q2, q3, 0u, sg);
         workgroupBarrier();

@@ -38,15 +38,20 @@ fn seeing(query: u32, key: u32) -> vec4<bool> {
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32,
         @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
-    let b = wid.y / p.heads;
-    let h = wid.y % p.heads;
-    let first = wid.x * ROWS + sg * STRIP;
+    // The dispatch's fast dimension walks the (batch, head)s and its slow one the blocks of
+    // keys, the first (which meet the most queries) first: the longest workgroups start
+    // first and the shortest fill the GPU's last round.
+    let bh = wid.x;
+    let blk = wid.y;
+    let b = bh / p.heads;
+    let h = bh % p.heads;
+    let first = blk * ROWS + sg * STRIP;
     let row = lane_row(lane);
     let key = first + row;
-    put(0u, fetch_rows(qkv_at(b, wid.x * ROWS, h) + p.k_off, tid), tid);
-    put(1u, fetch_rows(qkv_at(b, wid.x * ROWS, h) + p.v_off, tid), tid);
-    var queries = fetch_rows(qkv_at(b, wid.x * ROWS, h) + p.q_off, tid);
-    var grads = fetch_grads(btc_at(b, wid.x * ROWS, h), tid);
+    put(0u, fetch_rows(qkv_at(b, blk * ROWS, h) + p.k_off, tid), tid);
+    put(1u, fetch_rows(qkv_at(b, blk * ROWS, h) + p.v_off, tid), tid);
+    var queries = fetch_rows(qkv_at(b, blk * ROWS, h) + p.q_off, tid);
+    var grads = fetch_grads(btc_at(b, blk * ROWS, h), tid);
     workgroupBarrier();
     let k0 = block_a(0u, sg * STRIP, 0u);
     let k1 = block_a(0u, sg * STRIP, 1u);
@@ -65,12 +70,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var dv2 = coop_mat16x16<f32, C>();
     var dv3 = coop_mat16x16<f32, C>();
     let blocks_of_t = p.t / ROWS;
-    for (var i = wid.x; i < blocks_of_t; i++) {
+    for (var i = blk; i < blocks_of_t; i++) {
         let query0 = i * ROWS;
         workgroupBarrier();
         put(0u, queries, tid);
         put(1u, grads, tid);
-        put_stats(wid.y * p.t + query0, tid);
+        put_stats(bh * p.t + query0, tid);
         if (i + 1u < blocks_of_t) {
             queries = fetch_rows(qkv_at(b, query0 + ROWS, h) + p.q_off, tid);
             grads = fetch_grads(btc_at(b, query0 + ROWS, h), tid);
@@ -112,7 +117,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (overflowed) {
         // Made at run time: an infinity from a constant expression is an error in WGSL.
         var infinity = 0x7f800000u;
-        dqkv[qkv_at(b, wid.x * ROWS, h) + p.q_off] = bitcast<f32>(infinity);
+        dqkv[qkv_at(b, blk * ROWS, h) + p.q_off] = bitcast<f32>(infinity);
     }
     let ks = qkv_at(b, first, h) + p.k_off;
     let vs = qkv_at(b, first, h) + p.v_off;

@@ -26,21 +26,26 @@ fn half_delta(at: u32) -> f32 {
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32,
         @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
-    let b = wid.y / p.heads;
-    let h = wid.y % p.heads;
-    let first = wid.x * ROWS + sg * STRIP;
+    // The dispatch's fast dimension walks the (batch, head)s and its slow one the blocks of
+    // rows, the last (which meet the most keys) first: the longest workgroups start first
+    // and the shortest fill the GPU's last round.
+    let bh = wid.x;
+    let blk = p.t / ROWS - 1u - wid.y;
+    let b = bh / p.heads;
+    let h = bh % p.heads;
+    let first = blk * ROWS + sg * STRIP;
     let row = lane_row(lane);
     let query = first + row;
-    put(0u, fetch_rows(qkv_at(b, wid.x * ROWS, h) + p.q_off, tid), tid);
-    put(1u, fetch_grads(btc_at(b, wid.x * ROWS, h), tid), tid);
+    put(0u, fetch_rows(qkv_at(b, blk * ROWS, h) + p.q_off, tid), tid);
+    put(1u, fetch_grads(btc_at(b, blk * ROWS, h), tid), tid);
     var keys = fetch_rows(qkv_at(b, 0u, h) + p.k_off, tid);
     var values = fetch_rows(qkv_at(b, 0u, h) + p.v_off, tid);
     let part = half_delta(btc_at(b, query, h) + (lane % 2u) * 32u);
     let row_delta = part + subgroupShuffleXor(part, 1u);
     if (lane % 2u == 0u) {
-        delta[wid.y * p.t + query] = row_delta;
+        delta[bh * p.t + query] = row_delta;
     }
-    let row_lse = lse[wid.y * p.t + query];
+    let row_lse = lse[bh * p.t + query];
     workgroupBarrier();
     let q0 = block_a(0u, sg * STRIP, 0u);
     let q1 = block_a(0u, sg * STRIP, 1u);
@@ -54,10 +59,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var dq1 = coop_mat16x16<f32, C>();
     var dq2 = coop_mat16x16<f32, C>();
     var dq3 = coop_mat16x16<f32, C>();
-    for (var j = 0u; j <= wid.x; j++) {
+    for (var j = 0u; j <= blk; j++) {
         let key0 = j * ROWS;
         workgroupBarrier();
-        stage_keys_values(&keys, &values, b, h, key0, j < wid.x, tid);
+        stage_keys_values(&keys, &values, b, h, key0, j < blk, tid);
         workgroupBarrier();
         products_with_block(q0, q1, q2, q3, 0u, sg);
         workgroupBarrier();

@@ -186,10 +186,10 @@ fn attention_masks_the_future() {
     });
 }
 
-/// Packed attention takes the path chosen for its shape on the device (the autotuner's), each
-/// matching the CPU forward and backward; a chosen path that cannot run gives way to the
-/// rule's; a shape run without a choice is noted, and the autotuner times it on each of its
-/// paths, chooses one and remembers it.
+/// Packed attention takes the path chosen for its shape on the device (the autotuner's), its
+/// backward the forward's, each matching the CPU; a chosen path that cannot run gives way to
+/// the rule's; a shape run without a choice is noted, and the autotuner times it on each of
+/// its paths, chooses one and remembers it.
 #[test]
 fn packed_attention_takes_the_path_timed_for_its_shape() {
     use webgrad::gpu::{AttentionPath, AttentionShape};
@@ -198,21 +198,22 @@ fn packed_attention_takes_the_path_timed_for_its_shape() {
         let Device::Gpu(context) = &gpu else {
             unreachable!("gpu() gives a GPU")
         };
-        // The real GPUs' kernels: the tiled ones and the scores, where lavapipe has only rows.
+        // The real GPUs' kernels: the tiled ones and, from 256 positions, the scores (lavapipe
+        // has only the row kernels).
         context.use_emulated_kernels(Some(false));
-        let (b, t, c, h) = (2, 40, 24, 3);
+        let (t, c, h) = (256, 16, 2);
         let shape = AttentionShape {
-            batch: b,
+            batch: 1,
             t,
             heads: h,
             d: c / h,
             f16: false,
         };
-        let values = common::uniform(b * t * 3 * c, -1.0, 1.0, 8);
+        let values = common::uniform(320 * 3 * c, -1.0, 1.0, 8);
         let grad = |device: Device| {
-            let values = values.clone();
+            let values = values[..t * 3 * c].to_vec();
             async move {
-                let x = Tensor::from_f64(values, &[b, t, 3 * c], &device)
+                let x = Tensor::from_f64(values, &[1, t, 3 * c], &device)
                     .unwrap()
                     .with_grad();
                 let y = x.attention_packed(h).unwrap();
@@ -223,28 +224,34 @@ fn packed_attention_takes_the_path_timed_for_its_shape() {
             }
         };
         let (want_out, want_grad) = grad(Device::Cpu).await;
-        let softmaxes = || context.dispatches_of("causal_softmax");
-        let tiled = || context.dispatches_of("attention_tiled");
-        // Matrix: not on lavapipe, so the rule's (the tiled kernels at 40 positions).
-        for (path, softmax_runs, tiled_runs) in [
-            (AttentionPath::Scores, 1, 0),
-            (AttentionPath::Tiled, 0, 1),
-            (AttentionPath::Matrix, 0, 1),
+        let families = [
+            "causal_softmax",
+            "causal_softmax_backward",
+            "attention_tiled",
+            "attention_tiled_dq",
+        ];
+        let runs = || families.map(|f| context.dispatches_of(f));
+        // The matrix units: not on lavapipe, so the rule's (the scores at 256 positions).
+        for (path, expected) in [
+            (AttentionPath::Tiled, [0, 0, 1, 1]),
+            (AttentionPath::Scores, [1, 1, 0, 0]),
+            (AttentionPath::Matrix, [1, 1, 0, 0]),
         ] {
             context.attention_paths().choose(shape, path);
-            let before = (softmaxes(), tiled());
+            let before = runs();
             let (out, g) = grad(gpu.clone()).await;
-            let ran = (softmaxes() - before.0, tiled() - before.1);
-            assert_eq!(ran, (softmax_runs, tiled_runs), "{path:?}");
+            let after = runs();
+            let ran: Vec<u64> = after.iter().zip(before).map(|(a, b)| a - b).collect();
+            assert_eq!(ran, expected, "{path:?}: dispatches of {families:?}");
             common::assert_close(&format!("{path:?} output"), &out, &want_out, 1e-4);
             common::assert_close(&format!("{path:?} gradient"), &g, &want_grad, 1e-4);
         }
         assert!(!context.attention_paths().any_noted());
 
         // Another length has no choice yet: run, it is noted, then timed.
-        let input = Tensor::from_f64(values[..b * 30 * 3 * c].to_vec(), &[b, 30, 3 * c], &gpu);
+        let input = Tensor::from_f64(values.clone(), &[1, 320, 3 * c], &gpu);
         drop(input.unwrap().attention_packed(h).unwrap());
-        let timed = AttentionShape { t: 30, ..shape };
+        let timed = AttentionShape { t: 320, ..shape };
         assert!(context.attention_paths().any_noted());
         let mut cache = webgrad::tune::Cache::default();
         let tuned = webgrad::tune::tune_products(context, &mut cache)
@@ -258,7 +265,7 @@ fn packed_attention_takes_the_path_timed_for_its_shape() {
         );
         assert!(!context.attention_paths().any_noted());
         let text = cache.to_text();
-        let line = format!("\tattention {b} 30 {h} {}\t", c / h);
+        let line = format!("\tattention 1 320 {h} {}\t", c / h);
         assert!(text.contains(&line), "{text}");
         assert!(tuned.sentence().unwrap().contains("attention"), "{tuned:?}");
         context.use_emulated_kernels(None);

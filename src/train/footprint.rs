@@ -271,9 +271,8 @@ fn padded_output_layer(c: &GptConfig) -> u64 {
     }
 }
 
-/// Floats of attention probabilities a step may keep where attention goes through the T×T
-/// scores (src/ops/attention/scores.rs, which a GPU may time fastest at any context within
-/// their budget): batch × heads × context² for each of `layers` kept
+/// Floats of attention probabilities a step keeps where long contexts go through the T×T
+/// scores (src/ops/attention/scores.rs): batch × heads × context² for each of `layers` kept
 /// at once, and two more layers' worth for the scores and their gradients while one is in
 /// flight.
 fn attention_scores(c: &GptConfig, (batch, window): (usize, usize), layers: usize) -> u64 {

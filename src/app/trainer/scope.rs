@@ -47,7 +47,7 @@ pub async fn time_products(device: &Device) {
     let sentence = match tuned {
         Ok(tuned) => tuned.sentence(),
         Err(e) => Some(format!(
-            "its product shapes were not timed ({})",
+            "its product and attention shapes were not timed ({})",
             e.sentence()
         )),
     };

@@ -16,9 +16,9 @@ pub struct BenchArgs {
     /// the CPU backend's steps (cpu) run only when named.
     #[arg(long, value_name = "NAME,NAME", value_delimiter = ',')]
     only: Vec<String>,
-    /// Run each product as the planner plans it, without timing its variants first (what
-    /// the autotuner's choice is compared with; WEBGRAD_AUTOTUNE=off does so too, and measures
-    /// nothing else either).
+    /// Run each product as the planner plans it and each attention on its rule's path,
+    /// without timing their variants first (what the autotuner's choice is compared with;
+    /// WEBGRAD_AUTOTUNE=off does so too, and measures nothing else either).
     #[arg(long)]
     untimed_products: bool,
     /// The products' precision (as `webgrad train --precision`); the workloads run in f16

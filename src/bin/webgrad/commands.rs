@@ -55,7 +55,7 @@ fn time_products(device: &Device) {
                 eprintln!("note: {sentence}");
             }
         }
-        Some(Err(e)) => eprintln!("note: the product shapes were not timed ({e})"),
+        Some(Err(e)) => eprintln!("note: the product and attention shapes were not timed ({e})"),
         None => {}
     }
 }

@@ -1,7 +1,7 @@
 //! Which path packed causal attention takes on a GPU: the one timed fastest for its shape on
 //! this device (src/tune/attention.rs), else the rule's, which was measured on one GPU: the
-//! matrix units where they run it, the T × T scores from scores::SCORES_FROM positions, else
-//! the tiled kernels, else the row kernels.
+//! first of those open to it among the matrix units, the T × T scores (from
+//! scores::SCORES_FROM positions), the tiled kernels and the row kernels.
 
 use super::{matrix, scores, tiled, Dims};
 use crate::error::{Error, Result};
@@ -22,23 +22,21 @@ pub(super) fn dims_of(shape: AttentionShape) -> Result<Dims> {
     Dims::new(shape.batch, shape.t, shape.heads * shape.d, shape.heads)
 }
 
-/// The paths attention of `shape` can take on `gpu`, the rule's first. The row kernels only
-/// where the tiled ones cannot run: they are slower wherever both can.
+/// The paths attention of `shape` can take on `gpu`, the rule's first. The scores only from
+/// scores::SCORES_FROM positions, where the footprint counts their probabilities; the row
+/// kernels only where the tiled ones cannot run: they are slower wherever both can.
 pub(crate) fn candidates(gpu: &Gpu, shape: AttentionShape) -> Vec<AttentionPath> {
     let Ok(dm) = dims_of(shape) else {
         return vec![AttentionPath::Rows];
     };
-    let scores = scores::fits(gpu, dm);
     let tiled = tiled::plan(gpu, dm).is_some();
-    let long = scores::long_enough(dm);
-    let usable = [
+    let open = [
         (AttentionPath::Matrix, matrix::usable(gpu, dm)),
-        (AttentionPath::Scores, scores && long),
+        (AttentionPath::Scores, scores::open(gpu, dm)),
         (AttentionPath::Tiled, tiled),
-        (AttentionPath::Scores, scores && !long),
         (AttentionPath::Rows, !tiled),
     ];
-    usable.into_iter().filter(|u| u.1).map(|u| u.0).collect()
+    open.into_iter().filter(|o| o.1).map(|o| o.0).collect()
 }
 
 /// The path attention of `dm` takes on `gpu`: `forced` (a timing's), else the one chosen for

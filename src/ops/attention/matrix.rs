@@ -67,9 +67,11 @@ fn params(dm: Dims) -> CoopParams {
     }
 }
 
-/// A workgroup per 64 rows of each (batch, head).
+/// A workgroup per 64 rows of each (batch, head): the (batch, head)s along the dispatch's fast
+/// dimension, the blocks along its slow one, so that the kernels take the blocks with the most
+/// work first (the GPU starts workgroups in the dispatch's order).
 fn groups(dm: Dims) -> [u32; 3] {
-    [(dm.t / ROWS) as u32, (dm.batch * dm.heads) as u32, 1]
+    [(dm.batch * dm.heads) as u32, (dm.t / ROWS) as u32, 1]
 }
 
 fn kernel(family: &'static str, source: &'static str) -> Kernel {

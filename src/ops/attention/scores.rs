@@ -12,37 +12,36 @@ use crate::ops::{gpu_of, launch1, matmul_into, row_kernel, Causal, Layout, Produ
 use crate::tensor::{gpu_output, numel, Device, Host, Storage, Tensor};
 use std::rc::Rc;
 
-/// From this many positions the score matrix path is the rule's (src/ops/attention/choice.rs)
-/// where no timing chose: the faster on an H100 (1.3× at 1024; at 64 the tiled kernels twice
-/// as fast). Each GPU times its shapes (src/tune/attention.rs).
+/// From this many positions attention may keep its probabilities and go through the scores
+/// (what the footprint counts, src/train/footprint.rs): the faster path on an H100 from there
+/// (1.3× at 1024; at 64 the tiled kernels twice as fast), and the rule's where no timing chose
+/// (choice.rs). Each GPU times its shapes on the paths open to them (src/tune/attention.rs).
 const SCORES_FROM: usize = 256;
 /// The most bytes of probabilities one call may keep: past it the tiled kernels, which keep
 /// none, run instead, so that a large batch or context costs time rather than memory.
 const SCORES_MAX_BYTES: u64 = 256 << 20;
 
 /// The bytes of probabilities attention over `batch` × `heads` sequences of `t` positions
-/// keeps where it goes through the scores on a real GPU; None where it never does (past
-/// SCORES_MAX_BYTES). The path is timed per GPU (choice.rs), so this is what it may keep.
+/// keeps where it goes through the scores on a real GPU; None where it never does.
 pub(crate) fn scores_bytes(batch: usize, heads: usize, t: usize) -> Option<u64> {
     let bytes = [batch, heads, t, t, 4]
         .iter()
         .fold(1u64, |n, &x| n.saturating_mul(x as u64));
-    (bytes <= SCORES_MAX_BYTES).then_some(bytes)
+    (t >= SCORES_FROM && bytes <= SCORES_MAX_BYTES).then_some(bytes)
 }
 
-/// Whether attention of these sizes can go through the score matrix: a real GPU, and
-/// probabilities within the budget and one buffer binding.
-pub(super) fn fits(gpu: &Gpu, dm: Dims) -> bool {
+/// Whether attention of these sizes can go through the score matrix: a real GPU, a long enough
+/// sequence, probabilities within the budget and one buffer binding, and the B·H products
+/// within a dispatch.
+pub(super) fn open(gpu: &Gpu, dm: Dims) -> bool {
     let limits = gpu.limits();
-    let binds = |bytes: u64| {
+    let fits = |bytes: u64| {
         bytes <= limits.max_storage_buffer_binding_size && bytes <= limits.max_buffer_size
     };
-    !gpu.is_cpu_emulated() && scores_bytes(dm.batch, dm.heads, dm.t).is_some_and(binds)
-}
-
-/// Whether the sequence is long enough for the rule to take the scores (SCORES_FROM).
-pub(super) fn long_enough(dm: Dims) -> bool {
-    dm.t >= SCORES_FROM
+    let products = (dm.batch * dm.heads) as u64;
+    !gpu.is_cpu_emulated()
+        && products <= u64::from(limits.max_compute_workgroups_per_dimension)
+        && scores_bytes(dm.batch, dm.heads, dm.t).is_some_and(fits)
 }
 
 /// Where head h of column block `part` (0 q, 1 k, 2 v) of a [B, T, parts·C] tensor lies, for
