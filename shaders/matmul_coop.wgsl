@@ -51,18 +51,22 @@ fn load_b_matrix(depth: u32, col: u32) -> coop_mat16x16<f16, B> {
     return coopLoadT<coop_mat16x16<f16, B>>(&b_tile[(depth * WIDE + col) >> 2u], WIDE / 4u);
 }
 
-// Accumulator `acc`, rows top.. and columns left.. of C, through the subgroup's 16 × 16 of
-// c_tile (store_staged: whole sectors of C a store). Each subgroup has its own 16 × 16, but
+// Accumulator `acc`, the subgroup's i-th 16 × 16 of C from its block's `corner`
+// (block_corner), through the subgroup's 16 × 16 of c_tile (store_staged: whole sectors of C
+// a store), with `tails`, its epilogue's reads, loaded a block ahead: the next block's are
+// loaded here and handed back. Each subgroup has its own 16 × 16, but
 // WGSL has no barrier for a subgroup's memory: the workgroup's is used, every subgroup
 // storing its accumulators in the same order. Stored straight from the accumulators into C's
 // buffer instead (coopStoreT to storage, where nothing is added to C), nanochar's f16 step
 // took 19.3 ms on an H200 against 18.7 so (docs/log/products.md).
-fn store_block(acc: coop_mat16x16<f32, C>, c_base: u32, top: u32, left: u32, sg: u32,
-               lane: u32) {
+fn store_block(acc: coop_mat16x16<f32, C>, c_base: u32, corner: vec2<u32>, i: u32, sg: u32,
+               lane: u32, tails: Tails) -> Tails {
     coopStoreT(acc, &c_tile[sg * 256u], 16u);
+    let ahead = tails_of(c_base, block_corner(corner, min(i + 1u, 7u)), lane);
     workgroupBarrier();
-    store_staged(c_base, top, left, sg, lane);
+    store_staged(c_base, block_corner(corner, i), sg, lane, tails);
     workgroupBarrier();
+    return ahead;
 }
 
 @compute @workgroup_size(256)
@@ -117,14 +121,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     let c_base = c_start(wid.z);
     if (sums_rows) { store_row_sums(c_base, row0, tid, sums); }
-    let top = row0 + br;
-    let left = col0 + bc;
-    store_block(c00, c_base, top, left, sg, lane);
-    store_block(c01, c_base, top, left + 16u, sg, lane);
-    store_block(c10, c_base, top + 16u, left, sg, lane);
-    store_block(c11, c_base, top + 16u, left + 16u, sg, lane);
-    store_block(c20, c_base, top + 32u, left, sg, lane);
-    store_block(c21, c_base, top + 32u, left + 16u, sg, lane);
-    store_block(c30, c_base, top + 48u, left, sg, lane);
-    store_block(c31, c_base, top + 48u, left + 16u, sg, lane);
+    let corner = vec2<u32>(row0 + br, col0 + bc);
+    var tails = tails_of(c_base, corner, lane);
+    tails = store_block(c00, c_base, corner, 0u, sg, lane, tails);
+    tails = store_block(c01, c_base, corner, 1u, sg, lane, tails);
+    tails = store_block(c10, c_base, corner, 2u, sg, lane, tails);
+    tails = store_block(c11, c_base, corner, 3u, sg, lane, tails);
+    tails = store_block(c20, c_base, corner, 4u, sg, lane, tails);
+    tails = store_block(c21, c_base, corner, 5u, sg, lane, tails);
+    tails = store_block(c30, c_base, corner, 6u, sg, lane, tails);
+    tails = store_block(c31, c_base, corner, 7u, sg, lane, tails);
 }

@@ -53,20 +53,43 @@ const TILE_HALVES: u32 = 128u * NARROW;
 // One 16 × 16 accumulator of each subgroup on its way out.
 var<workgroup> c_tile: array<f32, 2048>;
 
-// Subgroup sg's 16 × 16 of C, staged row-major in c_tile, stored at rows top.., columns
-// left..: lane l stores 4 columns of rows l / 4 and 8 + l / 4, so that each of the subgroup's
-// two stores writes 8 rows of 64 bytes, whole 32-byte sectors. With each lane storing two
-// vec4s 16 bytes apart (half of each sector a store), nanochar's f16 step took 19.5 ms on an
-// H200 against 18.7 (docs/log/products.md): its products are shallow (K of 384 forward), so
-// C's stores weigh.
-fn store_staged(c_base: u32, top: u32, left: u32, sg: u32, lane: u32) {
+// Subgroup sg's 16 × 16 of C, staged row-major in c_tile, stored from `corner` (its first row
+// and column) with `tails`, what the epilogue reads beside C (tails_of): lane l stores 4
+// columns of rows l / 4 and 8 + l / 4, so that each of the subgroup's two stores writes 8 rows
+// of 64 bytes, whole 32-byte sectors. With each lane storing two vec4s 16 bytes apart (half of
+// each sector a store), nanochar's f16 step took 19.5 ms on an H200 against 18.7
+// (docs/log/products.md): its products are shallow (K of 384 forward), so C's stores weigh.
+fn store_staged(c_base: u32, corner: vec2<u32>, sg: u32, lane: u32, tails: Tails) {
     let row = lane / 4u;
     let col = (lane % 4u) * 4u;
-    for (var below = 0u; below < 16u; below += 8u) {
-        let at = sg * 256u + (row + below) * 16u + col;
-        let v = vec4<f32>(c_tile[at], c_tile[at + 1u], c_tile[at + 2u], c_tile[at + 3u]);
-        store(c_base, top + row + below, left + col, v);
-    }
+    let at = sg * 256u + row * 16u + col;
+    let upper = vec4<f32>(c_tile[at], c_tile[at + 1u], c_tile[at + 2u], c_tile[at + 3u]);
+    let lower = vec4<f32>(c_tile[at + 128u], c_tile[at + 129u], c_tile[at + 130u],
+                          c_tile[at + 131u]);
+    store_with(c_base, corner.x + row, corner.y + col, upper, tails.upper);
+    store_with(c_base, corner.x + row + 8u, corner.y + col, lower, tails.lower);
+}
+
+// What the epilogue reads beside C for a lane's two stores of a 16 × 16 (store_staged).
+struct Tails {
+    upper: vec4<f32>,
+    lower: vec4<f32>,
+}
+
+// The tails of the lane's stores of the 16 × 16 from `corner` (row, column), loaded a block
+// ahead of its stores (store_block), so that their wait passes with the block before's: on an
+// H200 nanochar's input gradients through GELU took 1.85 ms a step, 1.17 without the reads
+// and 1.49 with them loaded so (docs/log/products.md).
+fn tails_of(c_base: u32, corner: vec2<u32>, lane: u32) -> Tails {
+    let row = corner.x + lane / 4u;
+    let col = corner.y + (lane % 4u) * 4u;
+    return Tails(tail_at(c_base, row, col), tail_at(c_base, row + 8u, col));
+}
+
+// The corner of a subgroup's i-th 16 × 16 of C from its block's `corner`, in the order the
+// kernels store them: two across, four down.
+fn block_corner(corner: vec2<u32>, i: u32) -> vec2<u32> {
+    return corner + vec2<u32>(16u * (i / 2u), 16u * (i % 2u));
 }
 
 // A slice of one operand is 128 × DEPTH halves, SLOTS packets: ACROSS of them across a row of

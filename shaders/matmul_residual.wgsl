@@ -4,7 +4,7 @@
 
 // residual[at..at + 4] for columns col..col + 4 of one row, each index clamped to the row's
 // last column (columns past it are not stored).
-fn residual4(at: u32, col: u32) -> vec4<f32> {
+fn tail4(at: u32, col: u32) -> vec4<f32> {
     let last = at + p.n - 1u - col;
     return vec4<f32>(residual[min(at, last)], residual[min(at + 1u, last)],
                      residual[min(at + 2u, last)], residual[min(at + 3u, last)]);
@@ -27,7 +27,7 @@ fn dropped4(at: u32, v: vec4<f32>) -> vec4<f32> {
                      select(0.0, v.w * s, kept(i + 3u, p.drop_seed, p.drop_p)));
 }
 
-fn finish4(at: u32, col: u32, v: vec4<f32>) -> vec4<f32> {
-    if (DROPOUT) { return dropped4(at, v) + residual4(at, col); }
-    return v + residual4(at, col);
+fn finish4(at: u32, v: vec4<f32>, residual: vec4<f32>) -> vec4<f32> {
+    if (DROPOUT) { return dropped4(at, v) + residual; }
+    return v + residual;
 }

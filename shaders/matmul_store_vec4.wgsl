@@ -6,9 +6,20 @@
 // C[row, col..col + 4] = finish4(product + bias) (the tail: a residual, GELU's derivative or
 // ReLU), nothing past the edges.
 fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
+    store_with(base, row, col, product, tail_at(base, row, col));
+}
+
+// `store`, with what the tail reads (`tail_at`) loaded ahead by the kernel.
+fn store_with(base: u32, row: u32, col: u32, product: vec4<f32>, tail: vec4<f32>) {
     if (row >= p.m || col >= p.n) { return; }
     let at = base + row * p.c_row_stride + col;
-    c[at >> 2u] = finish4(at, col, product + bias4(row, col));
+    c[at >> 2u] = finish4(at, product + bias4(row, col), tail);
+}
+
+// What the tail reads for C[row, col..col + 4] (tail4), or zeros past the edges.
+fn tail_at(base: u32, row: u32, col: u32) -> vec4<f32> {
+    if (row >= p.m || col >= p.n) { return vec4<f32>(0.0); }
+    return tail4(base + row * p.c_row_stride + col, col);
 }
 
 // op(A)'s sums of rows row..row + 4 (ROW_SUMS), after C's matrix; the layout leaves room for
