@@ -1,7 +1,7 @@
 //! Which path each shape of packed causal attention takes on this device, where one was
 //! measured fastest (src/tune/attention.rs): the kernels on the matrix units, the T × T scores
-//! through the product kernels, the tiled kernels or the row kernels. Which is faster depends on the GPU, the
-//! sequence's length and the precision, so the choice is timed rather than fixed.
+//! through the product kernels, the tiled kernels or the row kernels. Which is faster depends
+//! on the GPU, the sequence's length and the precision, so the choice is timed, not fixed.
 
 use super::choices::Choices;
 

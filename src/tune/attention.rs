@@ -5,7 +5,7 @@
 //! pass on each path, after its first step with the products (products.rs), and the fastest
 //! is kept for the device and remembered (cache.rs).
 
-use super::cache::{self, Cache};
+use super::cache::Cache;
 use super::products::fastest;
 use crate::error::Result;
 use crate::gpu::{AttentionPath, AttentionShape, Gpu};
@@ -20,9 +20,8 @@ pub(super) struct Timed {
 }
 
 /// Times the attention shapes `gpu` ran since the last call without a chosen path, keeps the
-/// fastest path of each on the device and in `cache`.
-pub(super) async fn time_attention(gpu: &Rc<Gpu>, cache: &mut Cache) -> Result<Timed> {
-    let key = cache::key(gpu);
+/// fastest path of each on the device and in `cache`, under the adapter's `key`.
+pub(super) async fn time_attention(gpu: &Rc<Gpu>, cache: &mut Cache, key: &str) -> Result<Timed> {
     let mut count = Timed::default();
     for (shape, paths) in shapes_to_time(gpu) {
         let rule = paths[0];
@@ -33,7 +32,7 @@ pub(super) async fn time_attention(gpu: &Rc<Gpu>, cache: &mut Cache) -> Result<T
         timer.pace(rule).await?;
         let best = fastest(&paths, |p| timer.seconds(p)).await?;
         gpu.attention_paths().choose(shape, best);
-        cache.remember_attention(key.clone(), shape, best);
+        cache.remember_attention(key.to_string(), shape, best);
         count.timed += 1;
         count.changed += usize::from(best != rule);
     }

@@ -3,7 +3,8 @@
 //! nothing. When the device opens, how many of the large-tile product's workgroups the GPU
 //! runs at once (search.rs), which decides where a product's K is split to fill or balance its
 //! rounds (src/ops/matmul/split.rs; unmeasured, nothing is split for it); after a model's first
-//! step, the variant each of its product shapes runs fastest as (products.rs).
+//! step, the variant each of its product shapes runs fastest as (products.rs) and the path
+//! each of its attention shapes runs fastest on (attention.rs).
 
 mod attention;
 pub mod cache;

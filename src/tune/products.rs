@@ -82,7 +82,7 @@ pub async fn tune_products(gpu: &Rc<Gpu>, cache: &mut Cache) -> Result<ProductsT
             timed += 1;
             changed += usize::from(best != planned);
         }
-        attention = time_attention(gpu, cache).await?;
+        attention = time_attention(gpu, cache, &key).await?;
         gpu.release_free_buffers();
     }
     Ok(ProductsTuned {

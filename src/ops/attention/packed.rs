@@ -77,8 +77,8 @@ fn attention_packed_backward(
     (heads, path): (usize, AttentionPath),
 ) -> Result<Tensor> {
     let dm = packed_dims(qkv, heads)?;
-    let matrix_units = on_matrix_units(qkv, dm).filter(|_| path == AttentionPath::Matrix);
-    let all = if let Some(gpu) = matrix_units {
+    let matrix_units = (path == AttentionPath::Matrix).then(|| on_matrix_units(qkv, dm));
+    let all = if let Some(gpu) = matrix_units.flatten() {
         matrix::backward_packed(gpu, dm, qkv, [out, lse, g])?
     } else if let Some((gpu, plan)) = tiled(qkv, dm) {
         // Where the forward ran on the matrix units and the precision changed since, these
@@ -125,7 +125,8 @@ impl Tensor {
             return self.attention_unpacked(dm);
         };
         let path = choice::path(gpu, dm, forced)?;
-        let [out, lse] = match (path, tiled::plan(gpu, dm)) {
+        let plan = (path == AttentionPath::Tiled).then(|| tiled::plan(gpu, dm));
+        let [out, lse] = match (path, plan.flatten()) {
             (AttentionPath::Matrix, _) => matrix::forward(gpu, dm, self)?,
             (AttentionPath::Scores, _) => return scores::forward(self, dm),
             (AttentionPath::Tiled, Some(plan)) => {
