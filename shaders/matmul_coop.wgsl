@@ -24,14 +24,11 @@ enable wgpu_cooperative_matrix;
 var<workgroup> a_tile: array<vec4<f16>, TILE_HALVES / 4u>;
 var<workgroup> b_tile: array<vec4<f16>, TILE_HALVES / 4u>;
 
-// One store of 4 halves: the turns are for dialects that store halves one at a time.
-const TURNS: bool = false;
-
-fn stage_a(at: u32, v: vec4<f16>, turn: u32) {
+fn stage_a(at: u32, v: vec4<f16>) {
     a_tile[at >> 2u] = v;
 }
 
-fn stage_b(at: u32, v: vec4<f16>, turn: u32) {
+fn stage_b(at: u32, v: vec4<f16>) {
     b_tile[at >> 2u] = v;
 }
 

@@ -30,25 +30,18 @@ fn high_halves(v: Packet) -> vec4<f32> {
     return vec4<f32>(unpack2x16float(v.z), unpack2x16float(v.w));
 }
 
-// Packet v at half `at` of A's tile (`in_a`) or B's. Where the dialect stores halves one at a
-// time (TURNS), its high 4 halves first where the turn says so (its bit 1), each 4 in the
-// dialect's order (bit 0), so that the t-th pair of halves stored lands in the packet's word
-// t ^ turn (matmul_f16_tiles' turn_of). Else low then high, always: natively on an H200 the
-// order varying by lane made matmul_4096 take 1.37-1.43 ms against 1.18-1.24 (its two 8-byte
-// stores, side by side, are likely one 16-byte store when their order is fixed).
-fn stage_packet(at: u32, v: Packet, in_a: bool, turn: u32) {
-    let high_first = TURNS && (turn & 2u) != 0u;
+// Packet v at half `at` of A's tile (`in_a`) or B's: two stores of 4 halves side by side, in
+// one order for every lane (the compiler can make them one 16-byte store). Natively on an H200
+// the order varying by lane (as Chrome's dialect once staged halves, against banks' conflicts)
+// made matmul_4096 take 1.37-1.43 ms against 1.18-1.24 (docs/log/products.md).
+fn stage_packet(at: u32, v: Packet, in_a: bool) {
     let low = vec4<f16>(low_halves(v));
     let high = vec4<f16>(high_halves(v));
-    let first = select(low, high, high_first);
-    let second = select(high, low, high_first);
-    let first_at = at + select(0u, 4u, high_first);
-    let second_at = at + select(4u, 0u, high_first);
     if (in_a) {
-        stage_a(first_at, first, turn);
-        stage_a(second_at, second, turn);
+        stage_a(at, low);
+        stage_a(at + 4u, high);
     } else {
-        stage_b(first_at, first, turn);
-        stage_b(second_at, second, turn);
+        stage_b(at, low);
+        stage_b(at + 4u, high);
     }
 }

@@ -28,12 +28,11 @@ fn high_halves(v: Packet) -> vec4<f32> {
     return vec4<f32>(0.0);
 }
 
-// Packet v at half `at` of A's tile (`in_a`) or B's, in one order for every lane (turn 0):
-// the turns were measured with the deep slices only (matmul_f16_tiles' turn_of).
-fn stage_packet(at: u32, v: Packet, in_a: bool, turn: u32) {
+// Packet v at half `at` of A's tile (`in_a`) or B's.
+fn stage_packet(at: u32, v: Packet, in_a: bool) {
     if (in_a) {
-        stage_a(at, v, 0u);
+        stage_a(at, v);
     } else {
-        stage_b(at, v, 0u);
+        stage_b(at, v);
     }
 }

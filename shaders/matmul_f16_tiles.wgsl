@@ -6,9 +6,8 @@
 // into registers while this one is multiplied, and the bias gradient's row sums in f32. How
 // deep a slice is and how wide a packet, SLICES says (matmul_f16_deep.wgsl,
 // matmul_f16_shallow.wgsl, by the device's workgroup memory: src/ops/matmul/plan.rs). Each
-// dialect declares `a_tile` and `b_tile` (TILE_HALVES halves each), `stage_a`/`stage_b`,
-// which store 4 halves at a tile's half `at` (a multiple of 4), and TURNS: whether it stores
-// them one at a time, in the order a turn says (`turn_of`).
+// dialect declares `a_tile` and `b_tile` (TILE_HALVES halves each) and `stage_a`/`stage_b`,
+// which store 4 halves at a tile's half `at` (a multiple of 4).
 //#slots SLICES
 
 //#include matmul_out
@@ -113,21 +112,11 @@ fn fetch_a(base: u32, row0: u32, k0: u32, s: u32) -> Packet {
     return a_packet((base + row * p.a_row_stride + kk) / PACKET, (kk < p.k) & (row < p.m));
 }
 
-// The order, one of 4, in which slot s's halves are stored, where a dialect stores them one
-// at a time (Chrome's: its matrix loads take tiles of halves). A subgroup's 32 lanes stage
-// neighbouring slots; with the deep slices each store of the same half of every lane's packet
-// would fall on 8 of the 32 banks, four lanes to a bank (packets of 8 halves 16 bytes apart,
-// rows 4 banks apart). The lanes of each group of 8 take another order, so that a store's 32
-// halves fall on 32 banks (matmul_f16_deep.wgsl; the shallow slices keep one order).
-fn turn_of(s: u32) -> u32 {
-    return (s / 8u) % 4u;
-}
-
 // Slot s's values in the A tile, where they lie in memory.
 fn put_a(s: u32, v: Packet) {
     let at = select((s / ALONG) * NARROW + (s % ALONG) * PACKET,
                     (s / ACROSS) * WIDE + (s % ACROSS) * PACKET, TA);
-    stage_packet(at, v, true, turn_of(s));
+    stage_packet(at, v, true);
 }
 
 // The same for B: with B stored [N, K], column s / ALONG at depths PACKET × (s % ALONG)..;
@@ -146,7 +135,7 @@ fn fetch_b(base: u32, col0: u32, k0: u32, s: u32) -> Packet {
 fn put_b(s: u32, v: Packet) {
     let at = select((s / ACROSS) * WIDE + (s % ACROSS) * PACKET,
                     (s / ALONG) * NARROW + (s % ALONG) * PACKET, TB);
-    stage_packet(at, v, false, turn_of(s));
+    stage_packet(at, v, false);
 }
 
 // An invocation's share of a slice, slots tid + 256 × i of each tile: fetched into registers

@@ -6,8 +6,8 @@ enable chromium_experimental_subgroup_matrix;
 // 16 × 16 × 16 matrices Chrome's subgroup matrices (`chromium-experimental-subgroup-matrix`,
 // which wgpu's WebGPU backend does not ask for: src/gpu/subgroup_matrix.rs asks for it). The
 // staging, the tiles' layout and the blocks of C are the same (matmul_f16_tiles); only the
-// matrices' types and functions differ, how the tiles are held (halves, not vec4s), and where
-// the subgroup's number comes from (below).
+// matrices' types and functions differ, how the tiles are held (below), and where the
+// subgroup's number comes from.
 
 //#include matmul_f16_tiles
 
@@ -15,59 +15,46 @@ alias Left = subgroup_matrix_left<f16, 16, 16>;
 alias Right = subgroup_matrix_right<f16, 16, 16>;
 alias Sum = subgroup_matrix_result<f32, 16, 16>;
 
-// The staged tiles as halves: Chrome's matrix loads take the array of the matrices' own
-// component type.
-var<workgroup> a_tile: array<f16, TILE_HALVES>;
-var<workgroup> b_tile: array<f16, TILE_HALVES>;
+// The staged tiles as untyped workgroup memory (WGSL's buffer_view, Chrome 154 on): Chrome's
+// matrix loads take an array of the matrices' own component type, so they read a view of
+// halves, while the staging stores 4 halves at once through a view of vec4s, as natively. Held
+// as halves and staged 2 bytes a store instead, nanochar's f16 step in the page took 22.74 ms
+// pipelined on an H200 against 20.65 so, matmul_4096 1.88-1.91 against 1.61-1.63
+// (docs/log/products.md).
+var<workgroup> a_tile: buffer<TILE_HALVES * 2u>;
+var<workgroup> b_tile: buffer<TILE_HALVES * 2u>;
 
-// Its two pairs of halves, the second first where the turn's bit 0 says so
-// (matmul_f16_tiles' turn_of: so that a subgroup's stores fall on different banks). In Chrome
-// on an H200 the turns took nanochar's f16 step from 24.66-24.74 ms to 23.41-23.46 pipelined,
-// matmul_4096 from 2.04-2.09 to 1.89-1.96 (docs/log/products.md).
-const TURNS: bool = true;
-
-fn stage_a(at: u32, v: vec4<f16>, turn: u32) {
-    let swap = (turn & 1u) != 0u;
-    let near = at + select(0u, 2u, swap);
-    let far = at + select(2u, 0u, swap);
-    a_tile[near] = select(v.x, v.z, swap);
-    a_tile[near + 1u] = select(v.y, v.w, swap);
-    a_tile[far] = select(v.z, v.x, swap);
-    a_tile[far + 1u] = select(v.w, v.y, swap);
+fn stage_a(at: u32, v: vec4<f16>) {
+    bufferView<array<vec4<f16>, TILE_HALVES / 4u>>(&a_tile, 0u)[at >> 2u] = v;
 }
 
-fn stage_b(at: u32, v: vec4<f16>, turn: u32) {
-    let swap = (turn & 1u) != 0u;
-    let near = at + select(0u, 2u, swap);
-    let far = at + select(2u, 0u, swap);
-    b_tile[near] = select(v.x, v.z, swap);
-    b_tile[near + 1u] = select(v.y, v.w, swap);
-    b_tile[far] = select(v.z, v.x, swap);
-    b_tile[far + 1u] = select(v.w, v.y, swap);
+fn stage_b(at: u32, v: vec4<f16>) {
+    bufferView<array<vec4<f16>, TILE_HALVES / 4u>>(&b_tile, 0u)[at >> 2u] = v;
 }
 
 // op(A)'s 16 × 16 from [row, depth] and op(B)'s from [depth, col], read from the tiles as they
-// lie (matmul_f16_tiles): the transposed ones column-major. The layout is a literal in each
-// branch, as a const-expression where Chrome may want one.
+// lie (matmul_f16_tiles): the transposed ones column-major.
 fn load_left(row: u32, depth: u32) -> Left {
+    let halves = bufferView<array<f16, TILE_HALVES>>(&a_tile, 0u);
     if (TA) {
-        return subgroupMatrixLoad<Left>(&a_tile, depth * WIDE + row, true, WIDE);
+        return subgroupMatrixLoad<Left, col_major>(halves, depth * WIDE + row, WIDE);
     }
-    return subgroupMatrixLoad<Left>(&a_tile, row * NARROW + depth, false, NARROW);
+    return subgroupMatrixLoad<Left, row_major>(halves, row * NARROW + depth, NARROW);
 }
 
 fn load_right(depth: u32, col: u32) -> Right {
+    let halves = bufferView<array<f16, TILE_HALVES>>(&b_tile, 0u);
     if (TB) {
-        return subgroupMatrixLoad<Right>(&b_tile, col * NARROW + depth, true, NARROW);
+        return subgroupMatrixLoad<Right, col_major>(halves, col * NARROW + depth, NARROW);
     }
-    return subgroupMatrixLoad<Right>(&b_tile, depth * WIDE + col, false, WIDE);
+    return subgroupMatrixLoad<Right, row_major>(halves, depth * WIDE + col, WIDE);
 }
 
 // Accumulator `acc`, the subgroup's i-th 16 × 16 of C from its block's `corner`, through
 // the subgroup's 16 × 16 of c_tile with its tails loaded a block ahead, as in matmul_coop.wgsl.
 fn store_block(acc: Sum, c_base: u32, corner: vec2<u32>, i: u32, sg: u32,
                lane: u32, tails: Tails) -> Tails {
-    subgroupMatrixStore(&c_tile, sg * 256u, acc, false, 16u);
+    subgroupMatrixStore<row_major>(&c_tile, sg * 256u, acc, 16u);
     let ahead = tails_of(c_base, block_corner(corner, min(i + 1u, 7u)), lane);
     workgroupBarrier();
     store_staged(c_base, block_corner(corner, i), sg, lane, tails);

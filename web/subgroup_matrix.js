@@ -12,8 +12,9 @@ let described = '';
 
 // The first of the kernel's needs the adapter does not meet, or '': the features, 16 × 16 × 16
 // matrices of f16 adding in f32, subgroups always 32 wide (it gives each of a workgroup's 8
-// subgroups its own block of C), and WGSL's subgroup_id builtin (Chrome requires the
-// matrices' offsets to be uniform across a subgroup, and the subgroup's number is).
+// subgroups its own block of C), WGSL's subgroup_id builtin (Chrome requires the matrices'
+// offsets to be uniform across a subgroup, and the subgroup's number is) and WGSL's
+// buffer_view (the staged tiles are stored as vec4s and read by the matrices as halves).
 function first_lacking(adapter) {
   const info = adapter.info ?? {};
   const has = (f) => adapter.features.has(f);
@@ -27,6 +28,7 @@ function first_lacking(adapter) {
   if (!sixteens) return 'configuration';
   if (info.subgroupMinSize !== 32 || info.subgroupMaxSize !== 32) return 'subgroup-width';
   if (!language?.has('subgroup_id')) return 'subgroup-id';
+  if (!language?.has('buffer_view')) return 'buffer-view';
   return '';
 }
 
@@ -59,7 +61,8 @@ export function ask_for_matrix_units() {
 }
 
 // '' when the device just opened has the matrix units, else what it lacked: 'subgroup-matrix',
-// 'shader-f16', 'subgroups', 'configuration', 'subgroup-width', 'subgroup-id' or 'refused'.
+// 'shader-f16', 'subgroups', 'configuration', 'subgroup-width', 'subgroup-id', 'buffer-view'
+// or 'refused'.
 export function matrix_units_lacking() {
   return lacking;
 }

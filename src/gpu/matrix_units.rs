@@ -99,6 +99,9 @@ pub enum Lacking {
     /// WGSL without the `subgroup_id` builtin (language feature `subgroup_id`), which the
     /// kernel in Chrome's dialect needs: Chrome wants the matrices' offsets subgroup-uniform.
     SubgroupId,
+    /// WGSL without `buffer_view` (a language feature since Chrome 154), through which the
+    /// kernel in Chrome's dialect stages its tiles as vec4s and reads them as halves.
+    BufferView,
     /// The browser refused a device with them.
     Refused,
     /// `WEBGRAD_MATRIX_UNITS=off` (natively): a GPU with them run as one without, to measure
@@ -136,6 +139,10 @@ impl fmt::Display for Lacking {
             Lacking::SubgroupId => f.write_str(
                 "this browser's WGSL has no subgroup_id builtin, which the kernel needs",
             ),
+            Lacking::BufferView => f.write_str(
+                "this browser's WGSL has no buffer_view, which the kernel needs (Chrome has it \
+                 from version 154)",
+            ),
             Lacking::Refused => f.write_str("the browser refused a device with them"),
             Lacking::TurnedOff => write!(f, "{MATRIX_UNITS_VAR}=off turned them off"),
         }
@@ -159,5 +166,6 @@ mod tests {
         assert!(says(Lacking::ShaderF16(nvidia)).contains("vulkan_enable_f16_on_nvidia"));
         assert_eq!(says(Lacking::ShaderF16(chrome)), "it offers no shader-f16");
         assert!(!says(Lacking::Matrices(None)).contains("--enable"));
+        assert!(says(Lacking::BufferView).contains("Chrome has it from version 154"));
     }
 }

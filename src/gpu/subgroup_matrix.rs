@@ -39,6 +39,7 @@ pub(crate) fn granted() -> Result<MatrixUnits, Lacking> {
         "configuration" => Err(Lacking::Configuration),
         "subgroup-width" => Err(Lacking::SubgroupWidth),
         "subgroup-id" => Err(Lacking::SubgroupId),
+        "buffer-view" => Err(Lacking::BufferView),
         "refused" => Err(Lacking::Refused),
         _ => Err(Lacking::Matrices(Some(browser))),
     }
