@@ -31,12 +31,13 @@ const CHUNK: u32 = 16u;
 var<workgroup> a_tile: array<vec4<f16>, TILE_HALVES / 4u>;
 var<workgroup> b_tile: array<vec4<f16>, TILE_HALVES / 4u>;
 
-// One store of 4 halves (or 4 down a column).
+// One store of 4 halves.
 fn stage_a(at: u32, v: vec4<f16>) {
     a_tile[at >> 2u] = v;
 }
 
-// `at` is column at / NARROW, depths at % NARROW.. where TB (matmul_f16_tiles' put_b).
+// One store of 4 halves, or where TB 4 stores down a column: `at` is then column at / NARROW,
+// depths at % NARROW.. (matmul_f16_tiles' put_b).
 fn stage_b(at: u32, v: vec4<f16>) {
     if (!TB) {
         b_tile[at >> 2u] = v;

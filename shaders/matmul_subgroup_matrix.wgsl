@@ -18,8 +18,8 @@ alias Sum = subgroup_matrix_result<f32, 16, 16>;
 // The staged tiles as untyped workgroup memory (WGSL's buffer_view, Chrome 154 on): Chrome's
 // matrix loads take an array of the matrices' own component type, so they read a view of
 // halves, while the staging stores 4 halves at once through a view of vec4s, as natively. Held
-// as halves and staged 2 bytes a store instead, nanochar's f16 step in the page took 22.74 ms
-// pipelined on an H200 against 20.65 so, matmul_4096 1.88-1.91 against 1.61-1.63
+// as halves and staged 2 bytes a store instead, nanochar's f16 step in the page took 22.71-22.73
+// ms pipelined on an H200 against 20.60-20.67 so, matmul_4096 1.91 against 1.63-1.65
 // (docs/log/products.md).
 var<workgroup> a_tile: buffer<TILE_HALVES * 2u>;
 var<workgroup> b_tile: buffer<TILE_HALVES * 2u>;
