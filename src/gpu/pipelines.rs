@@ -392,12 +392,12 @@ fn module(device: &wgpu::Device, family: &str, text: String) -> wgpu::ShaderModu
         label: Some(family),
         source: wgpu::ShaderSource::Wgsl(text.into()),
     };
-    if unchecked_shaders() {
-        // SAFETY: only for measuring the cost of bounds checks (WEBGRAD_UNCHECKED=1 natively);
-        // every kernel's indexing is covered by the correctness tests.
-        unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
-    } else {
-        device.create_shader_module(desc)
+    match dropped_checks() {
+        // SAFETY: only for measuring the cost of the runtime checks (WEBGRAD_UNCHECKED
+        // natively); every kernel's indexing is covered by the correctness tests, and every
+        // loop of ours ends (its bound is a parameter or a constant).
+        Some(checks) => unsafe { device.create_shader_module_trusted(desc, checks) },
+        None => device.create_shader_module(desc),
     }
 }
 
@@ -434,8 +434,57 @@ fn bind_group_layout(device: &wgpu::Device, bindings: &[Binding]) -> wgpu::BindG
     })
 }
 
-/// Whether to build shaders without runtime bounds checks: natively, with WEBGRAD_UNCHECKED=1,
-/// for the benchmark's comparison only. The browser always checks.
+/// Whether to build shaders without some of wgpu's runtime checks: natively, with
+/// WEBGRAD_UNCHECKED, for the benchmark's comparison only. The browser always checks.
 pub fn unchecked_shaders() -> bool {
-    !cfg!(target_arch = "wasm32") && std::env::var("WEBGRAD_UNCHECKED").is_ok_and(|v| v == "1")
+    dropped_checks().is_some()
+}
+
+/// The runtime checks WEBGRAD_UNCHECKED asks to build shaders without, natively: `1` drops all
+/// of them, else a comma-separated list of `bounds` (indices clamped), `loops` (every loop
+/// given a bound, against infinite ones) and `divisions` (integer divisors guarded against
+/// zero) drops those. None where it names none of them (the shaders fully checked).
+fn dropped_checks() -> Option<wgpu::ShaderRuntimeChecks> {
+    let asked = std::env::var("WEBGRAD_UNCHECKED")
+        .ok()
+        .filter(|_| !cfg!(target_arch = "wasm32"))?;
+    checks_without(&asked)
+}
+
+/// The checks without those `asked` names (dropped_checks).
+fn checks_without(asked: &str) -> Option<wgpu::ShaderRuntimeChecks> {
+    if asked == "1" {
+        return Some(wgpu::ShaderRuntimeChecks::unchecked());
+    }
+    let mut checks = wgpu::ShaderRuntimeChecks::checked();
+    let mut dropped = false;
+    for name in asked.split(',').map(str::trim) {
+        let check = match name {
+            "bounds" => &mut checks.bounds_checks,
+            "loops" => &mut checks.force_loop_bounding,
+            "divisions" => &mut checks.int_div_checks,
+            _ => continue,
+        };
+        *check = false;
+        dropped = true;
+    }
+    dropped.then_some(checks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::checks_without;
+
+    /// WEBGRAD_UNCHECKED drops what it names and nothing else; `1` drops every check, and a
+    /// value naming none leaves the shaders checked.
+    #[test]
+    fn unchecked_drops_the_checks_it_names() {
+        let loops = checks_without("loops").expect("loops named");
+        assert!(!loops.force_loop_bounding && loops.bounds_checks && loops.int_div_checks);
+        let two = checks_without("bounds, divisions").expect("two named");
+        assert!(!two.bounds_checks && !two.int_div_checks && two.force_loop_bounding);
+        let all = checks_without("1").expect("all");
+        assert!(!all.bounds_checks && !all.force_loop_bounding && !all.int_div_checks);
+        assert!(checks_without("0").is_none() && checks_without("bound").is_none());
+    }
 }
