@@ -1,8 +1,8 @@
 //! `webgrad bench [--quick] [--only NAME,NAME] [--untimed-products]`: the workloads of BENCHMARKS.md (webgrad::bench),
 //! one line each in the format of torch_ref.py. WEBGRAD_UNCHECKED=1 runs the shaders without
 //! runtime checks (or without those it names: src/gpu/pipelines.rs) and marks the names
-//! "_unchecked"; WEBGRAD_PROFILE=1 adds the GPU time per kernel
-//! in a step under each workload's line.
+//! "_unchecked"; WEBGRAD_PROFILE=1 adds the GPU time per kernel in a step under each
+//! workload's line.
 
 use std::io::Write;
 use webgrad::bench::{BenchOptions, Products};
