@@ -57,19 +57,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         products_with_block(q0, q1, q2, q3, 0u, sg);
         workgroupBarrier();
         var most = vec4<f32>(MASKED);
-        for (var g = 0u; g < 8u; g++) {
+        //#repeat 8 g
+        {
+            let g = #gu;
             let col = lane_col(lane, g);
             let s = s_get4(sg, row, col) * p.scale;
             most = select(most, max(most, s), seen(key0 + col, query));
         }
+        //#end
         let block_max = max(max(most.x, most.y), max(most.z, most.w));
         let m_new = max(m, max(block_max, subgroupShuffleXor(block_max, 1u)));
         var sum = vec4<f32>(0.0);
-        for (var g = 0u; g < 8u; g++) {
+        //#repeat 8 g
+        {
+            let g = #gu;
             let col = lane_col(lane, g);
             let s = s_get4(sg, row, col) * p.scale;
             sum += select(vec4<f32>(0.0), exp(s - m_new), seen(key0 + col, query));
         }
+        //#end
         l = l * exp(m - m_new) + dot(sum, vec4<f32>(1.0));
         m = m_new;
     }
@@ -91,13 +97,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
         probs_to_h(sg, lane, key0, query, row_lse);
         workgroupBarrier();
-        for (var kk = 0u; kk < 4u; kk++) {
+        //#repeat 4 kk
+        {
+            let kk = #kku;
             let probs = h_matrix(sg, kk);
             o0 = coopMultiplyAdd(probs, block_b(1u, kk, 0u), o0);
             o1 = coopMultiplyAdd(probs, block_b(1u, kk, 1u), o1);
             o2 = coopMultiplyAdd(probs, block_b(1u, kk, 2u), o2);
             o3 = coopMultiplyAdd(probs, block_b(1u, kk, 3u), o3);
         }
+        //#end
     }
     let at = btc_at(b, first, h);
     store_output(o0, at);

@@ -8,6 +8,9 @@
 // where the lanes apply the mask, the softmax and its gradient and leave the f16 values for
 // the next product. The T × T scores never reach memory.
 //
+// Loops of a constant count are written out (`//#repeat`): naga bounds every loop, and the
+// driver then leaves it a loop (docs/log/products.md, "Which check costs").
+//
 // Every subgroup reads only its own strip of s_tile and h_tile, but WGSL has no barrier for a
 // subgroup's memory: the workgroup's is used, every subgroup walking the same blocks.
 
@@ -149,11 +152,14 @@ fn probs_to_ds(sg: u32, row: u32, col: u32, dp: vec4<f32>, delta: vec4<f32>) {
 // comes after the query, into h_tile as the next product's f16 operand.
 fn probs_to_h(sg: u32, lane: u32, key0: u32, query: u32, row_lse: f32) {
     let row = lane_row(lane);
-    for (var g = 0u; g < 8u; g++) {
+    //#repeat 8 g
+    {
+        let g = #gu;
         let col = lane_col(lane, g);
         let s = s_get4(sg, row, col) * p.scale;
         h_set4(sg, row, col, select(vec4<f32>(0.0), exp(s - row_lse), seen(key0 + col, query)));
     }
+    //#end
 }
 
 // Key block `key0`'s keys and values (from k's and v's parts) staged in slots 0 and 1, and
@@ -199,7 +205,9 @@ fn h_matrix(sg: u32, kk: u32) -> coop_mat16x16<f16, A> {
 fn products_with_block(x0: coop_mat16x16<f16, A>, x1: coop_mat16x16<f16, A>,
                        x2: coop_mat16x16<f16, A>, x3: coop_mat16x16<f16, A>, slot: u32,
                        sg: u32) {
-    for (var n = 0u; n < 4u; n++) {
+    //#repeat 4 n
+    {
+        let n = #nu;
         var acc = coop_mat16x16<f32, C>();
         acc = coopMultiplyAdd(x0, block_transposed(slot, n * 16u, 0u), acc);
         acc = coopMultiplyAdd(x1, block_transposed(slot, n * 16u, 1u), acc);
@@ -207,4 +215,5 @@ fn products_with_block(x0: coop_mat16x16<f16, A>, x1: coop_mat16x16<f16, A>,
         acc = coopMultiplyAdd(x3, block_transposed(slot, n * 16u, 3u), acc);
         store_strip(acc, sg, n);
     }
+    //#end
 }

@@ -83,36 +83,48 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
         products_with_block(k0, k1, k2, k3, 0u, sg);
         workgroupBarrier();
-        for (var g = 0u; g < 8u; g++) {
+        //#repeat 8 g
+        {
+            let g = #gu;
             let col = lane_col(lane, g);
             let s = s_get4(sg, row, col) * p.scale;
             let pt = select(vec4<f32>(0.0), exp(s - stats[col / 4u]), seeing(query0 + col, key));
             h_set4(sg, row, col, pt);
         }
+        //#end
         workgroupBarrier();
-        for (var kk = 0u; kk < 4u; kk++) {
+        //#repeat 4 kk
+        {
+            let kk = #kku;
             let pt = h_matrix(sg, kk);
             dv0 = coopMultiplyAdd(pt, block_b(1u, kk, 0u), dv0);
             dv1 = coopMultiplyAdd(pt, block_b(1u, kk, 1u), dv1);
             dv2 = coopMultiplyAdd(pt, block_b(1u, kk, 2u), dv2);
             dv3 = coopMultiplyAdd(pt, block_b(1u, kk, 3u), dv3);
         }
+        //#end
         products_with_block(v0, v1, v2, v3, 1u, sg);
         workgroupBarrier();
-        for (var g = 0u; g < 8u; g++) {
+        //#repeat 8 g
+        {
+            let g = #gu;
             let col = lane_col(lane, g);
             let dp = s_get4(sg, row, col);
             let d = stats[16u + col / 4u];
             probs_to_ds(sg, row, col, dp, d);
         }
+        //#end
         workgroupBarrier();
-        for (var kk = 0u; kk < 4u; kk++) {
+        //#repeat 4 kk
+        {
+            let kk = #kku;
             let dst = h_matrix(sg, kk);
             dk0 = coopMultiplyAdd(dst, block_b(0u, kk, 0u), dk0);
             dk1 = coopMultiplyAdd(dst, block_b(0u, kk, 1u), dk1);
             dk2 = coopMultiplyAdd(dst, block_b(0u, kk, 2u), dk2);
             dk3 = coopMultiplyAdd(dst, block_b(0u, kk, 3u), dk3);
         }
+        //#end
     }
     if (overflowed) {
         // Made at run time: an infinity from a constant expression is an error in WGSL.

@@ -17,9 +17,9 @@ enable wgpu_cooperative_matrix;
 // Σ dO·O over the lane's half of its row, in f32.
 fn half_delta(at: u32) -> f32 {
     var sum = vec4<f32>(0.0);
-    for (var c = 0u; c < 32u; c += 4u) {
-        sum += g[(at + c) / 4u] * out[(at + c) / 4u];
-    }
+    //#repeat 8 c
+    sum += g[(at + #cu * 4u) / 4u] * out[(at + #cu * 4u) / 4u];
+    //#end
     return dot(sum, vec4<f32>(1.0));
 }
 
@@ -70,19 +70,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
         products_with_block(y0, y1, y2, y3, 1u, sg);
         workgroupBarrier();
-        for (var g = 0u; g < 8u; g++) {
+        //#repeat 8 g
+        {
+            let g = #gu;
             let col = lane_col(lane, g);
             let dp = s_get4(sg, row, col);
             probs_to_ds(sg, row, col, dp, vec4<f32>(row_delta));
         }
+        //#end
         workgroupBarrier();
-        for (var kk = 0u; kk < 4u; kk++) {
+        //#repeat 4 kk
+        {
+            let kk = #kku;
             let ds = h_matrix(sg, kk);
             dq0 = coopMultiplyAdd(ds, block_b(0u, kk, 0u), dq0);
             dq1 = coopMultiplyAdd(ds, block_b(0u, kk, 1u), dq1);
             dq2 = coopMultiplyAdd(ds, block_b(0u, kk, 2u), dq2);
             dq3 = coopMultiplyAdd(ds, block_b(0u, kk, 3u), dq3);
         }
+        //#end
     }
     let at = qkv_at(b, first, h) + p.q_off;
     store_grad(dq0, at);

@@ -175,19 +175,22 @@ fn add_row_sums(sums: RowSums, f: Slice) -> RowSums {
 // The sums of each group's invocations are added through c_tile (256 × 8 floats) and the
 // first ACROSS invocations store them, a group each.
 fn store_row_sums(c_base: u32, row0: u32, tid: u32, sums: RowSums) {
-    for (var j = 0u; j < 4u; j++) {
-        c_tile[tid * 8u + j] = sums.low[j];
-        c_tile[tid * 8u + 4u + j] = sums.high[j];
-    }
+    //#repeat 4 j
+    c_tile[tid * 8u + #ju] = sums.low[#ju];
+    c_tile[tid * 8u + 4u + #ju] = sums.high[#ju];
+    //#end
     workgroupBarrier();
     if (tid < ACROSS) {
         var low = vec4<f32>(0.0);
         var high = vec4<f32>(0.0);
-        for (var j = 0u; j < 256u / ACROSS; j++) {
-            let at = (j * ACROSS + tid) * 8u;
+        // 256 / ACROSS groups: 8 or 16, as PACKET is 4 or 8.
+        //#repeat 16 j
+        if (#ju < 256u / ACROSS) {
+            let at = (#ju * ACROSS + tid) * 8u;
             low += vec4<f32>(c_tile[at], c_tile[at + 1u], c_tile[at + 2u], c_tile[at + 3u]);
             high += vec4<f32>(c_tile[at + 4u], c_tile[at + 5u], c_tile[at + 6u], c_tile[at + 7u]);
         }
+        //#end
         store_sums(c_base, row0 + tid * PACKET, low);
         if (PACKET == 8u) { store_sums(c_base, row0 + tid * PACKET + 4u, high); }
     }

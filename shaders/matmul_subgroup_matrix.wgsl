@@ -94,7 +94,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         if (k0 + DEPTH < k_last) {
             next = fetch_slice(a_base, b_base, row0, col0, k0 + DEPTH, tid);
         }
-        for (var d = 0u; d < DEPTH; d += 16u) {
+        // The slice's 16-deep steps written out, as natively (matmul_coop.wgsl).
+        //#repeat 4 step
+        if (#step * 16u < DEPTH) {
+            let d = #step * 16u;
             let a0 = load_left(br, d);
             let a1 = load_left(br + 16u, d);
             let a2 = load_left(br + 32u, d);
@@ -110,6 +113,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             c30 = subgroupMatrixMultiplyAccumulate(a3, b0, c30);
             c31 = subgroupMatrixMultiplyAccumulate(a3, b1, c31);
         }
+        //#end
         workgroupBarrier();
     }
     let c_base = c_start(wid.z);
