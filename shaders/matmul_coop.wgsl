@@ -23,6 +23,16 @@ enable wgpu_cooperative_matrix;
 // vec4s, and read the halves as they lie.
 var<workgroup> a_tile: array<vec4<f16>, TILE_HALVES / 4u>;
 var<workgroup> b_tile: array<vec4<f16>, TILE_HALVES / 4u>;
+// C's staging (matmul_f16_tiles.wgsl), 4 floats an access.
+var<workgroup> c_tile: array<vec4<f32>, C_FLOATS / 4u>;
+
+fn c_get4(i: u32) -> vec4<f32> {
+    return c_tile[i];
+}
+
+fn c_put4(i: u32, v: vec4<f32>) {
+    c_tile[i] = v;
+}
 
 fn stage_a(at: u32, v: vec4<f16>) {
     a_tile[at >> 2u] = v;
@@ -58,7 +68,7 @@ fn load_b_matrix(depth: u32, col: u32) -> coop_mat16x16<f16, B> {
 // took 19.3 ms on an H200 against 18.7 so (docs/log/products.md).
 fn store_block(acc: coop_mat16x16<f32, C>, c_base: u32, corner: vec2<u32>, i: u32, sg: u32,
                lane: u32, tails: Tails) -> Tails {
-    coopStoreT(acc, &c_tile[sg * 256u], 16u);
+    coopStoreT(acc, &c_tile[sg * 64u], 4u);
     let ahead = tails_of(c_base, block_corner(corner, min(i + 1u, 7u)), lane);
     workgroupBarrier();
     store_staged(c_base, block_corner(corner, i), sg, lane, tails);

@@ -7,7 +7,10 @@
 // deep a slice is and how wide a packet, SLICES says (matmul_f16_deep.wgsl,
 // matmul_f16_shallow.wgsl, by the device's workgroup memory: src/ops/matmul/plan.rs). Each
 // dialect declares `a_tile` and `b_tile` (TILE_HALVES halves each) and `stage_a`/`stage_b`,
-// which store 4 halves at a tile's half `at` (a multiple of 4).
+// which store 4 halves at a tile's half `at` (a multiple of 4); and `c_tile`, one 16 × 16 f32
+// accumulator of each subgroup on its way out (C_FLOATS), with `c_get4`/`c_put4`, which read
+// and write its vec4 `i`: 4 floats an access, so that one index clamp serves 4 (wgpu clamps
+// every index into workgroup memory natively; docs/log/products.md, "c_tile as vec4s").
 //#slots SLICES
 
 //#include matmul_out
@@ -49,8 +52,7 @@ const NARROW: u32 = DEPTH + 8u;
 const WIDE: u32 = 128u + 8u;
 // The larger of the two layouts: 128 rows of NARROW.
 const TILE_HALVES: u32 = 128u * NARROW;
-// One 16 × 16 accumulator of each subgroup on its way out.
-var<workgroup> c_tile: array<f32, 2048>;
+const C_FLOATS: u32 = 2048u;
 
 // Subgroup sg's 16 × 16 of C, staged row-major in c_tile, stored from `corner` (its first row
 // and column) with `tails`, what the epilogue reads beside C (tails_of): lane l stores 4
@@ -61,10 +63,9 @@ var<workgroup> c_tile: array<f32, 2048>;
 fn store_staged(c_base: u32, corner: vec2<u32>, sg: u32, lane: u32, tails: Tails) {
     let row = lane / 4u;
     let col = (lane % 4u) * 4u;
-    let at = sg * 256u + row * 16u + col;
-    let upper = vec4<f32>(c_tile[at], c_tile[at + 1u], c_tile[at + 2u], c_tile[at + 3u]);
-    let lower = vec4<f32>(c_tile[at + 128u], c_tile[at + 129u], c_tile[at + 130u],
-                          c_tile[at + 131u]);
+    let at = (sg * 256u + row * 16u + col) / 4u;
+    let upper = c_get4(at);
+    let lower = c_get4(at + 32u);
     store_with(c_base, corner.x + row, corner.y + col, upper, tails.upper);
     store_with(c_base, corner.x + row + 8u, corner.y + col, lower, tails.lower);
 }
@@ -175,10 +176,8 @@ fn add_row_sums(sums: RowSums, f: Slice) -> RowSums {
 // The sums of each group's invocations are added through c_tile (256 × 8 floats) and the
 // first ACROSS invocations store them, a group each.
 fn store_row_sums(c_base: u32, row0: u32, tid: u32, sums: RowSums) {
-    //#repeat 4 j
-    c_tile[tid * 8u + #ju] = sums.low[#ju];
-    c_tile[tid * 8u + 4u + #ju] = sums.high[#ju];
-    //#end
+    c_put4(tid * 2u, sums.low);
+    c_put4(tid * 2u + 1u, sums.high);
     workgroupBarrier();
     if (tid < ACROSS) {
         var low = vec4<f32>(0.0);
@@ -186,9 +185,9 @@ fn store_row_sums(c_base: u32, row0: u32, tid: u32, sums: RowSums) {
         // 256 / ACROSS groups: 8 or 16, as PACKET is 4 or 8.
         //#repeat 16 j
         if (#ju < 256u / ACROSS) {
-            let at = (#ju * ACROSS + tid) * 8u;
-            low += vec4<f32>(c_tile[at], c_tile[at + 1u], c_tile[at + 2u], c_tile[at + 3u]);
-            high += vec4<f32>(c_tile[at + 4u], c_tile[at + 5u], c_tile[at + 6u], c_tile[at + 7u]);
+            let at = (#ju * ACROSS + tid) * 2u;
+            low += c_get4(at);
+            high += c_get4(at + 1u);
         }
         //#end
         store_sums(c_base, row0 + tid * PACKET, low);

@@ -23,6 +23,15 @@ alias Sum = subgroup_matrix_result<f32, 16, 16>;
 // (docs/log/products.md).
 var<workgroup> a_tile: buffer<TILE_HALVES * 2u>;
 var<workgroup> b_tile: buffer<TILE_HALVES * 2u>;
+var<workgroup> c_tile: buffer<C_FLOATS * 4u>;
+
+fn c_get4(i: u32) -> vec4<f32> {
+    return bufferView<array<vec4<f32>, C_FLOATS / 4u>>(&c_tile, 0u)[i];
+}
+
+fn c_put4(i: u32, v: vec4<f32>) {
+    bufferView<array<vec4<f32>, C_FLOATS / 4u>>(&c_tile, 0u)[i] = v;
+}
 
 fn stage_a(at: u32, v: vec4<f16>) {
     bufferView<array<vec4<f16>, TILE_HALVES / 4u>>(&a_tile, 0u)[at >> 2u] = v;
@@ -54,7 +63,8 @@ fn load_right(depth: u32, col: u32) -> Right {
 // the subgroup's 16 × 16 of c_tile with its tails loaded a block ahead, as in matmul_coop.wgsl.
 fn store_block(acc: Sum, c_base: u32, corner: vec2<u32>, i: u32, sg: u32,
                lane: u32, tails: Tails) -> Tails {
-    subgroupMatrixStore<row_major>(&c_tile, sg * 256u, acc, 16u);
+    let floats = bufferView<array<f32, C_FLOATS>>(&c_tile, 0u);
+    subgroupMatrixStore<row_major>(floats, sg * 256u, acc, 16u);
     let ahead = tails_of(c_base, block_corner(corner, min(i + 1u, 7u)), lane);
     workgroupBarrier();
     store_staged(c_base, block_corner(corner, i), sg, lane, tails);
