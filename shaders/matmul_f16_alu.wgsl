@@ -30,7 +30,7 @@ const CHUNK: u32 = 16u;
 // [depth] instead, 16 invocations' loads fall 576 bytes apart, on the same two banks.)
 var<workgroup> a_tile: array<vec4<f16>, TILE_HALVES / 4u>;
 var<workgroup> b_tile: array<vec4<f16>, TILE_HALVES / 4u>;
-// C's staging (matmul_f16_tiles.wgsl), 4 floats an access.
+// Here only the row sums pass through c_tile (matmul_f16_tiles.wgsl's store_row_sums).
 var<workgroup> c_tile: array<vec4<f32>, C_FLOATS / 4u>;
 
 fn c_get4(i: u32) -> vec4<f32> {

@@ -6,11 +6,11 @@
 // into registers while this one is multiplied, and the bias gradient's row sums in f32. How
 // deep a slice is and how wide a packet, SLICES says (matmul_f16_deep.wgsl,
 // matmul_f16_shallow.wgsl, by the device's workgroup memory: src/ops/matmul/plan.rs). Each
-// dialect declares `a_tile` and `b_tile` (TILE_HALVES halves each) and `stage_a`/`stage_b`,
-// which store 4 halves at a tile's half `at` (a multiple of 4); and `c_tile`, one 16 × 16 f32
-// accumulator of each subgroup on its way out (C_FLOATS), with `c_get4`/`c_put4`, which read
-// and write its vec4 `i`: 4 floats an access, so that one index clamp serves 4 (wgpu clamps
-// every index into workgroup memory natively; docs/log/products.md, "c_tile as vec4s").
+// dialect declares `a_tile` and `b_tile` (TILE_HALVES halves each) and `stage_a`/`stage_b`, which
+// store 4 halves at a tile's half `at` (a multiple of 4); and `c_tile` (C_FLOATS), one 16 × 16 f32
+// accumulator of each subgroup on its way out, or the row sums, with `c_get4`/`c_put4`, which read
+// and write its vec4 `i`: 4 floats an access, so that one index clamp serves 4 (wgpu clamps every
+// index into workgroup memory natively; docs/log/products.md, "c_tile as vec4s").
 //#slots SLICES
 
 //#include matmul_out
