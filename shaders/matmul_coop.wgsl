@@ -23,16 +23,7 @@ enable wgpu_cooperative_matrix;
 // vec4s, and read the halves as they lie.
 var<workgroup> a_tile: array<vec4<f16>, TILE_HALVES / 4u>;
 var<workgroup> b_tile: array<vec4<f16>, TILE_HALVES / 4u>;
-// C's staging (matmul_f16_tiles.wgsl), 4 floats an access.
-var<workgroup> c_tile: array<vec4<f32>, C_FLOATS / 4u>;
-
-fn c_get4(i: u32) -> vec4<f32> {
-    return c_tile[i];
-}
-
-fn c_put4(i: u32, v: vec4<f32>) {
-    c_tile[i] = v;
-}
+//#include matmul_f16_c_vec4s
 
 fn stage_a(at: u32, v: vec4<f16>) {
     a_tile[at >> 2u] = v;

@@ -31,15 +31,7 @@ const CHUNK: u32 = 16u;
 var<workgroup> a_tile: array<vec4<f16>, TILE_HALVES / 4u>;
 var<workgroup> b_tile: array<vec4<f16>, TILE_HALVES / 4u>;
 // Here only the row sums pass through c_tile (matmul_f16_tiles.wgsl's store_row_sums).
-var<workgroup> c_tile: array<vec4<f32>, C_FLOATS / 4u>;
-
-fn c_get4(i: u32) -> vec4<f32> {
-    return c_tile[i];
-}
-
-fn c_put4(i: u32, v: vec4<f32>) {
-    c_tile[i] = v;
-}
+//#include matmul_f16_c_vec4s
 
 // One store of 4 halves.
 fn stage_a(at: u32, v: vec4<f16>) {

@@ -10,7 +10,7 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 32] = [
+const INCLUDES: [(&str, &str); 33] = [
     // What the causal attention kernels on the matrix units share, and their backward's dO.
     (
         "attention_coop_common",
@@ -23,6 +23,10 @@ const INCLUDES: [(&str, &str); 32] = [
     (
         "matmul_f16_tiles",
         include_str!("../../shaders/matmul_f16_tiles.wgsl"),
+    ),
+    (
+        "matmul_f16_c_vec4s",
+        include_str!("../../shaders/matmul_f16_c_vec4s.wgsl"),
     ),
     // The matrix units' slices, by the device's workgroup memory (the SLICES slot).
     (
