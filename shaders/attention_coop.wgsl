@@ -1,24 +1,19 @@
-enable f16;
-enable wgpu_cooperative_matrix;
-
-// Causal attention, forward, on cooperative matrices (attention_coop_common.wgsl): for each
+// Causal attention, forward, on the matrix units (attention_coop_common.wgsl): for each
 // strip of 16 queries, a first walk over the key blocks finds each row's max and sum of
 // exponentials (its log-sum-exp, kept for the backward); a second multiplies the
 // probabilities, exp(s − lse) rounded to f16, by V. Two walks and three products a block
-// rather than one walk that rescales the output as the max grows: a cooperative matrix's rows
-// cannot be scaled one by one.
+// rather than one walk that rescales the output as the max grows: a matrix's rows cannot be
+// scaled one by one.
 
 //#include attention_coop_common
 
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+// The output, [B, T, C].
+@group(0) @binding(2) var<storage, read_write> results: array<f32>;
 @group(0) @binding(3) var<storage, read_write> lse: array<f32>;
 
-// Rows of the output from `at` (btc_at), 16 of the head's columns. The index and stride are
-// named, not computed in the call: naga 30's SPIR-V writer fails on a cooperative matrix's
-// pointer or stride computed in its arguments.
-fn store_output(acc: coop_mat16x16<f32, C>, at: u32) {
-    let stride = p.c;
-    coopStoreT(acc, &out[at], stride);
+// Rows of the output from `at` (btc_at), 16 of the head's columns.
+fn store_output(acc: Sum, at: u32) {
+    results_store(acc, at, p.c);
 }
 
 @compute @workgroup_size(128)
@@ -84,10 +79,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         lse[bh * p.t + query] = row_lse;
     }
     var values = fetch_rows(qkv_at(b, 0u, h) + p.v_off, tid);
-    var o0 = coop_mat16x16<f32, C>();
-    var o1 = coop_mat16x16<f32, C>();
-    var o2 = coop_mat16x16<f32, C>();
-    var o3 = coop_mat16x16<f32, C>();
+    var o0 = Sum();
+    var o1 = Sum();
+    var o2 = Sum();
+    var o3 = Sum();
     for (var j = 0u; j <= blk; j++) {
         let key0 = j * ROWS;
         workgroupBarrier();
@@ -101,10 +96,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         {
             let kk = #kku;
             let probs = h_matrix(sg, kk);
-            o0 = coopMultiplyAdd(probs, block_b(1u, kk, 0u), o0);
-            o1 = coopMultiplyAdd(probs, block_b(1u, kk, 1u), o1);
-            o2 = coopMultiplyAdd(probs, block_b(1u, kk, 2u), o2);
-            o3 = coopMultiplyAdd(probs, block_b(1u, kk, 3u), o3);
+            o0 = multiply_add(probs, block_b(1u, kk, 0u), o0);
+            o1 = multiply_add(probs, block_b(1u, kk, 1u), o1);
+            o2 = multiply_add(probs, block_b(1u, kk, 2u), o2);
+            o3 = multiply_add(probs, block_b(1u, kk, 3u), o3);
         }
         //#end
     }

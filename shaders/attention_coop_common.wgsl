@@ -1,10 +1,11 @@
-// What the causal attention kernels on cooperative matrices share (shaders/attention_coop*.wgsl,
+// What the causal attention kernels on the matrix units share (shaders/attention_coop*.wgsl,
 // src/ops/attention/matrix.rs): the FlashAttention tiling with the products on the matrix
-// units. A workgroup takes 64 rows (queries, or keys in the key-side backward) of one (batch,
+// units, in either dialect of WGSL (the UNITS slot: attention_units_coop.wgsl natively,
+// attention_units_chrome.wgsl in Chrome, which declare the tiles and the matrices). A workgroup takes 64 rows (queries, or keys in the key-side backward) of one (batch,
 // head), each of its 4 subgroups of 32 a strip of 16 rows, and walks the 64-row blocks of the
 // other side that its rows see. Blocks of q, k, v and dO are staged in workgroup memory as
 // f16 by all 128 invocations; the strips' products with them (16 × 64, over the
-// head's 64 depths) are cooperative matrices, whose f32 results pass through workgroup memory,
+// head's 64 depths) are matrices, whose f32 results pass through workgroup memory,
 // where the lanes apply the mask, the softmax and its gradient and leave the f16 values for
 // the next product. The T × T scores never reach memory.
 //
@@ -30,15 +31,17 @@ const D: u32 = 64u;
 // A masked score: finite, so that exp(MASKED - m) is 0 and no NaN is made.
 const MASKED: f32 = -3.402823e38;
 
-// Each strip's 16 × 64 of f32 results as vec4s, rows 68 floats (17 vec4s) apart; the strips'
-// 16 × 64 of f16 operands and two staged blocks of 64 rows, as vec4s of halves, rows 72 halves
-// (18 vec4s) apart. The padding puts successive rows of a matrix load or store in other banks.
+// The dialect's tiles (the UNITS slot): s_tile, each strip's 16 × 64 of f32 results as
+// vec4s, rows 68 floats (17 vec4s) apart; h_tile and blocks, the strips' 16 × 64 of f16
+// operands and two staged blocks of 64 rows, as vec4s of halves, rows 72 halves (18 vec4s)
+// apart. The padding puts successive rows of a matrix load or store in other banks.
 const F32_ROW4: u32 = 17u;
 const ROW4: u32 = 18u;
 const BLOCK4: u32 = ROWS * ROW4;
-var<workgroup> s_tile: array<vec4<f32>, 4u * STRIP * F32_ROW4>;
-var<workgroup> h_tile: array<vec4<f16>, BLOCK4>;
-var<workgroup> blocks: array<vec4<f16>, 2u * BLOCK4>;
+const S_TILE4: u32 = 4u * STRIP * F32_ROW4;
+
+//#slots UNITS
+//#include {{UNITS}}
 
 // Where head h of row `row` of batch b starts: in q, k and v (add the part's offset), and in a
 // [B, T, C] tensor.
@@ -90,14 +93,14 @@ fn halves(v: vec4<f32>) -> vec4<f16> {
 fn put(slot: u32, f: Fetched, tid: u32) {
     let base = slot * BLOCK4 + (tid / 16u) * ROW4 + tid % 16u;
     // 128 vec4s are 8 rows: share i lies 8 i rows further.
-    blocks[base] = halves(f.v0);
-    blocks[base + 8u * ROW4] = halves(f.v1);
-    blocks[base + 16u * ROW4] = halves(f.v2);
-    blocks[base + 24u * ROW4] = halves(f.v3);
-    blocks[base + 32u * ROW4] = halves(f.v4);
-    blocks[base + 40u * ROW4] = halves(f.v5);
-    blocks[base + 48u * ROW4] = halves(f.v6);
-    blocks[base + 56u * ROW4] = halves(f.v7);
+    blocks_put4(base, halves(f.v0));
+    blocks_put4(base + 8u * ROW4, halves(f.v1));
+    blocks_put4(base + 16u * ROW4, halves(f.v2));
+    blocks_put4(base + 24u * ROW4, halves(f.v3));
+    blocks_put4(base + 32u * ROW4, halves(f.v4));
+    blocks_put4(base + 40u * ROW4, halves(f.v5));
+    blocks_put4(base + 48u * ROW4, halves(f.v6));
+    blocks_put4(base + 56u * ROW4, halves(f.v7));
 }
 
 // The lanes' view of a strip: lane l holds row l / 2 and half l % 2 of the 64 columns, 8
@@ -119,7 +122,7 @@ fn s_at(sg: u32, row: u32, col: u32) -> u32 {
 }
 
 fn s_get4(sg: u32, row: u32, col: u32) -> vec4<f32> {
-    return s_tile[s_at(sg, row, col)];
+    return s_tile_get4(s_at(sg, row, col));
 }
 
 // Which of the 4 keys from `key` a query sees (at or before it).
@@ -134,17 +137,17 @@ fn h_at(sg: u32, row: u32, col: u32) -> u32 {
 }
 
 fn h_get4(sg: u32, row: u32, col: u32) -> vec4<f32> {
-    return vec4<f32>(h_tile[h_at(sg, row, col)]);
+    return vec4<f32>(h_tile_get4(h_at(sg, row, col)));
 }
 
 fn h_set4(sg: u32, row: u32, col: u32, x: vec4<f32>) {
-    h_tile[h_at(sg, row, col)] = vec4<f16>(x);
+    h_tile_put4(h_at(sg, row, col), vec4<f16>(x));
 }
 
 // The 4 probabilities at (row, col..) in h_tile replaced by their dS, P ∘ (dP − delta) ·
 // scale, held inside f16's range (it may leave it where dO carries a large loss scale).
 fn probs_to_ds(sg: u32, row: u32, col: u32, dp: vec4<f32>, delta: vec4<f32>) {
-    h_tile[h_at(sg, row, col)] = halves(h_get4(sg, row, col) * (dp - delta) * p.scale);
+    h_tile_put4(h_at(sg, row, col), halves(h_get4(sg, row, col) * (dp - delta) * p.scale));
 }
 
 // The probabilities of the lane's row (query `query`, its log-sum-exp `row_lse`) against the
@@ -175,44 +178,41 @@ fn stage_keys_values(keys: ptr<function, Fetched>, values: ptr<function, Fetched
 }
 
 // Columns n × 16.. of a strip of f32 results stored to s_tile (row-major).
-fn store_strip(acc: coop_mat16x16<f32, C>, sg: u32, n: u32) {
-    coopStoreT(acc, &s_tile[s_at(sg, 0u, n * 16u)], F32_ROW4);
+fn store_strip(acc: Sum, sg: u32, n: u32) {
+    s_tile_store(acc, s_at(sg, 0u, n * 16u));
 }
 
 // From a staged block: rows `row`.., depths kk × 16.., as op(A); the same transposed as op(B)
 // (the rows as its columns, for products with the rows' transpose); and rows kk × 16.. as op(B),
 // columns n × 16.. (for products that sum over the rows: P · V, dS · K, dSᵀ · Q).
-fn block_a(slot: u32, row: u32, kk: u32) -> coop_mat16x16<f16, A> {
-    return coopLoadT<coop_mat16x16<f16, A>>(&blocks[slot * BLOCK4 + row * ROW4 + kk * 4u], ROW4);
+fn block_a(slot: u32, row: u32, kk: u32) -> Left {
+    return blocks_left(slot * BLOCK4 + row * ROW4 + kk * 4u);
 }
 
-fn block_transposed(slot: u32, row: u32, kk: u32) -> coop_mat16x16<f16, B> {
-    return coopLoad<coop_mat16x16<f16, B>>(&blocks[slot * BLOCK4 + row * ROW4 + kk * 4u], ROW4);
+fn block_transposed(slot: u32, row: u32, kk: u32) -> Right {
+    return blocks_right_transposed(slot * BLOCK4 + row * ROW4 + kk * 4u);
 }
 
-fn block_b(slot: u32, kk: u32, n: u32) -> coop_mat16x16<f16, B> {
-    return coopLoadT<coop_mat16x16<f16, B>>(&blocks[slot * BLOCK4 + kk * 16u * ROW4 + n * 4u],
-                                            ROW4);
+fn block_b(slot: u32, kk: u32, n: u32) -> Right {
+    return blocks_right(slot * BLOCK4 + kk * 16u * ROW4 + n * 4u);
 }
 
 // The strip's f16 values in h_tile, columns kk × 16.., as op(A).
-fn h_matrix(sg: u32, kk: u32) -> coop_mat16x16<f16, A> {
-    return coopLoadT<coop_mat16x16<f16, A>>(&h_tile[sg * STRIP * ROW4 + kk * 4u], ROW4);
+fn h_matrix(sg: u32, kk: u32) -> Left {
+    return h_tile_left(sg * STRIP * ROW4 + kk * 4u);
 }
 
 // The strip's 16 × 64 products with the 64 rows of block `slot` (scores, or dP): Σ over the
 // head's depths of x_kk · rows_kkᵀ, into s_tile.
-fn products_with_block(x0: coop_mat16x16<f16, A>, x1: coop_mat16x16<f16, A>,
-                       x2: coop_mat16x16<f16, A>, x3: coop_mat16x16<f16, A>, slot: u32,
-                       sg: u32) {
+fn products_with_block(x0: Left, x1: Left, x2: Left, x3: Left, slot: u32, sg: u32) {
     //#repeat 4 n
     {
         let n = #nu;
-        var acc = coop_mat16x16<f32, C>();
-        acc = coopMultiplyAdd(x0, block_transposed(slot, n * 16u, 0u), acc);
-        acc = coopMultiplyAdd(x1, block_transposed(slot, n * 16u, 1u), acc);
-        acc = coopMultiplyAdd(x2, block_transposed(slot, n * 16u, 2u), acc);
-        acc = coopMultiplyAdd(x3, block_transposed(slot, n * 16u, 3u), acc);
+        var acc = Sum();
+        acc = multiply_add(x0, block_transposed(slot, n * 16u, 0u), acc);
+        acc = multiply_add(x1, block_transposed(slot, n * 16u, 1u), acc);
+        acc = multiply_add(x2, block_transposed(slot, n * 16u, 2u), acc);
+        acc = multiply_add(x3, block_transposed(slot, n * 16u, 3u), acc);
         store_strip(acc, sg, n);
     }
     //#end

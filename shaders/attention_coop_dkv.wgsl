@@ -1,7 +1,4 @@
-enable f16;
-enable wgpu_cooperative_matrix;
-
-// Causal attention's backward on cooperative matrices, key side (attention_coop_common.wgsl):
+// Causal attention's backward on the matrix units, key side (attention_coop_common.wgsl):
 // for each strip of 16 keys, over the query blocks that see them, Sᵀ = k·qᵀ and
 // Pᵀ = exp(Sᵀ − lse) (rounded to f16) for dv += Pᵀ · dO, then dPᵀ = v·dOᵀ and
 // dSᵀ = Pᵀ ∘ (dPᵀ − delta) · scale (rounded to f16) for dk += dSᵀ · q. delta is the query
@@ -15,7 +12,8 @@ enable wgpu_cooperative_matrix;
 
 @group(0) @binding(3) var<storage, read> lse: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> delta: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read_write> dqkv: array<f32>;
+// The gradients of q, k and v, packed as they are.
+@group(0) @binding(5) var<storage, read_write> results: array<f32>;
 
 // The staged query block's lse (16 vec4s) and delta (16 more), which every strip reads.
 var<workgroup> stats: array<vec4<f32>, 32>;
@@ -61,14 +59,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let v1 = block_a(1u, sg * STRIP, 1u);
     let v2 = block_a(1u, sg * STRIP, 2u);
     let v3 = block_a(1u, sg * STRIP, 3u);
-    var dk0 = coop_mat16x16<f32, C>();
-    var dk1 = coop_mat16x16<f32, C>();
-    var dk2 = coop_mat16x16<f32, C>();
-    var dk3 = coop_mat16x16<f32, C>();
-    var dv0 = coop_mat16x16<f32, C>();
-    var dv1 = coop_mat16x16<f32, C>();
-    var dv2 = coop_mat16x16<f32, C>();
-    var dv3 = coop_mat16x16<f32, C>();
+    var dk0 = Sum();
+    var dk1 = Sum();
+    var dk2 = Sum();
+    var dk3 = Sum();
+    var dv0 = Sum();
+    var dv1 = Sum();
+    var dv2 = Sum();
+    var dv3 = Sum();
     let blocks_of_t = p.t / ROWS;
     for (var i = blk; i < blocks_of_t; i++) {
         let query0 = i * ROWS;
@@ -97,10 +95,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         {
             let kk = #kku;
             let pt = h_matrix(sg, kk);
-            dv0 = coopMultiplyAdd(pt, block_b(1u, kk, 0u), dv0);
-            dv1 = coopMultiplyAdd(pt, block_b(1u, kk, 1u), dv1);
-            dv2 = coopMultiplyAdd(pt, block_b(1u, kk, 2u), dv2);
-            dv3 = coopMultiplyAdd(pt, block_b(1u, kk, 3u), dv3);
+            dv0 = multiply_add(pt, block_b(1u, kk, 0u), dv0);
+            dv1 = multiply_add(pt, block_b(1u, kk, 1u), dv1);
+            dv2 = multiply_add(pt, block_b(1u, kk, 2u), dv2);
+            dv3 = multiply_add(pt, block_b(1u, kk, 3u), dv3);
         }
         //#end
         products_with_block(v0, v1, v2, v3, 1u, sg);
@@ -119,17 +117,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         {
             let kk = #kku;
             let dst = h_matrix(sg, kk);
-            dk0 = coopMultiplyAdd(dst, block_b(0u, kk, 0u), dk0);
-            dk1 = coopMultiplyAdd(dst, block_b(0u, kk, 1u), dk1);
-            dk2 = coopMultiplyAdd(dst, block_b(0u, kk, 2u), dk2);
-            dk3 = coopMultiplyAdd(dst, block_b(0u, kk, 3u), dk3);
+            dk0 = multiply_add(dst, block_b(0u, kk, 0u), dk0);
+            dk1 = multiply_add(dst, block_b(0u, kk, 1u), dk1);
+            dk2 = multiply_add(dst, block_b(0u, kk, 2u), dk2);
+            dk3 = multiply_add(dst, block_b(0u, kk, 3u), dk3);
         }
         //#end
     }
     if (overflowed) {
         // Made at run time: an infinity from a constant expression is an error in WGSL.
         var infinity = 0x7f800000u;
-        dqkv[qkv_at(b, blk * ROWS, h) + p.q_off] = bitcast<f32>(infinity);
+        results[qkv_at(b, blk * ROWS, h) + p.q_off] = bitcast<f32>(infinity);
     }
     let ks = qkv_at(b, first, h) + p.k_off;
     let vs = qkv_at(b, first, h) + p.v_off;

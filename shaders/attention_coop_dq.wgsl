@@ -1,7 +1,4 @@
-enable f16;
-enable wgpu_cooperative_matrix;
-
-// Causal attention's backward on cooperative matrices, query side (attention_coop_common.wgsl):
+// Causal attention's backward on the matrix units, query side (attention_coop_common.wgsl):
 // for each strip of 16 queries, delta = Σ dO·O over each row (kept for the key side), then over
 // the key blocks the scores S = q·kᵀ, P = exp(S − lse) (rounded to f16), dP = dO·vᵀ,
 // dS = P ∘ (dP − delta) · scale (rounded to f16), and dq += dS · k.
@@ -11,7 +8,8 @@ enable wgpu_cooperative_matrix;
 
 @group(0) @binding(3) var<storage, read> out: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> lse: array<f32>;
-@group(0) @binding(5) var<storage, read_write> dqkv: array<f32>;
+// The gradients of q, k and v, packed as they are.
+@group(0) @binding(5) var<storage, read_write> results: array<f32>;
 @group(0) @binding(6) var<storage, read_write> delta: array<f32>;
 
 // Σ dO·O over the lane's half of its row, in f32.
@@ -55,10 +53,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let y1 = block_a(1u, sg * STRIP, 1u);
     let y2 = block_a(1u, sg * STRIP, 2u);
     let y3 = block_a(1u, sg * STRIP, 3u);
-    var dq0 = coop_mat16x16<f32, C>();
-    var dq1 = coop_mat16x16<f32, C>();
-    var dq2 = coop_mat16x16<f32, C>();
-    var dq3 = coop_mat16x16<f32, C>();
+    var dq0 = Sum();
+    var dq1 = Sum();
+    var dq2 = Sum();
+    var dq3 = Sum();
     for (var j = 0u; j <= blk; j++) {
         let key0 = j * ROWS;
         workgroupBarrier();
@@ -83,10 +81,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         {
             let kk = #kku;
             let ds = h_matrix(sg, kk);
-            dq0 = coopMultiplyAdd(ds, block_b(0u, kk, 0u), dq0);
-            dq1 = coopMultiplyAdd(ds, block_b(0u, kk, 1u), dq1);
-            dq2 = coopMultiplyAdd(ds, block_b(0u, kk, 2u), dq2);
-            dq3 = coopMultiplyAdd(ds, block_b(0u, kk, 3u), dq3);
+            dq0 = multiply_add(ds, block_b(0u, kk, 0u), dq0);
+            dq1 = multiply_add(ds, block_b(0u, kk, 1u), dq1);
+            dq2 = multiply_add(ds, block_b(0u, kk, 2u), dq2);
+            dq3 = multiply_add(ds, block_b(0u, kk, 3u), dq3);
         }
         //#end
     }

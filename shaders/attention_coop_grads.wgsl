@@ -1,4 +1,4 @@
-// dO, [B, T, C], as the backward kernels on cooperative matrices bind and fetch it
+// dO, [B, T, C], as the backward kernels on the matrix units bind and fetch it
 // (attention_coop_dq.wgsl, attention_coop_dkv.wgsl): a block of its rows as fetch_rows
 // fetches q's, k's or v's.
 @group(0) @binding(2) var<storage, read> g: array<vec4<f32>>;
@@ -16,8 +16,7 @@ fn fetch_grads(at: u32, tid: u32) -> Fetched {
 }
 
 // Rows of a gradient from `at` (qkv_at and its part's offset), 16 of the head's columns, as
-// attention_coop.wgsl stores its output (the kernels bind dqkv).
-fn store_grad(acc: coop_mat16x16<f32, C>, at: u32) {
-    let stride = p.stride;
-    coopStoreT(acc, &dqkv[at], stride);
+// attention_coop.wgsl stores its output (the kernels' results are dq, dk and dv, packed).
+fn store_grad(acc: Sum, at: u32) {
+    results_store(acc, at, p.stride);
 }

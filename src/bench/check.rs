@@ -67,7 +67,7 @@ fn stored(rows: usize, cols: usize, transposed: bool) -> [usize; 2] {
 }
 
 /// `n` values uniform in [-1, 1), from `seed`.
-fn values(n: usize, seed: u64) -> Vec<f64> {
+pub(super) fn values(n: usize, seed: u64) -> Vec<f64> {
     let mut rng = SmallRng::seed_from_u64(seed);
     (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
 }

@@ -3,6 +3,7 @@
 //! counters of one timed step.
 
 pub mod check;
+pub mod check_attention;
 mod timing;
 pub use timing::Products;
 mod train;
@@ -161,6 +162,7 @@ pub async fn run(
     // Each training workload's GPU step in ms, for the CPU backend's lines.
     let mut gpu_ms: HashMap<&str, f64> = HashMap::new();
     emit(check::products_line(gpu).await?);
+    emit(check_attention::attention_line(gpu).await?);
     for w in chosen(options) {
         let label = format!("{}{}", w.name, options.suffix);
         let line = match w.kind {

@@ -62,6 +62,15 @@ impl MatrixUnits {
         }
     }
 
+    /// The include that gives the attention kernels (attention_coop_common.wgsl) their tiles
+    /// and matrices in this dialect.
+    pub(crate) fn attention_units(self) -> &'static str {
+        match self {
+            MatrixUnits::Cooperative => "attention_units_coop",
+            MatrixUnits::SubgroupMatrix => "attention_units_chrome",
+        }
+    }
+
     /// The product kernel's source in this dialect.
     pub(crate) fn kernel_source(self) -> &'static str {
         match self {

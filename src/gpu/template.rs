@@ -10,7 +10,7 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 33] = [
+const INCLUDES: [(&str, &str); 35] = [
     // What the causal attention kernels on the matrix units share, and their backward's dO.
     (
         "attention_coop_common",
@@ -19,6 +19,15 @@ const INCLUDES: [(&str, &str); 33] = [
     (
         "attention_coop_grads",
         include_str!("../../shaders/attention_coop_grads.wgsl"),
+    ),
+    // Their tiles and matrices in each dialect (the UNITS slot).
+    (
+        "attention_units_coop",
+        include_str!("../../shaders/attention_units_coop.wgsl"),
+    ),
+    (
+        "attention_units_chrome",
+        include_str!("../../shaders/attention_units_chrome.wgsl"),
     ),
     (
         "matmul_f16_tiles",
@@ -150,13 +159,7 @@ const ROWWISE_SERIAL: &str = include_str!("../../shaders/rowwise_serial.wgsl");
 pub fn expand(source: &str, slots: &[(&str, String)]) -> Result<String, String> {
     let serial = slots.iter().any(|(k, v)| *k == "ROWWISE" && v == "serial");
     let rowwise = if serial { ROWWISE_SERIAL } else { ROWWISE };
-    // WGSL wants a shader's `enable` directives before any declaration, the prelude's too.
-    // Those of the shader's own text only: no include declares one.
-    let (enables, body): (Vec<&str>, Vec<&str>) =
-        source.lines().partition(|l| l.starts_with("enable "));
-    let enables: String = enables.iter().map(|l| format!("{l}\n")).collect();
-    let body = body.join("\n").replace("//#include rowwise", rowwise);
-    let mut text = enables + &params::prelude() + &body;
+    let mut text = params::prelude() + &source.replace("//#include rowwise", rowwise);
     // Twice: a slot may name an include (`//#include {{BIAS}}`), and includes hold slots.
     for _ in 0..2 {
         for (name, body) in INCLUDES {
@@ -166,7 +169,7 @@ pub fn expand(source: &str, slots: &[(&str, String)]) -> Result<String, String> 
             text = text.replace(&format!("{{{{{name}}}}}"), value);
         }
     }
-    let text = repeat_blocks(&text);
+    let text = enables_first(&repeat_blocks(&text));
     let declared: Vec<&str> = text
         .lines()
         .filter_map(|l| l.trim().strip_prefix("//#slots "))
@@ -185,6 +188,24 @@ pub fn expand(source: &str, slots: &[(&str, String)]) -> Result<String, String> 
         Some(line) => Err(format!("template text left unexpanded: `{}`", line.trim())),
         None => Ok(text),
     }
+}
+
+/// `text` with its `enable` directives first, each once: WGSL wants them before any
+/// declaration (the prelude's too), and a shader's dialect include names those it needs
+/// (attention_units_coop.wgsl) beside the shader's own.
+fn enables_first(text: &str) -> String {
+    let (enables, body): (Vec<&str>, Vec<&str>) =
+        text.lines().partition(|l| l.starts_with("enable "));
+    let mut first: Vec<&str> = Vec::new();
+    for enable in enables {
+        if !first.contains(&enable) {
+            first.push(enable);
+        }
+    }
+    let mut out: String = first.iter().map(|l| format!("{l}\n")).collect();
+    out += &body.join("\n");
+    out.push('\n');
+    out
 }
 
 /// `source` with each block between a line `//#repeat N` and its line `//#end` written N times,
@@ -264,6 +285,16 @@ mod tests {
             repeat_blocks(text),
             "r0;\nacc0_0 = 0;\nacc0_1 = 1;\nacc0_2 = 2;\n\
              r1;\nacc1_0 = 0;\nacc1_1 = 1;\nacc1_2 = 2;\nz\n"
+        );
+    }
+
+    #[test]
+    fn enables_go_first_each_once() {
+        let text = "const A = 1;\nenable f16;\nfn f() {}\nenable f16;\nenable subgroups;\n";
+        let out = super::enables_first(text);
+        assert_eq!(
+            out,
+            "enable f16;\nenable subgroups;\nconst A = 1;\nfn f() {}\n"
         );
     }
 

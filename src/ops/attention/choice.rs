@@ -31,7 +31,7 @@ pub(crate) fn candidates(gpu: &Gpu, shape: AttentionShape) -> Vec<AttentionPath>
     };
     let tiled = tiled::plan(gpu, dm).is_some();
     let open = [
-        (AttentionPath::Matrix, matrix::usable(gpu, dm)),
+        (AttentionPath::Matrix, matrix::units(gpu, dm).is_some()),
         (AttentionPath::Scores, scores::open(gpu, dm)),
         (AttentionPath::Tiled, tiled),
         (AttentionPath::Rows, !tiled),

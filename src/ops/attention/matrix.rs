@@ -1,6 +1,7 @@
 //! Causal attention on the GPU's matrix units (shaders/attention_coop*.wgsl): the
-//! FlashAttention tiling of tiled.rs with its products on cooperative matrices, in a run that
-//! asked for f16 where the adapter offers them natively. q, k, v and dO are read as f32 and
+//! FlashAttention tiling of tiled.rs with its products on the matrix units, in a run that
+//! asked for f16 where the adapter offers them: cooperative matrices natively, subgroup
+//! matrices in Chrome (the kernels' dialect include, `MatrixUnits::attention_units`). q, k, v and dO are read as f32 and
 //! rounded to f16 as the kernels stage them, the sums and the softmax's statistics are f32, the
 //! probabilities and their gradients are rounded to f16 for the products that take them (as
 //! PyTorch's flash attention under autocast does). Neither the T × T scores nor probabilities
@@ -9,11 +10,11 @@
 //! On an H200 (docs/log/products.md) nanochar's step spends 4.0-4.2 ms a step in the three
 //! kernels, where through the scores (scores.rs) it spent 3.3 ms in the six products and 0.9
 //! in the softmax and its gradient: its step 18.49-18.60 ms against 18.57-18.81, GPT-2's
-//! (1,024 positions) 53.0 against 54.6. In Chrome (subgroup matrices) packed attention keeps
-//! the scores: these kernels are not written in its dialect.
+//! (1,024 positions) 53.0 against 54.6. Which of these kernels and the scores runs is timed on
+//! the user's GPU (src/tune/attention.rs), in Chrome as natively.
 
 use super::Dims;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::{F16Products, Gpu, Kernel, MatrixUnits, PooledBuffer};
 use crate::ops::{launch, launch_into};
 use crate::tensor::{gpu_output, DType, Storage, Tensor};
@@ -35,21 +36,23 @@ crate::kernel_params! {
     }
 }
 
-/// Whether attention of these sizes runs on the matrix units: a run in f16 on cooperative
-/// matrices, heads of 64, whole blocks of 64 positions (at least one), the kernels' workgroup
+/// The matrix units attention of these sizes runs on, if any: a run in f16 on matrix units,
+/// heads of 64, whole blocks of 64 positions (at least one), the kernels' workgroup
 /// memory, and their workgroups within the dispatch's limit.
-pub(super) fn usable(gpu: &Gpu, dm: Dims) -> bool {
-    let cooperative = F16Products::MatrixUnits(MatrixUnits::Cooperative);
+pub(super) fn units(gpu: &Gpu, dm: Dims) -> Option<MatrixUnits> {
+    let Some(F16Products::MatrixUnits(units)) = gpu.tuning().f16_products else {
+        return None;
+    };
     let limits = gpu.limits();
     let most_groups = u64::from(limits.max_compute_workgroups_per_dimension);
-    gpu.tuning().f16_products == Some(cooperative)
-        && dm.d == HEAD
+    let fits = dm.d == HEAD
         && dm.t > 0
         && dm.t.is_multiple_of(ROWS)
         && u64::from(limits.max_compute_workgroup_storage_size) >= WORKGROUP_BYTES
         && [dm.t / ROWS, dm.batch * dm.heads]
             .iter()
-            .all(|&n| n as u64 <= most_groups)
+            .all(|&n| n as u64 <= most_groups);
+    fits.then_some(units)
 }
 
 /// The parameters for a packed [B, T, 3C] input (q, k and v side by side).
@@ -74,16 +77,21 @@ fn groups(dm: Dims) -> [u32; 3] {
     [(dm.batch * dm.heads) as u32, (dm.t / ROWS) as u32, 1]
 }
 
-fn kernel(family: &'static str, source: &'static str) -> Kernel {
-    Kernel::new(family, source, "main")
+fn kernel(family: &'static str, source: &'static str, units: MatrixUnits) -> Kernel {
+    Kernel::new(family, source, "main").slot("UNITS", units.attention_units())
 }
 
 /// Forward over a packed [B, T, 3C] input: the output [B, T, C] and the log-sum-exp of each
 /// row of scaled scores [B·H·T], as the tiled kernels keep it.
 pub(super) fn forward(gpu: &Rc<Gpu>, dm: Dims, qkv: &Tensor) -> Result<[PooledBuffer; 2]> {
+    let units = units(gpu, dm).ok_or_else(|| Error::Invalid {
+        op: "attention",
+        why: "the matrix units cannot take these sizes on this GPU".into(),
+    })?;
     let k = kernel(
         "attention_coop",
         include_str!("../../../shaders/attention_coop.wgsl"),
+        units,
     );
     let outputs = [dm.batch * dm.t * dm.c, dm.rows()];
     launch(gpu, &k, &params(dm), &[qkv], outputs, groups(dm))
@@ -92,6 +100,7 @@ pub(super) fn forward(gpu: &Rc<Gpu>, dm: Dims, qkv: &Tensor) -> Result<[PooledBu
 /// Backward over a packed [B, T, 3C] input: its gradient, dq, dk and dv side by side.
 pub(super) fn backward_packed(
     gpu: &Rc<Gpu>,
+    units: MatrixUnits,
     dm: Dims,
     qkv: &Tensor,
     [out, lse, g]: [&Tensor; 3],
@@ -101,6 +110,7 @@ pub(super) fn backward_packed(
     let dq = kernel(
         "attention_coop_dq",
         include_str!("../../../shaders/attention_coop_dq.wgsl"),
+        units,
     );
     let inputs = [qkv, g, out, lse];
     let [delta] = launch_into(gpu, &dq, &params, &inputs, &[&all], [dm.rows()], groups(dm))?;
@@ -113,6 +123,7 @@ pub(super) fn backward_packed(
     let dkv = kernel(
         "attention_coop_dkv",
         include_str!("../../../shaders/attention_coop_dkv.wgsl"),
+        units,
     );
     let inputs = [qkv, g, lse, &delta];
     let [] = launch_into(gpu, &dkv, &params, &inputs, &[&all], [], groups(dm))?;
@@ -146,7 +157,8 @@ mod tests {
             ),
         ];
         for (family, source, writable) in sources {
-            if let Err(e) = kernel(family, source).check_without_device::<CoopParams>(&writable) {
+            let k = kernel(family, source, MatrixUnits::Cooperative);
+            if let Err(e) = k.check_without_device::<CoopParams>(&writable) {
                 panic!("{family}: {e}");
             }
         }

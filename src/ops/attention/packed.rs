@@ -6,7 +6,7 @@ use super::causal::attention_backward;
 use super::{choice, matrix, scores, tiled, Dims};
 use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
-use crate::gpu::{AttentionPath, Gpu};
+use crate::gpu::{AttentionPath, Gpu, MatrixUnits};
 use crate::ops::gpu_of;
 use crate::tensor::{DType, Storage, Tensor};
 use std::rc::Rc;
@@ -65,9 +65,10 @@ impl Backward for AttentionPacked {
     }
 }
 
-/// The GPU, where attention of these sizes runs on its matrix units (matrix.rs).
-fn on_matrix_units(qkv: &Tensor, dm: Dims) -> Option<&Rc<Gpu>> {
-    gpu_of(qkv.device()).filter(|gpu| matrix::usable(gpu, dm))
+/// The GPU and its matrix units, where attention of these sizes runs on them (matrix.rs).
+fn on_matrix_units(qkv: &Tensor, dm: Dims) -> Option<(&Rc<Gpu>, MatrixUnits)> {
+    let gpu = gpu_of(qkv.device())?;
+    Some((gpu, matrix::units(gpu, dm)?))
 }
 
 /// Gradient of the packed tensor: dq, dk and dv side by side.
@@ -78,8 +79,8 @@ fn attention_packed_backward(
 ) -> Result<Tensor> {
     let dm = packed_dims(qkv, heads)?;
     let matrix_units = (path == AttentionPath::Matrix).then(|| on_matrix_units(qkv, dm));
-    let all = if let Some(gpu) = matrix_units.flatten() {
-        matrix::backward_packed(gpu, dm, qkv, [out, lse, g])?
+    let all = if let Some((gpu, units)) = matrix_units.flatten() {
+        matrix::backward_packed(gpu, units, dm, qkv, [out, lse, g])?
     } else if let Some((gpu, plan)) = tiled(qkv, dm) {
         // Where the forward ran on the matrix units and the precision changed since, these
         // kernels read its lse as their own: both keep the log-sum-exp of the scaled scores.

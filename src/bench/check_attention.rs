@@ -1,0 +1,129 @@
+//! Packed causal attention checked against the CPU's on the device being measured, on each path
+//! open to it in the bench's precision, before anything is timed, as check.rs checks the
+//! products: the kernels on the matrix units in Chrome's dialect run on no GPU in CI (the
+//! browser tests' SwiftShader offers no subgroup matrices), so the page's bench is where a
+//! misread layout in them would show.
+
+use super::check::{relative_error, values, F16_ERROR_AT_MOST, F32_ERROR_AT_MOST};
+use crate::autograd::with_grad;
+use crate::gpu::{AttentionPath, AttentionShape};
+use crate::ops::attention_candidates;
+use crate::{Device, Error, Gpu, Result, Tensor};
+use std::rc::Rc;
+
+/// 2 sequences of 192 positions, 3 heads of 64: three blocks of 64 positions, so that the
+/// kernels walk blocks fetched ahead past the first, and a mask that cuts blocks in two.
+const BATCH: usize = 2;
+const T: usize = 192;
+const HEADS: usize = 3;
+const C: usize = 192;
+
+/// How far one path's attention is from the CPU's, relative to the size of each: the output,
+/// and the worst of the gradients of q, k and v.
+#[derive(Clone, Copy, Debug)]
+pub struct AttentionError {
+    pub path: AttentionPath,
+    pub output: f64,
+    pub gradients: f64,
+}
+
+/// The bounds of the output's error and the gradients' in a run with f16 products or without:
+/// f16's are the products' bound, and twice it for the gradients, whose probabilities and their
+/// gradients are rounded to f16 before the products that take them (on an H200 natively: 6.9e-3
+/// for the output, 1.1e-2 to 1.3e-2 for the gradients); f32's the products' bound, and ten
+/// times it for the gradients, which sum more terms (lavapipe's row kernels 2.0e-6 and 2.7e-5).
+/// A leaked mask or a missed block is off by far more.
+pub fn attention_bounds(f16: bool) -> (f64, f64) {
+    match f16 {
+        true => (F16_ERROR_AT_MOST, 2.0 * F16_ERROR_AT_MOST),
+        false => (F32_ERROR_AT_MOST, 10.0 * F32_ERROR_AT_MOST),
+    }
+}
+
+/// The error of each path open to attention of the checked shape on `gpu`, in its precision.
+pub async fn attention_errors(gpu: &Rc<Gpu>) -> Result<Vec<AttentionError>> {
+    let shape = AttentionShape {
+        batch: BATCH,
+        t: T,
+        heads: HEADS,
+        d: C / HEADS,
+        f16: gpu.tuning().f16_products.is_some(),
+    };
+    let input = values(BATCH * T * 3 * C, 7);
+    let cotangent = values(BATCH * T * C, 8);
+    let want = run(&Device::Cpu, None, &input, &cotangent).await?;
+    let mut errors = Vec::new();
+    for path in attention_candidates(gpu, shape) {
+        let device = Device::Gpu(gpu.clone());
+        let got = run(&device, Some(path), &input, &cotangent).await?;
+        let gradients = (0..3)
+            .map(|i| relative_error(&part(&got[1], i), &part(&want[1], i)))
+            .fold(0.0, f64::max);
+        errors.push(AttentionError {
+            path,
+            output: relative_error(&got[0], &want[0]),
+            gradients,
+        });
+    }
+    Ok(errors)
+}
+
+/// The bench's line for the check, or an error naming the path that is off.
+pub async fn attention_line(gpu: &Rc<Gpu>) -> Result<String> {
+    let f16 = gpu.tuning().f16_products.is_some();
+    let (output_bound, gradient_bound) = attention_bounds(f16);
+    let errors = attention_errors(gpu).await?;
+    let each: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{:?} {:.1e} / {:.1e}", e.path, e.output, e.gradients))
+        .collect();
+    let precision = if f16 { "f16" } else { "f32" };
+    let line = format!(
+        "check: {precision} attention (output / gradients) {} off the CPU's relative to their \
+         size (at most {output_bound:.0e} / {gradient_bound:.0e})",
+        each.join(", ")
+    );
+    let wrong = errors
+        .iter()
+        .find(|e| !(e.output <= output_bound && e.gradients <= gradient_bound));
+    match wrong {
+        None => Ok(line),
+        Some(e) => Err(Error::Invalid {
+            op: "bench",
+            why: format!("{line}: this GPU's attention on {:?} is wrong", e.path),
+        }),
+    }
+}
+
+/// Attention's output and the gradient of its packed input on `device` (on `path` on a GPU),
+/// for the output's gradient `cotangent`.
+async fn run(
+    device: &Device,
+    path: Option<AttentionPath>,
+    input: &[f64],
+    cotangent: &[f64],
+) -> Result<[Vec<f64>; 2]> {
+    let qkv = Tensor::from_f64(input.to_vec(), &[BATCH, T, 3 * C], device)?.with_grad();
+    let g = Tensor::from_f64(cotangent.to_vec(), &[BATCH, T, C], device)?;
+    let (out, grad) = with_grad(|| {
+        let out = qkv.attention_packed_on(HEADS, path)?;
+        let grads = out.backward_from(&g)?;
+        let grad = grads.get(&qkv).cloned().ok_or_else(|| Error::Invalid {
+            op: "bench",
+            why: "attention gave its input no gradient".into(),
+        })?;
+        Ok::<_, Error>((out, grad))
+    })?;
+    Ok([out.to_vec_f64().await?, grad.to_vec_f64().await?])
+}
+
+/// The gradient of q (i = 0), k or v: its third of every row of the packed gradient.
+fn part(values: &[f64], i: usize) -> Vec<f64> {
+    values
+        .chunks(C)
+        .skip(i)
+        .step_by(3)
+        .flatten()
+        .copied()
+        .collect()
+}
