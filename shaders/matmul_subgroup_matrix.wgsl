@@ -41,30 +41,27 @@ fn stage_b(at: u32, v: vec4<f16>) {
     bufferView<array<vec4<f16>, TILE_HALVES / 4u>>(&b_tile, 0u)[at >> 2u] = v;
 }
 
-// op(A)'s 16 × 16 from [row, depth] and op(B)'s from [depth, col], read from the tiles as they
-// lie (matmul_f16_tiles): the transposed ones column-major.
-fn load_left(row: u32, depth: u32) -> Left {
-    let halves = bufferView<array<f16, TILE_HALVES>>(&a_tile, 0u);
-    if (TA) {
-        return subgroupMatrixLoad<Left, col_major>(halves, depth * WIDE + row, WIDE);
-    }
-    return subgroupMatrixLoad<Left, row_major>(halves, row * NARROW + depth, NARROW);
-}
-
-fn load_right(depth: u32, col: u32) -> Right {
-    let halves = bufferView<array<f16, TILE_HALVES>>(&b_tile, 0u);
-    if (TB) {
-        return subgroupMatrixLoad<Right, col_major>(halves, col * NARROW + depth, NARROW);
-    }
-    return subgroupMatrixLoad<Right, row_major>(halves, depth * WIDE + col, WIDE);
-}
+// Each subgroup reads its 64 rows of op(A) and 32 columns of op(B) through views of the tiles
+// that start there, so that the matrix loads' offsets are constants: Chrome checks each matrix
+// load or store whose offset, stride and array length are not all constants against its
+// array's end, at run time, and predicates its offset and stride (Tint's robustness), which
+// cost the page's products some 30 % (docs/log/products.md, "Chrome's checks"). A view's
+// length is what its subgroup reads: from its first row (or column) to the end of the
+// farthest 16 × 16 it loads, so that the view of the last block lies inside the tile.
+// op(A) stored [K, M] (TA) lies [depth][row], rows WIDE apart; else [row][depth], NARROW.
+const A_DEPTHS: u32 = (DEPTH - 1u) * WIDE + 64u;
+const A_ROWS: u32 = 63u * NARROW + DEPTH;
+// op(B) stored [N, K] (TB) lies [column][depth], NARROW apart; else [depth][column], WIDE.
+const B_DEPTHS: u32 = (DEPTH - 1u) * WIDE + 32u;
+const B_COLS: u32 = 31u * NARROW + DEPTH;
 
 // Accumulator `acc`, the subgroup's i-th 16 × 16 of C from its block's `corner`, through
 // the subgroup's 16 × 16 of c_tile with its tails loaded a block ahead, as in matmul_coop.wgsl.
 fn store_block(acc: Sum, c_base: u32, corner: vec2<u32>, i: u32, sg: u32,
                lane: u32, tails: Tails) -> Tails {
-    let floats = bufferView<array<f32, C_FLOATS>>(&c_tile, 0u);
-    subgroupMatrixStore<row_major>(floats, sg * 256u, acc, 16u);
+    // The subgroup's 16 × 16 of c_tile as a view of its own (its offset a constant).
+    let floats = bufferView<array<f32, 256>>(&c_tile, sg * 1024u);
+    subgroupMatrixStore<row_major>(floats, 0u, acc, 16u);
     let ahead = tails_of(c_base, block_corner(corner, min(i + 1u, 7u)), lane);
     workgroupBarrier();
     store_staged(c_base, block_corner(corner, i), sg, lane, tails);
@@ -86,6 +83,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // The subgroup's block: 2 × 4 blocks of 64 rows × 32 columns.
     let br = (sg / 4u) * 64u;
     let bc = (sg % 4u) * 32u;
+    let a_depths = bufferView<array<f16, A_DEPTHS>>(&a_tile, br * 2u);
+    let a_rows = bufferView<array<f16, A_ROWS>>(&a_tile, br * NARROW * 2u);
+    let b_depths = bufferView<array<f16, B_DEPTHS>>(&b_tile, bc * 2u);
+    let b_cols = bufferView<array<f16, B_COLS>>(&b_tile, bc * NARROW * 2u);
     var c00 = Sum();
     var c01 = Sum();
     var c10 = Sum();
@@ -97,23 +98,43 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let sums_rows = ROW_SUMS && wid.x == 0u;
     var sums = RowSums(vec4<f32>(0.0), vec4<f32>(0.0));
     var next = fetch_slice(a_base, b_base, row0, col0, k_first, tid);
-    for (var k0 = k_first; k0 < k_last; k0 += DEPTH) {
+    // The walk over K counted in slices up to a constant, and left at K's end: Chrome bounds
+    // every loop it cannot see to be finite (one counting by 1 to a constant) with a 64-bit
+    // count of its own.
+    for (var slice = 0u; slice < 0xffffffffu; slice++) {
+        let k0 = k_first + slice * DEPTH;
+        if (k0 >= k_last) {
+            break;
+        }
         put_slice(tid, next);
         if (sums_rows) { sums = add_row_sums(sums, next); }
         workgroupBarrier();
         if (k0 + DEPTH < k_last) {
             next = fetch_slice(a_base, b_base, row0, col0, k0 + DEPTH, tid);
         }
-        // The slice's 16-deep steps written out, as natively (matmul_coop.wgsl).
+        // The slice's 16-deep steps written out, as natively (matmul_coop.wgsl), the loads in
+        // the body (constant offsets, which a function's parameters would not be). The
+        // transposed operands are read column-major. Chrome checks constant offsets as it
+        // compiles, in steps past a shallow slice's too: those read its last step's.
         //#repeat 4 step
         if (#step * 16u < DEPTH) {
-            let d = #step * 16u;
-            let a0 = load_left(br, d);
-            let a1 = load_left(br + 16u, d);
-            let a2 = load_left(br + 32u, d);
-            let a3 = load_left(br + 48u, d);
-            let b0 = load_right(d, bc);
-            let b1 = load_right(d, bc + 16u);
+            const d = min(#step * 16u, DEPTH - 16u);
+            //#repeat 4 i
+            var a#i: Left;
+            if (TA) {
+                a#i = subgroupMatrixLoad<Left, col_major>(a_depths, d * WIDE + #i * 16u, WIDE);
+            } else {
+                a#i = subgroupMatrixLoad<Left, row_major>(a_rows, #i * 16u * NARROW + d, NARROW);
+            }
+            //#end
+            //#repeat 2 j
+            var b#j: Right;
+            if (TB) {
+                b#j = subgroupMatrixLoad<Right, col_major>(b_cols, #j * 16u * NARROW + d, NARROW);
+            } else {
+                b#j = subgroupMatrixLoad<Right, row_major>(b_depths, d * WIDE + #j * 16u, WIDE);
+            }
+            //#end
             c00 = subgroupMatrixMultiplyAccumulate(a0, b0, c00);
             c01 = subgroupMatrixMultiplyAccumulate(a0, b1, c01);
             c10 = subgroupMatrixMultiplyAccumulate(a1, b0, c10);
