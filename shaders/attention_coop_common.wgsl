@@ -1,7 +1,8 @@
 // What the causal attention kernels on the matrix units share (shaders/attention_coop*.wgsl,
 // src/ops/attention/matrix.rs): the FlashAttention tiling with the products on the matrix
 // units, in either dialect of WGSL (the UNITS slot: attention_units_coop.wgsl natively,
-// attention_units_chrome.wgsl in Chrome, which declare the tiles and the matrices). A workgroup takes 64 rows (queries, or keys in the key-side backward) of one (batch,
+// attention_units_chrome.wgsl in Chrome, which declare the tiles and the matrices). A
+// workgroup takes 64 rows (queries, or keys in the key-side backward) of one (batch,
 // head), each of its 4 subgroups of 32 a strip of 16 rows, and walks the 64-row blocks of the
 // other side that its rows see. Blocks of q, k, v and dO are staged in workgroup memory as
 // f16 by all 128 invocations; the strips' products with them (16 × 64, over the

@@ -38,23 +38,23 @@ fn blocks_put4(at: u32, v: vec4<f16>) {
 
 // A 16 × 16 from vec4 `at`, rows ROW4 vec4s apart, read by rows or (transposed) by columns.
 fn blocks_left(at: u32) -> Left {
-    let halves = bufferView<array<f16, 8u * BLOCK4>>(&blocks, 0u);
-    return subgroupMatrixLoad<Left, row_major>(halves, at * 4u, ROW4 * 4u);
+    let view = bufferView<array<f16, 8u * BLOCK4>>(&blocks, 0u);
+    return subgroupMatrixLoad<Left, row_major>(view, at * 4u, ROW4 * 4u);
 }
 
 fn blocks_right(at: u32) -> Right {
-    let halves = bufferView<array<f16, 8u * BLOCK4>>(&blocks, 0u);
-    return subgroupMatrixLoad<Right, row_major>(halves, at * 4u, ROW4 * 4u);
+    let view = bufferView<array<f16, 8u * BLOCK4>>(&blocks, 0u);
+    return subgroupMatrixLoad<Right, row_major>(view, at * 4u, ROW4 * 4u);
 }
 
 fn blocks_right_transposed(at: u32) -> Right {
-    let halves = bufferView<array<f16, 8u * BLOCK4>>(&blocks, 0u);
-    return subgroupMatrixLoad<Right, col_major>(halves, at * 4u, ROW4 * 4u);
+    let view = bufferView<array<f16, 8u * BLOCK4>>(&blocks, 0u);
+    return subgroupMatrixLoad<Right, col_major>(view, at * 4u, ROW4 * 4u);
 }
 
 fn h_tile_left(at: u32) -> Left {
-    let halves = bufferView<array<f16, 4u * BLOCK4>>(&h_tile, 0u);
-    return subgroupMatrixLoad<Left, row_major>(halves, at * 4u, ROW4 * 4u);
+    let view = bufferView<array<f16, 4u * BLOCK4>>(&h_tile, 0u);
+    return subgroupMatrixLoad<Left, row_major>(view, at * 4u, ROW4 * 4u);
 }
 
 fn s_tile_store(acc: Sum, at: u32) {

@@ -45,7 +45,7 @@ fn stage_b(at: u32, v: vec4<f16>) {
 // that start there, so that the matrix loads' offsets are constants: Chrome checks each matrix
 // load or store whose offset, stride and array length are not all constants against its
 // array's end, at run time, and predicates its offset and stride (Tint's robustness), which
-// cost the page's products some 30 % (docs/log/products.md, "Chrome's checks"). A view's
+// cost the page's products some 30 % (docs/log/products.md, "The fused attention in Chrome's dialect, and Chrome's checks"). A view's
 // length is what its subgroup reads: from its first row (or column) to the end of the
 // farthest 16 × 16 it loads, so that the view of the last block lies inside the tile.
 // op(A) stored [K, M] (TA) lies [depth][row], rows WIDE apart; else [row][depth], NARROW.

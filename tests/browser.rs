@@ -195,11 +195,12 @@ async fn f16_products_match_the_cpu_where_granted_and_are_refused_where_not() {
 }
 
 /// Packed attention on each path open to it in the browser against the CPU's
-/// (src/bench/check_attention.rs): in f16 where Chrome grants subgroup matrices, the kernels on
-/// them in Chrome's dialect among the paths; elsewhere, as on SwiftShader, in f32.
+/// (src/bench/check_attention.rs): in f16 where Chrome grants subgroup matrices (the kernels on
+/// them in Chrome's dialect among the paths where the workgroup memory takes them), and never
+/// on them where it does not; elsewhere, as on SwiftShader, in f32.
 #[wasm_bindgen_test]
 async fn attention_matches_the_cpu_on_each_path_in_the_browser() {
-    use webgrad::bench::check_attention::{attention_bounds, attention_errors};
+    use webgrad::bench::check_attention::{attention_errors, within_bounds};
     use webgrad::gpu::{AttentionPath, Precision};
     let Device::Gpu(gpu) = common::gpu().await else {
         unreachable!("gpu() gives a GPU")
@@ -208,14 +209,16 @@ async fn attention_matches_the_cpu_on_each_path_in_the_browser() {
     if units {
         gpu.set_precision(Precision::F16).unwrap();
     }
-    let errors = attention_errors(&gpu).await.unwrap();
+    let f16 = gpu.tuning().f16_products.is_some();
+    let errors = attention_errors(&gpu).await;
     gpu.set_precision(Precision::F32).unwrap();
-    let (output, gradients) = attention_bounds(units);
+    let errors = errors.unwrap();
+    assert!(!errors.is_empty());
     for e in &errors {
-        assert!(e.output <= output && e.gradients <= gradients, "{e:?}");
+        assert!(within_bounds(e, f16), "{e:?}");
     }
     let on_units = errors.iter().any(|e| e.path == AttentionPath::Matrix);
-    assert_eq!(on_units, units, "{errors:?}");
+    assert!(units || !on_units, "{errors:?}");
 }
 
 /// Frozen weights held in f16 read by the products and the embedding's gather as natively (tests/frozen_f16.rs), through

@@ -19,7 +19,7 @@ pub struct AttentionShape {
 /// The kernels one attention runs on (src/ops/attention/).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AttentionPath {
-    /// The FlashAttention tiling on cooperative matrices (matrix.rs).
+    /// The FlashAttention tiling on the matrix units (matrix.rs).
     Matrix,
     /// The T × T scores through the product kernels, a causal softmax between (scores.rs).
     Scores,

@@ -1,8 +1,8 @@
 //! Causal attention on the GPU's matrix units (shaders/attention_coop*.wgsl): the
 //! FlashAttention tiling of tiled.rs with its products on the matrix units, in a run that
 //! asked for f16 where the adapter offers them: cooperative matrices natively, subgroup
-//! matrices in Chrome (the kernels' dialect include, `MatrixUnits::attention_units`). q, k, v and dO are read as f32 and
-//! rounded to f16 as the kernels stage them, the sums and the softmax's statistics are f32, the
+//! matrices in Chrome (the kernels' dialect include, `MatrixUnits::attention_units`). q, k, v
+//! and dO are read as f32 and rounded to f16 as the kernels stage them, the sums and the softmax's statistics are f32, the
 //! probabilities and their gradients are rounded to f16 for the products that take them (as
 //! PyTorch's flash attention under autocast does). Neither the T × T scores nor probabilities
 //! kept for the backward reach memory, nor any f16 copy.
@@ -14,7 +14,7 @@
 //! the user's GPU (src/tune/attention.rs), in Chrome as natively.
 
 use super::Dims;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::gpu::{F16Products, Gpu, Kernel, MatrixUnits, PooledBuffer};
 use crate::ops::{launch, launch_into};
 use crate::tensor::{gpu_output, DType, Storage, Tensor};
@@ -83,11 +83,12 @@ fn kernel(family: &'static str, source: &'static str, units: MatrixUnits) -> Ker
 
 /// Forward over a packed [B, T, 3C] input: the output [B, T, C] and the log-sum-exp of each
 /// row of scaled scores [B·H·T], as the tiled kernels keep it.
-pub(super) fn forward(gpu: &Rc<Gpu>, dm: Dims, qkv: &Tensor) -> Result<[PooledBuffer; 2]> {
-    let units = units(gpu, dm).ok_or_else(|| Error::Invalid {
-        op: "attention",
-        why: "the matrix units cannot take these sizes on this GPU".into(),
-    })?;
+pub(super) fn forward(
+    gpu: &Rc<Gpu>,
+    units: MatrixUnits,
+    dm: Dims,
+    qkv: &Tensor,
+) -> Result<[PooledBuffer; 2]> {
     let k = kernel(
         "attention_coop",
         include_str!("../../../shaders/attention_coop.wgsl"),
@@ -161,6 +162,29 @@ mod tests {
             if let Err(e) = k.check_without_device::<CoopParams>(&writable) {
                 panic!("{family}: {e}");
             }
+        }
+    }
+
+    /// The same kernels in Chrome's dialect, which naga cannot read (Chrome compiles them on a
+    /// GPU with subgroup matrices: the bench's attention check): expanded without template text
+    /// left, none of the native dialect's names, Chrome's `enable` directives first, each once.
+    #[test]
+    fn the_kernels_expand_in_chromes_dialect() {
+        let sources = [
+            include_str!("../../../shaders/attention_coop.wgsl"),
+            include_str!("../../../shaders/attention_coop_dq.wgsl"),
+            include_str!("../../../shaders/attention_coop_dkv.wgsl"),
+        ];
+        let slots = [("UNITS", MatrixUnits::SubgroupMatrix.attention_units().to_string())];
+        for source in sources {
+            let text = crate::gpu::expand_wgsl(source, &slots).unwrap();
+            let enables = "enable f16;\nenable subgroups;\n\
+                           enable chromium_experimental_subgroup_matrix;\n";
+            assert!(text.starts_with(enables), "{}", &text[..200]);
+            let directives = text.lines().filter(|l| l.starts_with("enable ")).count();
+            assert_eq!(directives, 3);
+            assert!(!text.contains("coop_mat") && !text.contains("coopLoad"));
+            assert!(text.contains("subgroupMatrixMultiplyAccumulate"));
         }
     }
 }

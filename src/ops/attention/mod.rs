@@ -3,7 +3,7 @@
 //! as three tensors, packed.rs as one [B, T, 3C] tensor; tiled.rs holds the
 //! FlashAttention-style kernels both use on real GPUs, which never hold the T×T matrix;
 //! scores.rs the path through it, faster for long packed sequences on some GPUs; matrix.rs
-//! the FlashAttention tiling on the matrix units, for f16 runs on cooperative matrices.
+//! the FlashAttention tiling on the matrix units, for f16 runs on them (natively or in Chrome).
 //! choice.rs picks packed attention's path: the one timed fastest on the GPU (timer.rs,
 //! src/tune/attention.rs), else a rule.
 

@@ -127,13 +127,17 @@ impl Tensor {
         };
         let path = choice::path(gpu, dm, forced)?;
         let plan = (path == AttentionPath::Tiled).then(|| tiled::plan(gpu, dm));
-        let [out, lse] = match (path, plan.flatten()) {
-            (AttentionPath::Matrix, _) => matrix::forward(gpu, dm, self)?,
-            (AttentionPath::Scores, _) => return scores::forward(self, dm),
-            (AttentionPath::Tiled, Some(plan)) => {
+        let units = (path == AttentionPath::Matrix).then(|| matrix::units(gpu, dm));
+        let [out, lse] = match (path, plan.flatten(), units.flatten()) {
+            (AttentionPath::Matrix, _, Some(units)) => matrix::forward(gpu, units, dm, self)?,
+            (AttentionPath::Scores, _, _) => return scores::forward(self, dm),
+            (AttentionPath::Tiled, Some(plan), _) => {
                 tiled::forward(gpu, plan, (dm, true), [self, self, self])?
             }
-            (AttentionPath::Tiled | AttentionPath::Rows, _) => return self.attention_unpacked(dm),
+            // choice::path gives the matrix units only where they take these sizes.
+            (AttentionPath::Matrix | AttentionPath::Tiled | AttentionPath::Rows, _, _) => {
+                return self.attention_unpacked(dm)
+            }
         };
         let lse = Tensor::from_storage(
             vec![dm.rows()],
