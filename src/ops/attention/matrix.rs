@@ -175,7 +175,10 @@ mod tests {
             include_str!("../../../shaders/attention_coop_dq.wgsl"),
             include_str!("../../../shaders/attention_coop_dkv.wgsl"),
         ];
-        let slots = [("UNITS", MatrixUnits::SubgroupMatrix.attention_units().to_string())];
+        let slots = [(
+            "UNITS",
+            MatrixUnits::SubgroupMatrix.attention_units().to_string(),
+        )];
         for source in sources {
             let text = crate::gpu::expand_wgsl(source, &slots).unwrap();
             let enables = "enable f16;\nenable subgroups;\n\
