@@ -36,30 +36,38 @@ fn blocks_put4(at: u32, v: vec4<f16>) {
     bufferView<array<vec4<f16>, 2u * BLOCK4>>(&blocks, 0u)[at] = v;
 }
 
-// A 16 × 16 from vec4 `at`, rows ROW4 vec4s apart, read by rows or (transposed) by columns.
+// A 16 × 16 from vec4 `at`, rows ROW4 vec4s apart, read by rows or (transposed) by columns,
+// through a view that starts there and spans what one load reads: the load's offset, stride
+// and array length are then constants, which Chrome leaves unchecked, where it checks a load at
+// an offset computed at run time against its array's end and predicates its offset and stride
+// (docs/log/products.md, "The fused attention in Chrome's dialect, and Chrome's checks"). The
+// view's own offset Chrome clamps into its buffer, which every load's span lies within.
+const HALVES_SPAN: u32 = 15u * ROW4 * 4u + 16u;
+const FLOATS_SPAN: u32 = 15u * F32_ROW4 * 4u + 16u;
+
 fn blocks_left(at: u32) -> Left {
-    let view = bufferView<array<f16, 8u * BLOCK4>>(&blocks, 0u);
-    return subgroupMatrixLoad<Left, row_major>(view, at * 4u, ROW4 * 4u);
+    let view = bufferView<array<f16, HALVES_SPAN>>(&blocks, at * 8u);
+    return subgroupMatrixLoad<Left, row_major>(view, 0u, ROW4 * 4u);
 }
 
 fn blocks_right(at: u32) -> Right {
-    let view = bufferView<array<f16, 8u * BLOCK4>>(&blocks, 0u);
-    return subgroupMatrixLoad<Right, row_major>(view, at * 4u, ROW4 * 4u);
+    let view = bufferView<array<f16, HALVES_SPAN>>(&blocks, at * 8u);
+    return subgroupMatrixLoad<Right, row_major>(view, 0u, ROW4 * 4u);
 }
 
 fn blocks_right_transposed(at: u32) -> Right {
-    let view = bufferView<array<f16, 8u * BLOCK4>>(&blocks, 0u);
-    return subgroupMatrixLoad<Right, col_major>(view, at * 4u, ROW4 * 4u);
+    let view = bufferView<array<f16, HALVES_SPAN>>(&blocks, at * 8u);
+    return subgroupMatrixLoad<Right, col_major>(view, 0u, ROW4 * 4u);
 }
 
 fn h_tile_left(at: u32) -> Left {
-    let view = bufferView<array<f16, 4u * BLOCK4>>(&h_tile, 0u);
-    return subgroupMatrixLoad<Left, row_major>(view, at * 4u, ROW4 * 4u);
+    let view = bufferView<array<f16, HALVES_SPAN>>(&h_tile, at * 8u);
+    return subgroupMatrixLoad<Left, row_major>(view, 0u, ROW4 * 4u);
 }
 
 fn s_tile_store(acc: Sum, at: u32) {
-    let floats = bufferView<array<f32, 4u * S_TILE4>>(&s_tile, 0u);
-    subgroupMatrixStore<row_major>(floats, at * 4u, acc, F32_ROW4 * 4u);
+    let view = bufferView<array<f32, FLOATS_SPAN>>(&s_tile, at * 16u);
+    subgroupMatrixStore<row_major>(view, 0u, acc, F32_ROW4 * 4u);
 }
 
 // Rows of the kernel's f32 results (its output, or the gradients of q, k and v) from value
