@@ -1,16 +1,10 @@
-enable f16;
-enable subgroups;
-enable chromium_experimental_subgroup_matrix;
-
 // The causal attention kernels' tiles and matrices (attention_coop_common.wgsl) in Chrome:
 // its subgroup matrices (src/gpu/subgroup_matrix.rs), which load from and store to arrays of
 // their own component type, so the tiles are untyped workgroup memory (WGSL's buffer_view, as
 // in matmul_subgroup_matrix.wgsl): read and written by the lanes as vec4s, by the matrices as
 // halves or floats. `at` is a vec4's index; the offsets and strides below are in values.
 
-alias Left = subgroup_matrix_left<f16, 16, 16>;
-alias Right = subgroup_matrix_right<f16, 16, 16>;
-alias Sum = subgroup_matrix_result<f32, 16, 16>;
+//#include subgroup_matrix_types
 
 var<workgroup> s_tile: buffer<S_TILE4 * 16u>;
 var<workgroup> h_tile: buffer<BLOCK4 * 8u>;

@@ -1,19 +1,11 @@
-enable f16;
-enable subgroups;
-enable chromium_experimental_subgroup_matrix;
-
 // shaders/matmul_coop.wgsl in Chrome's dialect: the same product on the GPU's matrix units, its
-// 16 × 16 × 16 matrices Chrome's subgroup matrices (`chromium-experimental-subgroup-matrix`,
-// which wgpu's WebGPU backend does not ask for: src/gpu/subgroup_matrix.rs asks for it). The
-// staging, the tiles' layout and the blocks of C are the same (matmul_f16_tiles); only the
-// matrices' types and functions differ, how the tiles are held (below), and where the
-// subgroup's number comes from.
+// 16 × 16 × 16 matrices Chrome's subgroup matrices (subgroup_matrix_types.wgsl). The staging,
+// the tiles' layout and the blocks of C are the same (matmul_f16_tiles); only the matrices'
+// types and functions differ, how the tiles are held (below), and where the subgroup's number
+// comes from.
 
+//#include subgroup_matrix_types
 //#include matmul_f16_tiles
-
-alias Left = subgroup_matrix_left<f16, 16, 16>;
-alias Right = subgroup_matrix_right<f16, 16, 16>;
-alias Sum = subgroup_matrix_result<f32, 16, 16>;
 
 // The staged tiles as untyped workgroup memory (WGSL's buffer_view, Chrome 154 on): Chrome's
 // matrix loads take an array of the matrices' own component type, so they read a view of

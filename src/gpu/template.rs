@@ -10,7 +10,7 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 35] = [
+const INCLUDES: [(&str, &str); 36] = [
     // What the causal attention kernels on the matrix units share, and their backward's dO.
     (
         "attention_coop_common",
@@ -20,7 +20,7 @@ const INCLUDES: [(&str, &str); 35] = [
         "attention_coop_grads",
         include_str!("../../shaders/attention_coop_grads.wgsl"),
     ),
-    // Their tiles and matrices in each dialect (the UNITS slot).
+    // Their tiles and matrices in each dialect (the UNITS slot), and Chrome's matrix types.
     (
         "attention_units_coop",
         include_str!("../../shaders/attention_units_coop.wgsl"),
@@ -28,6 +28,10 @@ const INCLUDES: [(&str, &str); 35] = [
     (
         "attention_units_chrome",
         include_str!("../../shaders/attention_units_chrome.wgsl"),
+    ),
+    (
+        "subgroup_matrix_types",
+        include_str!("../../shaders/subgroup_matrix_types.wgsl"),
     ),
     (
         "matmul_f16_tiles",

@@ -11,7 +11,7 @@ use super::plan::tests::{
 };
 use super::plan::{plan, Needs};
 use super::run::MatmulParams;
-use crate::gpu::{Compiler, Tuning};
+use crate::gpu::{expand_wgsl, Compiler, Kernel, MatrixUnits, Tuning};
 use crate::ops::dropout::DropoutMask;
 use crate::tensor::{Device, Tensor};
 use std::collections::HashSet;
@@ -78,6 +78,22 @@ fn epilogues(t: &Tensor) -> Vec<Epilogue<'_>> {
         }
     }
     all
+}
+
+/// A matrix-unit variant's slots given to the kernel in Chrome's dialect, which naga cannot read
+/// (Chrome compiles it on a GPU with subgroup matrices: the bench's product check): its text
+/// expands without template text left, Chrome's `enable` directives first.
+fn expands_in_chromes_dialect(kernel: &Kernel) {
+    let slots: Vec<(&str, String)> = kernel
+        .slots
+        .iter()
+        .map(|(name, value)| (*name, value.to_string()))
+        .collect();
+    let text = expand_wgsl(MatrixUnits::SubgroupMatrix.kernel_source(), &slots)
+        .unwrap_or_else(|e| panic!("{} in Chrome's dialect: {e}", kernel.label()));
+    let enables = "enable f16;\nenable subgroups;\nenable chromium_experimental_subgroup_matrix;\n";
+    assert!(text.starts_with(enables), "{}", kernel.label());
+    assert!(text.contains("subgroupMatrixMultiplyAccumulate"));
 }
 
 #[test]
@@ -161,6 +177,9 @@ fn every_product_variant_the_planner_emits_builds_and_fits_its_launch() {
                             }
                             if let Err(e) = kernel.check_without_device::<MatmulParams>(&writable) {
                                 panic!("{}: {e}", kernel.label());
+                            }
+                            if kernel.source == MatrixUnits::Cooperative.kernel_source() {
+                                expands_in_chromes_dialect(&kernel);
                             }
                             checked += 1;
                         }
