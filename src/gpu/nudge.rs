@@ -6,7 +6,10 @@
 //! rate: longer work gains nothing from it there, and nudging keeps the CPU busy while it lasts.
 //! After that, one nudge every SLOW_NUDGE_MS, between sleeps, while the wait lasts: Firefox looks
 //! for finished work on its own only every 100 ms (its WebGPU parent's poll timer), so there a
-//! step's readback waited up to 100 ms (docs/BENCHMARKS.md, Firefox beside Chromium).
+//! step's readback waited up to 100 ms (docs/BENCHMARKS.md, Firefox beside Chromium). A long
+//! wait is nudged at the fast rate again around when the last long wait ended (a training
+//! step's waits last alike): from LEAD_MS before it for NUDGE_FOR_MS, so that its answer is
+//! not left for the next slow nudge or poll (nested timers come 4 ms apart at best).
 
 use futures_channel::oneshot::{Canceled, Receiver};
 use js_sys::Promise;
@@ -19,6 +22,7 @@ use web_sys::MessageChannel;
 const NUDGE_EVERY_MS: f64 = 0.1;
 const NUDGE_FOR_MS: f64 = 3.0;
 const SLOW_NUDGE_MS: i32 = 2;
+const LEAD_MS: f64 = 1.0;
 
 fn now_ms() -> f64 {
     crate::clock::now().as_secs_f64() * 1e3
@@ -26,6 +30,8 @@ fn now_ms() -> f64 {
 
 thread_local! {
     static CHANNEL: Option<MessageChannel> = MessageChannel::new().ok();
+    /// How long the last wait that outlasted NUDGE_FOR_MS took, in ms.
+    static LAST_LONG_WAIT_MS: Cell<Option<f64>> = const { Cell::new(None) };
 }
 
 /// Lets the events queued meanwhile run (the GPU's answer among them), then goes on: a message
@@ -58,7 +64,13 @@ pub async fn answer<T>(queue: &wgpu::Queue, mut receiver: Receiver<T>) -> Result
             // then (or until the wait is dropped).
             let answered = Answered(Rc::new(Cell::new(false)));
             wasm_bindgen_futures::spawn_local(nudge_slowly(queue.clone(), answered.0.clone()));
-            return receiver.await;
+            if let Some(last) = LAST_LONG_WAIT_MS.get() {
+                let near = nudge_near(queue.clone(), answered.0.clone(), start + last);
+                wasm_bindgen_futures::spawn_local(near);
+            }
+            let answer = receiver.await;
+            LAST_LONG_WAIT_MS.set(Some(now_ms() - start));
+            return answer;
         }
         if now - nudged >= NUDGE_EVERY_MS {
             queue.submit(std::iter::empty());
@@ -82,6 +94,26 @@ async fn nudge_slowly(queue: wgpu::Queue, answered: Rc<Cell<bool>>) {
     while !answered.get() {
         queue.submit(std::iter::empty());
         sleep(SLOW_NUDGE_MS).await;
+    }
+}
+
+/// Empty submissions every NUDGE_EVERY_MS from LEAD_MS before `end` (a time of `now_ms`) for
+/// NUDGE_FOR_MS, until `answered`.
+async fn nudge_near(queue: wgpu::Queue, answered: Rc<Cell<bool>>, end: f64) {
+    let from = end - LEAD_MS;
+    let wait = (from - now_ms()).floor();
+    if wait >= 1.0 {
+        sleep(wait as i32).await;
+    }
+    let until = now_ms().max(from) + NUDGE_FOR_MS;
+    let mut nudged = f64::NEG_INFINITY;
+    while !answered.get() && now_ms() < until {
+        let now = now_ms();
+        if now - nudged >= NUDGE_EVERY_MS {
+            queue.submit(std::iter::empty());
+            nudged = now;
+        }
+        yield_now().await;
     }
 }
 
