@@ -12,9 +12,11 @@
 //! not left for the next slow nudge or poll (nested timers come 4 ms apart at best).
 
 use futures_channel::oneshot::{Canceled, Receiver};
-use js_sys::Promise;
-use std::cell::Cell;
+use js_sys::{Function, Promise};
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::rc::Rc;
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::MessageChannel;
@@ -29,20 +31,43 @@ fn now_ms() -> f64 {
 }
 
 thread_local! {
-    static CHANNEL: Option<MessageChannel> = MessageChannel::new().ok();
+    /// The channel each `yield_now` posts a message on, and the promises waiting for those
+    /// messages, in the order they were posted: a port delivers its messages in order, and each
+    /// message wakes the oldest, so that yields made at once by several tasks (a wait's nudges
+    /// beside the trainer's loop) each wake once.
+    static WAITING: RefCell<VecDeque<Function>> = const { RefCell::new(VecDeque::new()) };
+    static CHANNEL: Option<MessageChannel> = channel();
     /// How long the last wait that outlasted NUDGE_FOR_MS took, in ms.
     static LAST_LONG_WAIT_MS: Cell<Option<f64>> = const { Cell::new(None) };
+}
+
+/// The channel of `yield_now`, whose every message wakes the oldest waiting promise.
+fn channel() -> Option<MessageChannel> {
+    let channel = MessageChannel::new().ok()?;
+    let wake = Closure::<dyn FnMut()>::new(|| {
+        let oldest = WAITING.with(|w| w.borrow_mut().pop_front());
+        if let Some(resolve) = oldest {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    });
+    channel
+        .port1()
+        .set_onmessage(Some(wake.as_ref().unchecked_ref()));
+    // The handler lives as long as the channel: the page's or the worker's.
+    wake.forget();
+    Some(channel)
 }
 
 /// Lets the events queued meanwhile run (the GPU's answer among them), then goes on: a message
 /// to itself, which browsers do not delay as they delay nested timers.
 pub async fn yield_now() {
     let promise = Promise::new(&mut |resolve, _| {
-        CHANNEL.with(|c| {
-            if let Some(c) = c {
-                c.port1().set_onmessage(Some(&resolve));
+        CHANNEL.with(|c| match c {
+            Some(c) => {
+                WAITING.with(|w| w.borrow_mut().push_back(resolve));
                 let _ = c.port2().post_message(&JsValue::NULL);
-            } else {
+            }
+            None => {
                 let _ = resolve.call0(&JsValue::NULL);
             }
         })
