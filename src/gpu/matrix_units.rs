@@ -158,6 +158,22 @@ impl fmt::Display for Lacking {
     }
 }
 
+/// Asserts that `text` (a kernel expanded, `what`) is in Chrome's dialect only: its three
+/// `enable` directives first and no others, Chrome's multiply-adds, none of the native
+/// dialect's cooperative matrices.
+#[cfg(test)]
+pub(crate) fn assert_in_chromes_dialect(text: &str, what: &str) {
+    let enables = "enable f16;\nenable subgroups;\nenable chromium_experimental_subgroup_matrix;\n";
+    assert!(text.starts_with(enables), "{what}: {}", &text[..200]);
+    let directives = text.lines().filter(|l| l.starts_with("enable ")).count();
+    assert_eq!(directives, 3, "{what}");
+    assert!(text.contains("subgroupMatrixMultiplyAccumulate"), "{what}");
+    assert!(
+        !text.contains("coop_mat") && !text.contains("coopLoad"),
+        "{what}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -97,12 +97,19 @@ pub async fn answer<T>(queue: &wgpu::Queue, mut receiver: Receiver<T>) -> Result
             LAST_LONG_WAIT_MS.set(Some(now_ms() - start));
             return answer;
         }
-        if now - nudged >= NUDGE_EVERY_MS {
-            queue.submit(std::iter::empty());
-            nudged = now;
-        }
-        yield_now().await;
+        nudge_fast(queue, &mut nudged).await;
     }
+}
+
+/// An empty submission where the last one (at `nudged`, a time of `now_ms`) was NUDGE_EVERY_MS
+/// ago or more, then a yield: one turn of the fast nudges.
+async fn nudge_fast(queue: &wgpu::Queue, nudged: &mut f64) {
+    let now = now_ms();
+    if now - *nudged >= NUDGE_EVERY_MS {
+        queue.submit(std::iter::empty());
+        *nudged = now;
+    }
+    yield_now().await;
 }
 
 /// Set when the wait it belongs to ends, however it ends.
@@ -133,12 +140,7 @@ async fn nudge_near(queue: wgpu::Queue, answered: Rc<Cell<bool>>, end: f64) {
     let until = now_ms().max(from) + NUDGE_FOR_MS;
     let mut nudged = f64::NEG_INFINITY;
     while !answered.get() && now_ms() < until {
-        let now = now_ms();
-        if now - nudged >= NUDGE_EVERY_MS {
-            queue.submit(std::iter::empty());
-            nudged = now;
-        }
-        yield_now().await;
+        nudge_fast(&queue, &mut nudged).await;
     }
 }
 

@@ -158,9 +158,8 @@ const ROWWISE_SERIAL: &str = include_str!("../../shaders/rowwise_serial.wgsl");
 
 /// `source` as the GPU gets it: the prelude, then the includes pasted and `slots` filled in (a
 /// slot may name an include), then the repeats written out, and the `enable` directives of all
-/// of it moved first. An error when a slot given is not
-/// one the shader or its includes declare, or when template text is left (a slot not given, a
-/// misspelt include).
+/// of it moved first. An error when a slot given is not one the shader or its includes declare,
+/// or when template text is left (a slot not given, a misspelt include).
 pub fn expand(source: &str, slots: &[(&str, String)]) -> Result<String, String> {
     let serial = slots.iter().any(|(k, v)| *k == "ROWWISE" && v == "serial");
     let rowwise = if serial { ROWWISE_SERIAL } else { ROWWISE };
