@@ -1,5 +1,6 @@
-//! The command-line trainer: `webgrad train`, `webgrad sample`, `webgrad bench`, `webgrad wgsl`, parsed by
-//! clap. Every mistake prints one line and exits with status 2; `--help` works on each command.
+//! The command-line trainer: `webgrad train`, `webgrad sample`, `webgrad bench`, `webgrad wgsl`,
+//! `webgrad kernel-stats`, parsed by clap. Every mistake prints one line and exits with status
+//! 2; `--help` works on each command.
 
 #[cfg(not(target_arch = "wasm32"))]
 mod args;
@@ -11,6 +12,8 @@ mod commands;
 mod destination;
 #[cfg(not(target_arch = "wasm32"))]
 mod gpt2;
+#[cfg(not(target_arch = "wasm32"))]
+mod kernel_stats;
 #[cfg(not(target_arch = "wasm32"))]
 mod lora;
 #[cfg(not(target_arch = "wasm32"))]
@@ -42,6 +45,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Print a shader as the GPU gets it: its includes, slots and repeats expanded.
     Wgsl(wgsl::WgslArgs),
+    /// What the GPU's Vulkan driver made of a kernel: its registers, memory and size, as the
+    /// driver reports them.
+    KernelStats(kernel_stats::KernelStatsArgs),
 }
 
 /// Exit status for every mistake in the input, from the arguments to the files they name.
@@ -69,6 +75,7 @@ fn main() {
         Command::Sample(args) => commands::sample(args),
         Command::Bench(args) => bench::bench(args),
         Command::Wgsl(args) => wgsl::wgsl(args),
+        Command::KernelStats(args) => kernel_stats::kernel_stats(args),
     };
     if let Err(message) = result {
         fail(&message);

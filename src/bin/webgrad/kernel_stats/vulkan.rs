@@ -1,0 +1,171 @@
+//! A kernel's pipeline made on the GPU's Vulkan driver with its statistics captured, and
+//! read (VK_KHR_pipeline_executable_properties). The device is opened through wgpu-hal, with
+//! the features webgrad's kernels use (f16, subgroups, cooperative matrices where offered) and
+//! the extension added; the pipeline is made with ash, since wgpu makes its own without the
+//! flag that captures them.
+
+use super::spirv::Kernel;
+use ash::vk;
+use wgpu::hal;
+
+/// What the driver reports of one kernel, on which device.
+pub struct Report {
+    pub device: String,
+    pub statistics: Vec<(String, String)>,
+}
+
+const EXTENSION: &std::ffi::CStr = ash::khr::pipeline_executable_properties::NAME;
+
+/// The driver's statistics of `kernel`'s compute pipeline.
+pub fn statistics(kernel: &Kernel) -> Result<Report, String> {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::VULKAN,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::HighPerformance,
+        ..Default::default()
+    }))
+    .map_err(|e| format!("no Vulkan GPU: {e}"))?;
+    let device = adapter.get_info().name;
+    // SAFETY: the adapter is Vulkan's (the instance has no other backend) and outlives the
+    // hal adapter, which is dropped at the end of this function.
+    let hal_adapter =
+        unsafe { adapter.as_hal::<hal::api::Vulkan>() }.ok_or("the adapter is not a Vulkan one")?;
+    let offered = hal_adapter
+        .physical_device_capabilities()
+        .supports_extension(EXTENSION);
+    if !offered {
+        return Err(format!(
+            "{device}'s Vulkan driver does not report pipeline statistics ({})",
+            EXTENSION.to_string_lossy()
+        ));
+    }
+    let features = adapter.features()
+        & (wgpu::Features::SHADER_F16
+            | wgpu::Features::SUBGROUP
+            | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+    let mut asked = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
+        .pipeline_executable_info(true);
+    let asked: *mut vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static> =
+        (&mut asked as *mut vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR).cast();
+    let callback = Box::new(move |args: hal::vulkan::CreateDeviceCallbackArgs| {
+        args.extensions.push(EXTENSION);
+        // SAFETY: `asked` lives on this function's stack until the device is made (the call
+        // below), and is put at the head of the create info's chain, the rest after it.
+        unsafe {
+            (*asked).p_next = args.create_info.p_next as *mut _;
+            args.create_info.p_next = asked as *const _;
+        }
+    });
+    // SAFETY: the features are the adapter's own, and the callback only adds an extension
+    // the device offers and its feature.
+    let open = unsafe {
+        hal_adapter.open_with_callback(
+            features,
+            &adapter.limits(),
+            &wgpu::MemoryHints::Performance,
+            Some(callback),
+        )
+    }
+    .map_err(|e| format!("{device}: cannot open the device: {e}"))?;
+    let raw = open.device.raw_device();
+    let instance = open.device.shared_instance().raw_instance();
+    // SAFETY: `raw` is a live device with the extension enabled.
+    let statistics = unsafe { pipeline_statistics(instance, raw, kernel) }
+        .map_err(|e| format!("{device}: the driver refused the kernel: {e}"))?;
+    Ok(Report { device, statistics })
+}
+
+/// Makes the pipeline with its statistics captured and reads them, every executable's (a
+/// compute pipeline has one), then destroys what it made.
+///
+/// # Safety
+/// `device` must be live, made from `instance`, with the extension's feature enabled.
+unsafe fn pipeline_statistics(
+    instance: &ash::Instance,
+    device: &ash::Device,
+    kernel: &Kernel,
+) -> Result<Vec<(String, String)>, vk::Result> {
+    let module = vk::ShaderModuleCreateInfo::default().code(&kernel.words);
+    let module = device.create_shader_module(&module, None)?;
+    let bindings: Vec<vk::DescriptorSetLayoutBinding> = kernel
+        .bindings
+        .iter()
+        .map(|b| {
+            let kind = match b.uniform {
+                true => vk::DescriptorType::UNIFORM_BUFFER,
+                false => vk::DescriptorType::STORAGE_BUFFER,
+            };
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(b.number)
+                .descriptor_type(kind)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+        })
+        .collect();
+    let set = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+    let set = device.create_descriptor_set_layout(&set, None)?;
+    let sets = [set];
+    let layout = vk::PipelineLayoutCreateInfo::default().set_layouts(&sets);
+    let layout = device.create_pipeline_layout(&layout, None)?;
+    let stage = vk::PipelineShaderStageCreateInfo::default()
+        .stage(vk::ShaderStageFlags::COMPUTE)
+        .module(module)
+        .name(c"main");
+    let info = vk::ComputePipelineCreateInfo::default()
+        .flags(vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR)
+        .stage(stage)
+        .layout(layout);
+    let made = device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
+    let read = match made {
+        Ok(pipelines) => {
+            let read = read_statistics(instance, device, pipelines[0]);
+            device.destroy_pipeline(pipelines[0], None);
+            read
+        }
+        Err((_, e)) => Err(e),
+    };
+    device.destroy_pipeline_layout(layout, None);
+    device.destroy_descriptor_set_layout(set, None);
+    device.destroy_shader_module(module, None);
+    read
+}
+
+/// The statistics of each of `pipeline`'s executables, named as the driver names them.
+///
+/// # Safety
+/// As `pipeline_statistics`, `pipeline` made with its statistics captured.
+unsafe fn read_statistics(
+    instance: &ash::Instance,
+    device: &ash::Device,
+    pipeline: vk::Pipeline,
+) -> Result<Vec<(String, String)>, vk::Result> {
+    let ext = ash::khr::pipeline_executable_properties::Device::new(instance, device);
+    let info = vk::PipelineInfoKHR::default().pipeline(pipeline);
+    let executables = ext.get_pipeline_executable_properties(&info)?.len();
+    let mut out = Vec::new();
+    for index in 0..executables as u32 {
+        let info = vk::PipelineExecutableInfoKHR::default()
+            .pipeline(pipeline)
+            .executable_index(index);
+        for s in ext.get_pipeline_executable_statistics(&info)? {
+            let name = s.name_as_c_str().unwrap_or_default().to_string_lossy();
+            out.push((name.into_owned(), value_of(&s)));
+        }
+    }
+    Ok(out)
+}
+
+/// A statistic's value as text, in its own format.
+fn value_of(s: &vk::PipelineExecutableStatisticKHR) -> String {
+    // SAFETY: the union's member read is the one `format` names.
+    unsafe {
+        match s.format {
+            vk::PipelineExecutableStatisticFormatKHR::BOOL32 => (s.value.b32 != 0).to_string(),
+            vk::PipelineExecutableStatisticFormatKHR::INT64 => s.value.i64.to_string(),
+            vk::PipelineExecutableStatisticFormatKHR::UINT64 => s.value.u64.to_string(),
+            _ => s.value.f64.to_string(),
+        }
+    }
+}
