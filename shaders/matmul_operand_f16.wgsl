@@ -4,7 +4,8 @@
 // kernels load whole packets of halves without a check along the row. Each invocation writes 8
 // halves, two to a word (src/tensor/half.rs's layout), packed by core WGSL (no shader-f16
 // needed) with values past f16's range made infinities, so that a loss scale sees them
-// overflow.
+// overflow. With APPLY `gelu`, each value goes through GELU first: the f16 input of the
+// product after a GELU, made from the GELU's input in one pass (src/ops/linear.rs).
 
 struct Params {
     // The stored matrices: `rows` of `cols` values, matrix z starting at offset + (z / heads) ×
@@ -30,8 +31,18 @@ struct Eight { low: vec4<f32>, high: vec4<f32> }
 // value at a time, f32 or f16, at any offset; matmul_operand_vec4s.wgsl f32 rows and matrices
 // that start at multiples of 4 values, two vec4 loads an invocation. Each binds the source as
 // binding 1 and gives `eight_values`.
-//#slots SOURCE
+//#slots SOURCE APPLY
 //#include matmul_operand_{{SOURCE}}
+//#include math
+
+// What is copied of each value (the APPLY slot): `copied` or `gelu`.
+fn copied(x: f32) -> f32 {
+    return x;
+}
+
+fn applied(v: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>({{APPLY}}(v.x), {{APPLY}}(v.y), {{APPLY}}(v.z), {{APPLY}}(v.w));
+}
 
 // f16's largest finite value, and the f32 bits from which values round past it.
 const F16_MAX: f32 = 65504.0;
@@ -61,7 +72,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let r = (e / eights_a_row) % p.rows;
     let z = e / (eights_a_row * p.rows);
     let start = p.offset + (z / p.heads) * p.batch + (z % p.heads) * p.head + r * p.row + col;
-    let v = eight_values(start, col);
+    let values = eight_values(start, col);
+    let v = Eight(applied(values.low), applied(values.high));
     out[e] = vec4<u32>(packed_halves(v.low.xy), packed_halves(v.low.zw),
                        packed_halves(v.high.xy), packed_halves(v.high.zw));
 }

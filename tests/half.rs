@@ -202,6 +202,75 @@ fn attention_on_the_matrix_units_matches_the_cpu_within_f16s_error() {
     });
 }
 
+/// A GELU before a product in an f16 run (`Tensor::gelu_linear`, a GPT's MLP): its output is
+/// made in f16 by the operands' copy kernel with the GELU applied, no f32 GELU pass, and the
+/// layer's output and its gradients (through the GELU's derivative to its input, the weight's
+/// from the f16 output) match the CPU within f16's error. Where the timing puts such a product
+/// on an f32 kernel, the f16 input is widened first: an f16 tensor multiplied in an f32 run
+/// gives the CPU's product of the same halves.
+#[test]
+fn a_gelus_output_is_made_in_f16_for_an_f16_product_and_its_gradients_match_the_cpu() {
+    run(async {
+        let gpu = common::gpu().await;
+        let Device::Gpu(context) = &gpu else {
+            unreachable!("common::gpu gives a GPU")
+        };
+        let Some(path) = f16_path(context) else {
+            return;
+        };
+        let (rows, k, n) = (520, 136, 136);
+        let layer = |d: &Device| {
+            let leaf = |shape: &[usize], seed| {
+                let values = uniform(shape.iter().product(), -2.0, 2.0, seed);
+                Tensor::from_f64(values, shape, d).unwrap().with_grad()
+            };
+            let (pre, w, b) = (leaf(&[rows, k], 11), leaf(&[n, k], 12), leaf(&[n], 13));
+            let r = Tensor::from_f64(uniform(rows * n, -1.0, 1.0, 14), &[rows, n], d).unwrap();
+            let out = pre.gelu_linear(&w, Some(&b)).unwrap();
+            let grads = out.mul(&r).unwrap().sum_all().unwrap().backward().unwrap();
+            let mut all = vec![out];
+            all.extend([&pre, &w, &b].map(|t| grads.get(t).unwrap().clone()));
+            all
+        };
+        let (unary, copies, products) = (
+            context.dispatches_of("unary"),
+            context.dispatches_of("matmul_operand_f16"),
+            context.dispatches_of(path.family()),
+        );
+        let got = layer(&gpu);
+        let want = layer(&Device::Cpu);
+        for (i, what) in ["output", "input's gradient", "weight's gradient"]
+            .iter()
+            .enumerate()
+        {
+            let got = got[i].to_vec_f64().await.unwrap();
+            let want = want[i].to_vec_f64().await.unwrap();
+            assert_f16(&format!("gelu linear: {what}"), &got, &want);
+        }
+        assert_eq!(context.dispatches_of("unary"), unary, "an f32 GELU ran");
+        // The GELU's f16 output, the weight and g: three copies, each once.
+        let made = context.dispatches_of("matmul_operand_f16") - copies;
+        assert_eq!(made, 3, "{made} f16 copies");
+        let ran = context.dispatches_of(path.family()) - products;
+        assert!(ran >= 3, "{ran} products on {}", path.family());
+        context.set_precision(Precision::F32).unwrap();
+        let halves = uniform(rows * k, -2.0, 2.0, 15);
+        let weights = uniform(k * n, -1.0, 1.0, 16);
+        let product = |d: &Device| {
+            let a = Tensor::from_f64_as_f16(halves.clone(), &[rows, k], d).unwrap();
+            let b = Tensor::from_f64(weights.clone(), &[k, n], d).unwrap();
+            a.matmul(&b).unwrap()
+        };
+        let got = product(&gpu).to_vec_f64().await.unwrap();
+        let want = product(&Device::Cpu).to_vec_f64().await.unwrap();
+        let error = relative_error(&got, &want);
+        assert!(
+            error <= F32_ERROR_AT_MOST,
+            "an f16 A on f32 kernels: {error:e}"
+        );
+    });
+}
+
 /// The f16 path this GPU offers, with auto's and f16's choices asserted: the matrix units
 /// (auto takes them), the f16 arithmetic (f16 takes it, auto keeps f32 and says f16 would), or
 /// none (f16 refused with the reason).

@@ -102,7 +102,8 @@ fn gelu_linear_of(
     layer: (&Tensor, Option<&Tensor>),
     store: (Option<&Tensor>, Option<DropoutMask>),
 ) -> Result<Tensor> {
-    let h = crate::autograd::no_grad(|| pre.gelu())?;
+    let n = layer.0.shape()[0];
+    let h = crate::autograd::no_grad(|| super::matmul::gelu_input(pre, n))?;
     linear_of(&h, layer, store, (Some(pre), false))
 }
 

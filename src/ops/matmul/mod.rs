@@ -36,11 +36,13 @@ use super::dropout::DropoutMask;
 use super::gpu_of;
 use crate::autograd::{self, Backward, Inputs};
 use crate::error::{Error, Result};
+use crate::gpu::Gpu;
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
 use bias_grad::weight_and_bias_grads;
 use layout::cpu_matmul;
-use plan::BIG_TILES_FROM;
+use plan::{Needs, BIG_TILES_FROM};
 use shared_copies::{sharing, Shared};
+use std::rc::Rc;
 
 /// (rows, cols) of op(x) for the last two dimensions.
 fn op_dims(x: &Tensor, t: bool) -> (usize, usize) {
@@ -81,8 +83,9 @@ pub(crate) fn matmul_row_bias(
 /// (m, k, n) of op(a) · op(b), checked: both at least matrices, inner sizes equal.
 fn checked_dims(a: &Tensor, b: &Tensor, (ta, tb): (bool, bool)) -> Result<(usize, usize, usize)> {
     let name = "matmul";
-    a.expect_dtype(name, DType::F32)?;
-    // A frozen weight may be held in f16, as B only.
+    // A frozen weight may be held in f16, and the input after a GELU in an f16 run
+    // (`gelu_input`).
+    a.expect_float(name)?;
     b.expect_float(name)?;
     a.same_device(name, b)?;
     let shape_error = |why: String| Error::Shape {
@@ -173,6 +176,31 @@ pub(super) fn product_of(
         f16_copies,
     };
     Ok(Tensor::from_op(shape, DType::F32, a.device(), storage, op))
+}
+
+/// gelu(`pre`) as the input of a product into `n` columns: in f16 where the run's products take
+/// the f16 kernels as planned (rows of a multiple of 8, the product large enough), made by
+/// the f16 copy's kernel with the GELU applied (operand_f16::gelu_f16): one pass where GELU's
+/// f32 output and then its copy took two, and held for backward alone, where both were. On an
+/// H200 nanochar's f16 run held 0.6 GB less and its page step took 0.3 ms less
+/// (docs/log/products.md, "The GELU's output in f16"). Else in f32. A product whose timing
+/// then chose an f32 kernel widens it first (run.rs).
+pub(crate) fn gelu_input(pre: &Tensor, n: usize) -> Result<Tensor> {
+    let k = pre.shape()[pre.rank() - 1];
+    let d = Dims {
+        m: pre.numel() / k.max(1),
+        n,
+        k,
+        batches: 1,
+    };
+    let takes_f16 = |gpu: &Rc<Gpu>| {
+        k.is_multiple_of(operand_f16::ROW_HALVES)
+            && plan::f16_kernel_for(d, Needs::default(), &gpu.tuning()).is_some()
+    };
+    match gpu_of(pre.device()) {
+        Some(gpu) if pre.dtype() == DType::F32 && takes_f16(gpu) => operand_f16::gelu_f16(gpu, pre),
+        _ => pre.gelu(),
+    }
 }
 
 /// op(a)ᵀ · b when the shared dimension K is long and the output small (weight gradients,

@@ -15,7 +15,7 @@ use crate::tensor::{DType, Storage, Tensor};
 use std::rc::Rc;
 
 /// What the kernels' rows are padded to: the widest packet.
-const ROW_HALVES: usize = 8;
+pub(super) const ROW_HALVES: usize = 8;
 
 crate::kernel_params! {
     /// shaders/matmul_operand_f16.wgsl: the stored matrices and the copy's rows.
@@ -76,7 +76,7 @@ pub(super) fn f16_copy(
     if let Some(copy) = rows.and_then(shared_copies::known) {
         return Ok((copy, layout));
     }
-    let copy = new_copy(gpu, &operand, matrices, heads)?;
+    let copy = new_copy(gpu, &operand, (matrices, heads), Applied::Copied)?;
     if let Some(rows) = rows {
         shared_copies::keep(rows, &copy, operand.x);
     }
@@ -99,8 +99,54 @@ fn in_vec4s(x: &Tensor, layout: Layout) -> Result<bool> {
     Ok(x.dtype() == DType::F32 && layout.in_fours() && vec4_buffers(&[x], "matmul")?)
 }
 
-/// The copy itself: `matrices` of `operand`'s (its batches in groups of `heads`).
-fn new_copy(gpu: &Rc<Gpu>, operand: &Operand, matrices: usize, heads: usize) -> Result<Tensor> {
+/// What a copy makes of each value (shaders/matmul_operand_f16.wgsl's APPLY slot).
+#[derive(Clone, Copy)]
+enum Applied {
+    Copied,
+    Gelu,
+}
+
+impl Applied {
+    fn slot(self) -> &'static str {
+        match self {
+            Applied::Copied => "copied",
+            Applied::Gelu => "gelu",
+        }
+    }
+}
+
+/// GELU of `x` (f32, dense, its rows a multiple of 8 long) as an f16 tensor of its shape, in
+/// the layout the matrix units' kernels read as it is (`read_as_it_is`): the input of a
+/// product after a GELU (src/ops/linear.rs), made in one pass instead of GELU's f32 output and
+/// then its copy, and held for backward in half the memory. Values past f16's range become
+/// infinities, as in every copy.
+pub(crate) fn gelu_f16(gpu: &Rc<Gpu>, x: &Tensor) -> Result<Tensor> {
+    let cols = x.shape()[x.rank() - 1];
+    if !cols.is_multiple_of(ROW_HALVES) {
+        return Err(crate::Error::Invalid {
+            op: "gelu_f16",
+            why: format!("rows of {cols} values are not whole packets of {ROW_HALVES}"),
+        });
+    }
+    let rows = x.numel() / cols.max(1);
+    let operand = Operand {
+        x,
+        layout: Layout::dense(cols, 0, 1),
+        rows,
+        cols,
+    };
+    let copy = new_copy(gpu, &operand, (1, 1), Applied::Gelu)?;
+    copy.reshape(x.shape())
+}
+
+/// The copy itself: `matrices` of `operand`'s (its batches in groups of `heads`), each value
+/// as `applied` says.
+fn new_copy(
+    gpu: &Rc<Gpu>,
+    operand: &Operand,
+    (matrices, heads): (usize, usize),
+    applied: Applied,
+) -> Result<Tensor> {
     let Operand {
         x,
         layout,
@@ -121,7 +167,7 @@ fn new_copy(gpu: &Rc<Gpu>, operand: &Operand, matrices: usize, heads: usize) -> 
         eights: (halves / 8) as u32,
     };
     let source = include_str!("../../../shaders/matmul_operand_f16.wgsl");
-    let kernel = Kernel::new("matmul_operand_f16", source, "main");
+    let kernel = Kernel::new("matmul_operand_f16", source, "main").slot("APPLY", applied.slot());
     let kernel = match in_vec4s(x, layout)? {
         true => kernel.slot("SOURCE", "vec4s"),
         false => kernel

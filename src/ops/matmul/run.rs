@@ -146,10 +146,12 @@ fn planned(
             let (copies, views) = f16_operands(gpu, [a, b], (d, views), (ta, tb))?;
             (copies, views, kernel)
         }
-        // B stored as f32, or as f16 (a frozen weight): `checked_dims` admits no other.
+        // B stored as f32, or as f16 (a frozen weight, or a GELU's output: `gelu_input`);
+        // A as f32, widened where it is f16 (a GELU's output whose product the timing put on
+        // an f32 kernel). `checked_dims` admits no other.
         false => {
             let kernel = kernel.slot("B_TYPE", b.dtype().name());
-            ([a.clone(), b.clone()], views, kernel)
+            ([a.to_f32()?, b.clone()], views, kernel)
         }
     };
     let params = params(&views, d, plan.split, epilogue.dropout);
