@@ -1,10 +1,12 @@
-//! f16 tensors: frozen weights (a LoRA run's base) and the inputs recomputed blocks keep for
-//! backward under mixed precision (`recompute.rs`), held in half the memory. On the GPU two
-//! halves share a 32-bit word, element 2i in the low half, and kernels pack and widen them with
-//! WGSL's core `pack2x16float` and `unpack2x16float`, so any device holds them, with or without
-//! shader-f16; on the CPU backend the values are f64s rounded to f16's. Products take them as
-//! their second operand (shaders/matmul_b_f16.wgsl, matmul_b4_f16.wgsl), other ops after
-//! `to_f32`; nothing trains them.
+//! f16 tensors: frozen weights (a LoRA run's base), the inputs recomputed blocks keep for
+//! backward under mixed precision (`recompute.rs`) and a GELU's output before an f16 product
+//! (`ops::matmul::gelu_input`), held in half the memory. On the GPU two halves share a 32-bit
+//! word, element 2i in the low half, and kernels pack and widen them with WGSL's core
+//! `pack2x16float` and `unpack2x16float`, so any device holds them, with or without
+//! shader-f16; on the CPU backend the values are f64s rounded to f16's. The f16 products read
+//! them as they lie; the f32 ones as their second operand (shaders/matmul_b_f16.wgsl,
+//! matmul_b4_f16.wgsl) and widened as their first; other ops after `to_f32`; nothing trains
+//! them.
 
 use super::{check_len, upload, DType, Device, Host, Storage, Tensor};
 use crate::error::Result;
