@@ -16,8 +16,9 @@ mod transfer;
 use history::History;
 
 /// Element type. Floats are f32 on the GPU; the CPU backend keeps them in f64, which makes it
-/// an exact reference for tests and finite differences. F16 holds frozen weights in half the
-/// memory (src/tensor/half.rs): read by products as their second operand, never trained.
+/// an exact reference for tests and finite differences. F16 holds frozen weights and some
+/// activations of f16 runs in half the memory (src/tensor/half.rs): read by products, never
+/// trained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DType {
     F32,
@@ -400,8 +401,8 @@ impl Tensor {
         }
     }
 
-    /// Checks that this tensor holds floats: f32, or f16 (a frozen weight, src/tensor/half.rs),
-    /// which the products' second operand, the embedding's table and reads back may be.
+    /// Checks that this tensor holds floats: f32, or f16 (src/tensor/half.rs), which the
+    /// products' operands, the embedding's table and reads back may be.
     pub(crate) fn expect_float(&self, op: &'static str) -> Result<()> {
         match self.dtype() {
             DType::F16 => Ok(()),

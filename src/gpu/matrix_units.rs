@@ -160,8 +160,8 @@ impl fmt::Display for Lacking {
 
 /// Asserts that `text` (a kernel expanded, `what`) is in Chrome's dialect only: its three
 /// `enable` directives first and no others, Chrome's multiply-adds, none of the native
-/// dialect's cooperative matrices.
-#[cfg(test)]
+/// dialect's cooperative matrices. (Native tests only: the browser's build has no caller.)
+#[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) fn assert_in_chromes_dialect(text: &str, what: &str) {
     let enables = "enable f16;\nenable subgroups;\nenable chromium_experimental_subgroup_matrix;\n";
     assert!(text.starts_with(enables), "{what}: {}", &text[..200]);

@@ -31,7 +31,7 @@ pub use batch::Binding;
 pub(crate) use bind_groups::MAX_BINDINGS;
 pub use counters::Counters;
 pub use limits::{LimitsAsked, LIMITS_PARAM, LIMITS_VAR};
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) use matrix_units::assert_in_chromes_dialect;
 pub use matrix_units::{Browser, Lacking, MatrixUnits};
 pub use params::{

@@ -102,8 +102,10 @@ fn gelu_linear_of(
     layer: (&Tensor, Option<&Tensor>),
     store: (Option<&Tensor>, Option<DropoutMask>),
 ) -> Result<Tensor> {
+    pre.check_linear(layer.0)?;
     let n = layer.0.shape()[0];
-    let h = crate::autograd::no_grad(|| super::matmul::gelu_input(pre, n))?;
+    let dropout = store.1.is_some();
+    let h = crate::autograd::no_grad(|| super::matmul::gelu_input(pre, n, dropout))?;
     linear_of(&h, layer, store, (Some(pre), false))
 }
 

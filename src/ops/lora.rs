@@ -36,10 +36,11 @@ impl Tensor {
         })
     }
 
-    /// `self.gelu().lora_linear(…)` (self the MLP's pre-activation), the GELU taken as each
-    /// product loads its input (`Tensor::gelu_linear`), for the base's product and the
-    /// adapter's A alike: the activation itself (25 MB for GPT-2's MLP on 8 × 256 tokens) is
-    /// never stored; with `residual`, `residual + …` as in `lora_linear_residual`.
+    /// `self.gelu().lora_linear(…)` (self the MLP's pre-activation), the GELU made for each
+    /// product from the pre-activation (`Tensor::gelu_linear`), for the base's product and the
+    /// adapter's A alike: no GELU op of the graph holds the activation (25 MB for GPT-2's MLP
+    /// on 8 × 256 tokens in f32), only the products that read it, until their backward; with
+    /// `residual`, `residual + …` as in `lora_linear_residual`.
     pub fn gelu_lora_linear(
         &self,
         (weight, bias): (&Tensor, Option<&Tensor>),

@@ -3,7 +3,7 @@
 //! on NVIDIA the registers an invocation holds, the workgroup memory, the binary's size). A
 //! multiprocessor holds as many workgroups at once as its registers and memory allow, so
 //! these figures say how many of a kernel's workgroups run side by side, which timing alone
-//! does not (docs/log/products.md, "Registers, and narrower tiles").
+//! does not (docs/log/products.md, "Registers").
 //!
 //! The kernel is expanded as `webgrad wgsl` expands it and written to SPIR-V by naga with the
 //! options wgpu gives it on Vulkan (src/bin/webgrad/kernel_stats/spirv.rs), so the driver

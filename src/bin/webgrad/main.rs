@@ -12,7 +12,8 @@ mod commands;
 mod destination;
 #[cfg(not(target_arch = "wasm32"))]
 mod gpt2;
-#[cfg(not(target_arch = "wasm32"))]
+// Vulkan's (wgpu-hal has its Vulkan backend off Apple's systems only).
+#[cfg(not(any(target_arch = "wasm32", target_vendor = "apple")))]
 mod kernel_stats;
 #[cfg(not(target_arch = "wasm32"))]
 mod lora;
@@ -47,6 +48,7 @@ enum Command {
     Wgsl(wgsl::WgslArgs),
     /// What the GPU's Vulkan driver made of a kernel: its registers, memory and size, as the
     /// driver reports them.
+    #[cfg(not(target_vendor = "apple"))]
     KernelStats(kernel_stats::KernelStatsArgs),
 }
 
@@ -75,6 +77,7 @@ fn main() {
         Command::Sample(args) => commands::sample(args),
         Command::Bench(args) => bench::bench(args),
         Command::Wgsl(args) => wgsl::wgsl(args),
+        #[cfg(not(target_vendor = "apple"))]
         Command::KernelStats(args) => kernel_stats::kernel_stats(args),
     };
     if let Err(message) = result {

@@ -36,7 +36,7 @@ use super::dropout::DropoutMask;
 use super::gpu_of;
 use crate::autograd::{self, Backward, Inputs};
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, Tiles};
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
 use bias_grad::weight_and_bias_grads;
 use layout::cpu_matmul;
@@ -178,14 +178,15 @@ pub(super) fn product_of(
     Ok(Tensor::from_op(shape, DType::F32, a.device(), storage, op))
 }
 
-/// gelu(`pre`) as the input of a product into `n` columns: in f16 where the run's products take
-/// the f16 kernels as planned (rows of a multiple of 8, the product large enough), made by
-/// the f16 copy's kernel with the GELU applied (operand_f16::gelu_f16): one pass where GELU's
-/// f32 output and then its copy took two, and held for backward alone, where both were. On an
+/// gelu(`pre`) as the input of a linear layer's product into `n` columns (with a dropout in
+/// its store or not): in f16 where the product runs on the f16 kernels (rows of a multiple of
+/// 8, the product large enough, and its timing, once made, chose them), made by the f16
+/// copy's kernel with the GELU applied (operand_f16::gelu_f16): one pass where GELU's f32
+/// output and then its copy took two, and held for backward alone, where both were. On an
 /// H200 nanochar's f16 run held 0.6 GB less and its page step took 0.3 ms less
 /// (docs/log/products.md, "The GELU's output in f16"). Else in f32. A product whose timing
-/// then chose an f32 kernel widens it first (run.rs).
-pub(crate) fn gelu_input(pre: &Tensor, n: usize) -> Result<Tensor> {
+/// chose an f32 kernel later widens it (run.rs).
+pub(crate) fn gelu_input(pre: &Tensor, n: usize, dropout: bool) -> Result<Tensor> {
     let k = pre.shape()[pre.rank() - 1];
     let d = Dims {
         m: pre.numel() / k.max(1),
@@ -193,9 +194,20 @@ pub(crate) fn gelu_input(pre: &Tensor, n: usize) -> Result<Tensor> {
         k,
         batches: 1,
     };
+    // The product as the planner sees it (`planned` in run.rs): x · Wᵀ, whole vec4s.
+    let needs = Needs {
+        epilogue_splittable: !dropout,
+        vec4_buffers: true,
+        ..Needs::default()
+    };
     let takes_f16 = |gpu: &Rc<Gpu>| {
-        k.is_multiple_of(operand_f16::ROW_HALVES)
-            && plan::f16_kernel_for(d, Needs::default(), &gpu.tuning()).is_some()
+        let tuning = gpu.tuning();
+        let planned = k.is_multiple_of(operand_f16::ROW_HALVES)
+            && plan::f16_kernel_for(d, needs, &tuning).is_some();
+        let views = Views::dense(d, (false, true), (0, 0));
+        let shape = choices::shape_of(d, &views, needs, (true, &tuning));
+        let chosen = shape.and_then(|s| gpu.product_variants().chosen(&s));
+        planned && chosen.is_none_or(|v| v.tiles == Tiles::Matrix)
     };
     match gpu_of(pre.device()) {
         Some(gpu) if pre.dtype() == DType::F32 && takes_f16(gpu) => operand_f16::gelu_f16(gpu, pre),

@@ -32,10 +32,17 @@ pub fn statistics(kernel: &Kernel) -> Result<Report, String> {
     // hal adapter, which is dropped at the end of this function.
     let hal_adapter =
         unsafe { adapter.as_hal::<hal::api::Vulkan>() }.ok_or("the adapter is not a Vulkan one")?;
-    let offered = hal_adapter
-        .physical_device_capabilities()
-        .supports_extension(EXTENSION);
-    if !offered {
+    let capabilities = hal_adapter.physical_device_capabilities();
+    // The SPIR-V is 1.6, as wgpu-hal writes it for Vulkan 1.3 (spirv.rs).
+    let api = capabilities.properties().api_version;
+    if api < vk::API_VERSION_1_3 {
+        return Err(format!(
+            "{device}'s Vulkan is {}.{}: kernel-stats writes the SPIR-V wgpu gives Vulkan 1.3",
+            vk::api_version_major(api),
+            vk::api_version_minor(api)
+        ));
+    }
+    if !capabilities.supports_extension(EXTENSION) {
         return Err(format!(
             "{device}'s Vulkan driver does not report pipeline statistics ({})",
             EXTENSION.to_string_lossy()
@@ -71,14 +78,38 @@ pub fn statistics(kernel: &Kernel) -> Result<Report, String> {
     .map_err(|e| format!("{device}: cannot open the device: {e}"))?;
     let raw = open.device.raw_device();
     let instance = open.device.shared_instance().raw_instance();
+    let subgroups = features.contains(wgpu::Features::SUBGROUP);
     // SAFETY: `raw` is a live device with the extension enabled.
-    let statistics = unsafe { pipeline_statistics(instance, raw, kernel) }
+    let statistics = unsafe { pipeline_statistics(instance, raw, kernel, subgroups) }
         .map_err(|e| format!("{device}: the driver refused the kernel: {e}"))?;
     Ok(Report { device, statistics })
 }
 
+/// What `pipeline_statistics` made, destroyed when it returns, whichever way.
+struct Made<'a> {
+    device: &'a ash::Device,
+    module: vk::ShaderModule,
+    set: vk::DescriptorSetLayout,
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+}
+
+impl Drop for Made<'_> {
+    fn drop(&mut self) {
+        // SAFETY: each was made on `device` (or is null, which destroying ignores), and
+        // nothing uses them once their maker returns.
+        unsafe {
+            self.device.destroy_pipeline(self.pipeline, None);
+            self.device.destroy_pipeline_layout(self.layout, None);
+            self.device.destroy_descriptor_set_layout(self.set, None);
+            self.device.destroy_shader_module(self.module, None);
+        }
+    }
+}
+
 /// Makes the pipeline with its statistics captured and reads them, every executable's (a
-/// compute pipeline has one), then destroys what it made.
+/// compute pipeline has one). With `subgroups`, the stage lets the driver choose the
+/// subgroups' width, as wgpu-hal's does where it enables them.
 ///
 /// # Safety
 /// `device` must be live, made from `instance`, with the extension's feature enabled.
@@ -86,9 +117,17 @@ unsafe fn pipeline_statistics(
     instance: &ash::Instance,
     device: &ash::Device,
     kernel: &Kernel,
+    subgroups: bool,
 ) -> Result<Vec<(String, String)>, vk::Result> {
+    let mut made = Made {
+        device,
+        module: vk::ShaderModule::null(),
+        set: vk::DescriptorSetLayout::null(),
+        layout: vk::PipelineLayout::null(),
+        pipeline: vk::Pipeline::null(),
+    };
     let module = vk::ShaderModuleCreateInfo::default().code(&kernel.words);
-    let module = device.create_shader_module(&module, None)?;
+    made.module = device.create_shader_module(&module, None)?;
     let bindings: Vec<vk::DescriptorSetLayoutBinding> = kernel
         .bindings
         .iter()
@@ -105,31 +144,26 @@ unsafe fn pipeline_statistics(
         })
         .collect();
     let set = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
-    let set = device.create_descriptor_set_layout(&set, None)?;
-    let sets = [set];
+    made.set = device.create_descriptor_set_layout(&set, None)?;
+    let sets = [made.set];
     let layout = vk::PipelineLayoutCreateInfo::default().set_layouts(&sets);
-    let layout = device.create_pipeline_layout(&layout, None)?;
+    made.layout = device.create_pipeline_layout(&layout, None)?;
+    let widths = match subgroups {
+        true => vk::PipelineShaderStageCreateFlags::ALLOW_VARYING_SUBGROUP_SIZE,
+        false => vk::PipelineShaderStageCreateFlags::empty(),
+    };
     let stage = vk::PipelineShaderStageCreateInfo::default()
+        .flags(widths)
         .stage(vk::ShaderStageFlags::COMPUTE)
-        .module(module)
+        .module(made.module)
         .name(c"main");
     let info = vk::ComputePipelineCreateInfo::default()
         .flags(vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR)
         .stage(stage)
-        .layout(layout);
-    let made = device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
-    let read = match made {
-        Ok(pipelines) => {
-            let read = read_statistics(instance, device, pipelines[0]);
-            device.destroy_pipeline(pipelines[0], None);
-            read
-        }
-        Err((_, e)) => Err(e),
-    };
-    device.destroy_pipeline_layout(layout, None);
-    device.destroy_descriptor_set_layout(set, None);
-    device.destroy_shader_module(module, None);
-    read
+        .layout(made.layout);
+    let pipelines = device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
+    made.pipeline = pipelines.map_err(|(_, e)| e)?[0];
+    read_statistics(instance, device, made.pipeline)
 }
 
 /// The statistics of each of `pipeline`'s executables, named as the driver names them.
