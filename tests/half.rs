@@ -8,6 +8,7 @@
 
 mod common;
 use common::{run, stored, uniform};
+use std::rc::Rc;
 use webgrad::bench::check::{relative_error, F16_ERROR_AT_MOST, F32_ERROR_AT_MOST};
 use webgrad::gpu::{F16Products, Gpu, Precision, ProductVariant, Tiles, Tuning};
 use webgrad::ops::ProductPath;
@@ -30,11 +31,7 @@ fn assert_f16(what: &str, got: &[f64], want: &[f64]) {
 #[test]
 fn f16_products_match_the_cpu_within_f16s_error_where_offered_and_are_refused_where_not() {
     run(async {
-        let gpu = common::gpu().await;
-        let Device::Gpu(context) = &gpu else {
-            unreachable!("common::gpu gives a GPU")
-        };
-        let Some(path) = f16_path(context) else {
+        let Some((gpu, context, path)) = gpu_with_f16().await else {
             return;
         };
         let before = context.dispatches_of(path.family());
@@ -213,11 +210,7 @@ fn attention_on_the_matrix_units_matches_the_cpu_within_f16s_error() {
 #[test]
 fn a_gelus_output_is_made_in_f16_for_an_f16_product_and_its_gradients_match_the_cpu() {
     run(async {
-        let gpu = common::gpu().await;
-        let Device::Gpu(context) = &gpu else {
-            unreachable!("common::gpu gives a GPU")
-        };
-        let Some(path) = f16_path(context) else {
+        let Some((gpu, context, path)) = gpu_with_f16().await else {
             return;
         };
         let (rows, k, n) = (520, 136, 136);
@@ -313,6 +306,18 @@ fn a_gelus_output_is_made_in_f16_for_an_f16_product_and_its_gradients_match_the_
         }
         context.use_emulated_kernels(None);
     });
+}
+
+/// The tests' GPU, as a device and itself, and the f16 path it offers (`f16_path`); None where
+/// it offers none.
+async fn gpu_with_f16() -> Option<(Device, Rc<Gpu>, ProductPath)> {
+    let gpu = common::gpu().await;
+    let Device::Gpu(context) = &gpu else {
+        unreachable!("common::gpu gives a GPU")
+    };
+    let context = context.clone();
+    let path = f16_path(&context)?;
+    Some((gpu, context, path))
 }
 
 /// The f16 path this GPU offers, with auto's and f16's choices asserted: the matrix units
