@@ -36,13 +36,11 @@ use super::dropout::DropoutMask;
 use super::gpu_of;
 use crate::autograd::{self, Backward, Inputs};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Tiles};
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
 use bias_grad::weight_and_bias_grads;
 use layout::cpu_matmul;
 use plan::{Needs, BIG_TILES_FROM};
 use shared_copies::{sharing, Shared};
-use std::rc::Rc;
 
 /// (rows, cols) of op(x) for the last two dimensions.
 fn op_dims(x: &Tensor, t: bool) -> (usize, usize) {
@@ -194,25 +192,20 @@ pub(crate) fn gelu_input(pre: &Tensor, n: usize, dropout: bool) -> Result<Tensor
         k,
         batches: 1,
     };
-    // The product as the planner sees it (`planned` in run.rs): x · Wᵀ, whole vec4s.
+    // The product as `planned` (run.rs) will see it: x · Wᵀ, whole vec4s.
     let needs = Needs {
         epilogue_splittable: !dropout,
         vec4_buffers: true,
         ..Needs::default()
     };
-    let takes_f16 = |gpu: &Rc<Gpu>| {
-        let tuning = gpu.tuning();
-        let planned = k.is_multiple_of(operand_f16::ROW_HALVES)
-            && plan::f16_kernel_for(d, needs, &tuning).is_some();
-        let views = Views::dense(d, (false, true), (0, 0));
-        let shape = choices::shape_of(d, &views, needs, (true, &tuning));
-        let chosen = shape.and_then(|s| gpu.product_variants().chosen(&s));
-        planned && chosen.is_none_or(|v| v.tiles == Tiles::Matrix)
-    };
-    match gpu_of(pre.device()) {
-        Some(gpu) if pre.dtype() == DType::F32 && takes_f16(gpu) => operand_f16::gelu_f16(gpu, pre),
-        _ => pre.gelu(),
+    let views = Views::dense(d, (false, true), (0, 0));
+    let gpu = gpu_of(pre.device()).filter(|_| pre.dtype() == DType::F32);
+    if let Some(gpu) = gpu.filter(|_| k.is_multiple_of(operand_f16::ROW_HALVES)) {
+        if run::runs_in_f16(gpu, (d, views), needs, true)? {
+            return operand_f16::gelu_f16(gpu, pre);
+        }
     }
+    pre.gelu()
 }
 
 /// op(a)ᵀ · b when the shared dimension K is long and the output small (weight gradients,

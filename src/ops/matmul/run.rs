@@ -104,6 +104,18 @@ fn chosen_plan(
     }
 }
 
+/// Whether a product runs on the f16 kernels on `gpu`, as `planned` will plan it (the timing's
+/// choice for its shape included): for an op that makes the product's input to decide in which
+/// precision (`gelu_input`).
+pub(super) fn runs_in_f16(
+    gpu: &Rc<Gpu>,
+    (d, views): (Dims, Views),
+    needs: Needs,
+    tb: bool,
+) -> Result<bool> {
+    Ok(chosen_plan(gpu, (d, views), needs, tb, None)?.in_f16())
+}
+
 /// A product as planned: its kernel with the transposes set, its parameters, the operands it
 /// binds (on the matrix units their f16 copies) and its plan.
 struct Planned {
