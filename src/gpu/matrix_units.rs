@@ -29,7 +29,7 @@ const SUBGROUP_WIDTH: u32 = 32;
 impl MatrixUnits {
     /// The wgpu features a device must be opened with for the cooperative matrices' kernel.
     #[cfg(not(target_arch = "wasm32"))]
-    pub(crate) fn features() -> wgpu::Features {
+    pub fn features() -> wgpu::Features {
         wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
             | wgpu::Features::SHADER_F16
             | wgpu::Features::SUBGROUP

@@ -16,7 +16,8 @@ pub struct Report {
 
 const EXTENSION: &std::ffi::CStr = ash::khr::pipeline_executable_properties::NAME;
 
-/// The driver's statistics of `kernel`'s compute pipeline.
+/// The driver's statistics of `kernel`'s compute pipeline, on the first Vulkan GPU (a
+/// discrete one where there is one).
 pub fn statistics(kernel: &Kernel) -> Result<Report, String> {
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
         backends: wgpu::Backends::VULKAN,
@@ -32,26 +33,45 @@ pub fn statistics(kernel: &Kernel) -> Result<Report, String> {
     // hal adapter, which is dropped at the end of this function.
     let hal_adapter =
         unsafe { adapter.as_hal::<hal::api::Vulkan>() }.ok_or("the adapter is not a Vulkan one")?;
-    let capabilities = hal_adapter.physical_device_capabilities();
-    // The SPIR-V is 1.6, as wgpu-hal writes it for Vulkan 1.3 (spirv.rs).
+    if let Some(why) = unsupported(&hal_adapter) {
+        return Err(format!("{device}'s {why}"));
+    }
+    // The features the kernels use where the adapter has them.
+    let features = adapter.features() & webgrad::gpu::MatrixUnits::features();
+    let open = open_with_statistics(&adapter, &hal_adapter, features)
+        .map_err(|e| format!("{device}: cannot open the device: {e}"))?;
+    let raw = open.device.raw_device();
+    let instance = open.device.shared_instance().raw_instance();
+    let subgroups = features.contains(wgpu::Features::SUBGROUP);
+    // SAFETY: `raw` is a live device with the extension enabled.
+    let statistics = unsafe { pipeline_statistics(instance, raw, kernel, subgroups) }
+        .map_err(|e| format!("{device}: the driver refused the kernel: {e}"))?;
+    Ok(Report { device, statistics })
+}
+
+/// Why the adapter cannot give the statistics, if it cannot: a Vulkan older than 1.3, for which
+/// wgpu writes other SPIR-V than spirv.rs's 1.6, or a driver without the extension.
+fn unsupported(adapter: &hal::vulkan::Adapter) -> Option<String> {
+    let capabilities = adapter.physical_device_capabilities();
     let api = capabilities.properties().api_version;
     if api < vk::API_VERSION_1_3 {
-        return Err(format!(
-            "{device}'s Vulkan is {}.{}: kernel-stats writes the SPIR-V wgpu gives Vulkan 1.3",
-            vk::api_version_major(api),
-            vk::api_version_minor(api)
+        let (major, minor) = (vk::api_version_major(api), vk::api_version_minor(api));
+        return Some(format!(
+            "Vulkan is {major}.{minor}: kernel-stats writes the SPIR-V wgpu gives Vulkan 1.3"
         ));
     }
-    if !capabilities.supports_extension(EXTENSION) {
-        return Err(format!(
-            "{device}'s Vulkan driver does not report pipeline statistics ({})",
-            EXTENSION.to_string_lossy()
-        ));
-    }
-    let features = adapter.features()
-        & (wgpu::Features::SHADER_F16
-            | wgpu::Features::SUBGROUP
-            | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+    let offered = capabilities.supports_extension(EXTENSION);
+    let name = EXTENSION.to_string_lossy();
+    (!offered).then(|| format!("Vulkan driver does not report pipeline statistics ({name})"))
+}
+
+/// The device of `hal_adapter` (`adapter`'s) with `features`, and the extension and its feature
+/// added.
+fn open_with_statistics(
+    adapter: &wgpu::Adapter,
+    hal_adapter: &hal::vulkan::Adapter,
+    features: wgpu::Features,
+) -> Result<hal::OpenDevice<hal::api::Vulkan>, hal::DeviceError> {
     let mut asked = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
         .pipeline_executable_info(true);
     let asked: *mut vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static> =
@@ -66,8 +86,8 @@ pub fn statistics(kernel: &Kernel) -> Result<Report, String> {
         }
     });
     // SAFETY: the features are the adapter's own, and the callback only adds an extension
-    // the device offers and its feature.
-    let open = unsafe {
+    // the device offers (`unsupported` checked) and its feature.
+    unsafe {
         hal_adapter.open_with_callback(
             features,
             &adapter.limits(),
@@ -75,14 +95,6 @@ pub fn statistics(kernel: &Kernel) -> Result<Report, String> {
             Some(callback),
         )
     }
-    .map_err(|e| format!("{device}: cannot open the device: {e}"))?;
-    let raw = open.device.raw_device();
-    let instance = open.device.shared_instance().raw_instance();
-    let subgroups = features.contains(wgpu::Features::SUBGROUP);
-    // SAFETY: `raw` is a live device with the extension enabled.
-    let statistics = unsafe { pipeline_statistics(instance, raw, kernel, subgroups) }
-        .map_err(|e| format!("{device}: the driver refused the kernel: {e}"))?;
-    Ok(Report { device, statistics })
 }
 
 /// What `pipeline_statistics` made, destroyed when it returns, whichever way.
