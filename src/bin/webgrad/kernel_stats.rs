@@ -31,15 +31,8 @@ pub struct KernelStatsArgs {
 }
 
 pub fn kernel_stats(args: KernelStatsArgs) -> Result<(), String> {
-    let source = std::fs::read_to_string(&args.shader)
-        .map_err(|e| format!("cannot read {}: {e}", args.shader))?;
-    let slots = pairs(&args.slots, "slot")?
-        .into_iter()
-        .map(|(name, value)| (name, value.to_string()))
-        .collect::<Vec<_>>();
-    let text = webgrad::gpu::expand_wgsl(&source, &slots)
-        .map_err(|why| format!("{}: {why}", args.shader))?;
-    let constants = pairs(&args.constants, "constant")?
+    let text = super::wgsl::expanded(&args.shader, &args.slots)?;
+    let constants = super::wgsl::name_values(&args.constants, "constant")?
         .into_iter()
         .map(|(name, value)| Ok((name.to_string(), constant_value(name, value)?)))
         .collect::<Result<Vec<_>, String>>()?;
@@ -51,16 +44,6 @@ pub fn kernel_stats(args: KernelStatsArgs) -> Result<(), String> {
         println!("  {name}: {value}");
     }
     Ok(())
-}
-
-/// `NAME=VALUE` arguments split, each a `what` (slot or constant).
-fn pairs<'a>(args: &'a [String], what: &str) -> Result<Vec<(&'a str, &'a str)>, String> {
-    args.iter()
-        .map(|s| match s.split_once('=') {
-            Some((name, value)) if !name.is_empty() => Ok((name, value)),
-            _ => Err(format!("{s:?} is not a {what}: write NAME=VALUE")),
-        })
-        .collect()
 }
 
 /// An override constant's value as naga takes it: booleans as 1 and 0.

@@ -4,8 +4,8 @@
 //! matrices in Chrome (the kernels' dialect include, `MatrixUnits::attention_units`). q, k, v
 //! and dO are read as f32 and rounded to f16 as the kernels stage them, the sums and the
 //! softmax's statistics are f32, the probabilities and their gradients are rounded to f16 for
-//! the products that take them (as PyTorch's flash attention under autocast does). Neither the T × T scores nor probabilities
-//! kept for the backward reach memory, nor any f16 copy.
+//! the products that take them (as PyTorch's flash attention under autocast does). Neither the
+//! T × T scores nor probabilities kept for the backward reach memory, nor any f16 copy.
 //!
 //! On an H200 (docs/log/products.md) nanochar's step spends 4.0-4.2 ms a step in the three
 //! kernels, where through the scores (scores.rs) it spent 3.3 ms in the six products and 0.9
