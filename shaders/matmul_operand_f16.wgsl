@@ -2,10 +2,10 @@
 // src/ops/matmul/operand_f16.rs): its matrices, wherever they lie, copied one after another as
 // f16, each stored row padded with zeros to `padded` halves (a multiple of 8), so that the
 // kernels load whole packets of halves without a check along the row. Each invocation writes 8
-// halves, two to a word (src/tensor/half.rs's layout), packed by core WGSL (no shader-f16
-// needed) with values past f16's range made infinities, so that a loss scale sees them
-// overflow. With APPLY `gelu`, each value goes through GELU first: the f16 input of the
-// product after a GELU, made from the GELU's input in one pass (src/ops/linear.rs).
+// halves, two to a word, values past f16's range made infinities so that a loss scale sees
+// them overflow (half_packing.wgsl). With APPLY `gelu`, each value goes through GELU first:
+// the f16 input of the product after a GELU, made from the GELU's input in one pass
+// (src/ops/linear.rs).
 
 struct Params {
     // The stored matrices: `rows` of `cols` values, matrix z starting at offset + (z / heads) ×
@@ -34,6 +34,7 @@ struct Eight { low: vec4<f32>, high: vec4<f32> }
 //#slots SOURCE APPLY
 //#include matmul_operand_{{SOURCE}}
 //#include math
+//#include half_packing
 
 // What is copied of each value (the APPLY slot): `copied` or `gelu`.
 fn copied(x: f32) -> f32 {
@@ -42,25 +43,6 @@ fn copied(x: f32) -> f32 {
 
 fn applied(v: vec4<f32>) -> vec4<f32> {
     return vec4<f32>({{APPLY}}(v.x), {{APPLY}}(v.y), {{APPLY}}(v.z), {{APPLY}}(v.w));
-}
-
-// f16's largest finite value, and the f32 bits from which values round past it.
-const F16_MAX: f32 = 65504.0;
-const PAST_F16: u32 = 0x477ff000u;
-
-// Two f32 values rounded to f16 and packed into a word. `pack2x16float` leaves values past
-// f16's range undefined, so they are held inside it for the packing and then made infinities
-// (NaN stays NaN), told apart by their bits: a compiler may assume values are finite.
-fn packed_halves(v: vec2<f32>) -> u32 {
-    let word = pack2x16float(clamp(v, vec2<f32>(-F16_MAX), vec2<f32>(F16_MAX)));
-    let bits = bitcast<vec2<u32>>(v);
-    let size = bits & vec2<u32>(0x7fffffffu);
-    let past = size >= vec2<u32>(PAST_F16);
-    let nan = size > vec2<u32>(0x7f800000u);
-    let sign = (bits >> vec2<u32>(16u)) & vec2<u32>(0x8000u);
-    let special = select(sign | vec2<u32>(0x7c00u), vec2<u32>(0x7e00u), nan);
-    let halves = select(vec2<u32>(word & 0xffffu, word >> 16u), special, past);
-    return halves.x | (halves.y << 16u);
 }
 
 @compute @workgroup_size(ELEMENTWISE_WORKGROUP)

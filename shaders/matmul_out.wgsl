@@ -1,7 +1,7 @@
 // What every matmul kernel shares: C = op(A) · op(B) (+ a bias per column) (+ a residual of
 // C's shape, or × GELU's derivative at an input of C's shape) batched, op = transpose when
 // TA / TB (read in place), its parameters, its output and the edge-safe store (STORE:
-// matmul_store_f32.wgsl or _vec4). The inputs A and B are bindings 1 and 2, declared by
+// matmul_store_f32.wgsl, _vec4 or _f16). The inputs A and B are bindings 1 and 2, declared by
 // matmul_io.wgsl (as f32s) or by the kernel itself; the bias, if any, is binding 3, the
 // residual or GELU's input follows (RES, declared by the RESIDUAL slot's include, which also
 // gives `finish4`) and C follows the inputs (OUT).

@@ -2,7 +2,7 @@
 //! topologically and applies one rule per op, summing gradients of tensors used more than once.
 
 use crate::error::{Error, Result};
-use crate::tensor::Tensor;
+use crate::tensor::{DType, Tensor};
 use std::cell::Cell;
 use std::rc::Rc;
 // Fx, not SipHash: the keys are tensor ids, looked up several times per op in every step.
@@ -86,6 +86,20 @@ pub(crate) trait Backward {
     fn backward_through_relu(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         self.backward(out, g)
     }
+
+    /// Whether this rule takes its output's gradient in f16 as it is (a product on the f16
+    /// kernels reads it so, and a reshape passes it on to one): a product that makes that
+    /// gradient may then store it in f16 (`takes_f16_gradient`). Any other rule is given it
+    /// widened to f32.
+    fn reads_f16_gradient(&self) -> bool {
+        false
+    }
+}
+
+/// Whether `t` was made by an op whose rule takes its gradient in f16
+/// (`Backward::reads_f16_gradient`).
+pub(crate) fn takes_f16_gradient(t: &Tensor) -> bool {
+    t.op().is_some_and(|op| op.reads_f16_gradient())
 }
 
 /// Whether `t` was made by an op that stored it through ReLU (`Backward::stores_through_relu`).
@@ -236,7 +250,12 @@ impl Tensor {
                 gathered.pass_on(inputs, rule)?;
                 node.release_op();
             }
-            Ok(Gradients(gathered.grads))
+            // The leaves' gradients in f32, as optimizers and callers take them.
+            let grads = gathered
+                .grads
+                .into_iter()
+                .map(|(id, g)| Ok((id, g.to_f32()?)));
+            Ok(Gradients(grads.collect::<Result<_>>()?))
         })
     }
 }
@@ -283,8 +302,14 @@ impl Gathered {
         let Some(g) = self.grads.remove(&node.id()) else {
             return Ok(None);
         };
+        let g = match op.reads_f16_gradient() {
+            true => g,
+            false => g.to_f32()?,
+        };
         let g_through_relu = self.through_relu.remove(&node.id());
-        let adding = match first.and_then(|x| self.grads.get(&x)) {
+        // A rule adds what its first input gathered as f32: an f16 one is added apart.
+        let so_far = first.and_then(|x| self.grads.get(&x));
+        let adding = match so_far.filter(|t| t.dtype() != DType::F16) {
             Some(so_far) => op.backward_adding(node, &g, so_far)?,
             None => None,
         };
@@ -315,7 +340,7 @@ impl Gathered {
                     }
                     match i == 0 && rule.first_holds_its_sum {
                         true => grad,
-                        false => prev.add(&grad)?,
+                        false => prev.to_f32()?.add(&grad.to_f32()?)?,
                     }
                 }
                 None => {

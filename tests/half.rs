@@ -311,6 +311,81 @@ fn a_gelus_output_is_made_in_f16_for_an_f16_product_and_its_gradients_match_the_
     });
 }
 
+/// In an f16 run, the gradient through a GELU into the layer that made its input (a GPT's MLP:
+/// linear, GELU, linear) is stored by its product in f16 and read so by that layer's
+/// gradients' products: one f16 copy fewer, none widened. Every gradient matches the CPU
+/// within f16's error, also where the first layer's output is used again beside the GELU (its
+/// gradient then the sum of an f16 one and an f32 one).
+#[test]
+fn the_gradient_through_a_gelu_reaches_the_layer_before_it_in_f16_and_matches_the_cpu() {
+    run(async {
+        let Some((gpu, context, _)) = gpu_with_f16().await else {
+            return;
+        };
+        let (rows, k, hidden, n) = (520, 136, 264, 136);
+        let mlp = |d: &Device, used_again: bool| {
+            let leaf = |shape: &[usize], seed| {
+                let values = uniform(shape.iter().product(), -1.0, 1.0, seed);
+                Tensor::from_f64(values, shape, d).unwrap().with_grad()
+            };
+            let x = leaf(&[rows, k], 21);
+            let (w1, b1) = (leaf(&[hidden, k], 22), leaf(&[hidden], 23));
+            let (w2, b2) = (leaf(&[n, hidden], 24), leaf(&[n], 25));
+            let r = Tensor::from_f64(uniform(rows * n, -1.0, 1.0, 26), &[rows, n], d).unwrap();
+            let pre = x.linear(&w1, Some(&b1)).unwrap();
+            let mut loss = pre
+                .gelu_linear(&w2, Some(&b2))
+                .unwrap()
+                .mul(&r)
+                .unwrap()
+                .sum_all();
+            if used_again {
+                let again = pre.mul(&pre).unwrap().sum_all().unwrap();
+                loss = loss.unwrap().add(&again);
+            }
+            let grads = loss.unwrap().backward().unwrap();
+            [&x, &w1, &b1, &w2, &b2].map(|t| grads.get(t).unwrap().clone())
+        };
+        let parts = ["x", "w1", "b1", "w2", "b2"].map(|p| format!("{p}'s gradient"));
+        for used_again in [false, true] {
+            let (copies, widened) = (
+                context.dispatches_of("matmul_operand_f16"),
+                context.dispatches_of("unpack_f16"),
+            );
+            let got = mlp(&gpu, used_again);
+            let want = mlp(&Device::Cpu, used_again);
+            for (i, what) in parts.iter().enumerate() {
+                let got = got[i].to_vec_f64().await.unwrap();
+                let want = want[i].to_vec_f64().await.unwrap();
+                let what = format!("{what}, used again {used_again}");
+                // b2's is the sum of an f32 g: in f32 where it is a column sum of its own.
+                match i {
+                    4 => assert!(relative_error(&got, &want) <= F16_ERROR_AT_MOST, "{what}"),
+                    _ => assert_f16(&what, &got, &want),
+                }
+            }
+            // x, w1, w2, the GELU's output (made by the copy's kernel) and the second layer's
+            // g: five copies; the gradient into the first layer would be the sixth were it
+            // not stored in f16. Used again, it is widened once to be added to the other, and
+            // the sum copied.
+            let made = context.dispatches_of("matmul_operand_f16") - copies;
+            let want_made = 5 + used_again as u64;
+            assert_eq!(
+                made, want_made,
+                "{made} f16 copies, used again {used_again}"
+            );
+            // Where the weight gradient's kernel does not sum the bias's gradient beside it
+            // (emulated GPUs), the column sum reads it widened.
+            let unpacked = context.dispatches_of("unpack_f16") - widened;
+            let want_unpacked = (used_again || context.tuning().emulated) as u64;
+            assert_eq!(
+                unpacked, want_unpacked,
+                "{unpacked} widened, used again {used_again}"
+            );
+        }
+    });
+}
+
 /// The tests' GPU, as a device and itself, and the f16 path it offers (`f16_path`); None where
 /// it offers none.
 async fn gpu_with_f16() -> Option<(Device, Rc<Gpu>, ProductPath)> {

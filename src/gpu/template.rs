@@ -10,7 +10,7 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 36] = [
+const INCLUDES: [(&str, &str); 38] = [
     // What the causal attention kernels on the matrix units share, and their backward's dO.
     (
         "attention_coop_common",
@@ -121,6 +121,14 @@ const INCLUDES: [(&str, &str); 36] = [
     (
         "matmul_store_vec4",
         include_str!("../../shaders/matmul_store_vec4.wgsl"),
+    ),
+    (
+        "matmul_store_f16",
+        include_str!("../../shaders/matmul_store_f16.wgsl"),
+    ),
+    (
+        "half_packing",
+        include_str!("../../shaders/half_packing.wgsl"),
     ),
     (
         "attention_tiled_common",

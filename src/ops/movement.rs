@@ -91,6 +91,10 @@ impl Backward for Reshape {
     fn first_gradient_through_relu(&self, g_through_relu: bool) -> bool {
         g_through_relu
     }
+    /// An f16 gradient reshaped is one still, for an input whose rule takes it so.
+    fn reads_f16_gradient(&self) -> bool {
+        crate::autograd::takes_f16_gradient(&self.x)
+    }
 }
 
 /// A permutation of axes, as recorded for backward: the gradient is permuted back.

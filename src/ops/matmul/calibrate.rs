@@ -5,7 +5,7 @@
 //! one product shape as each of its variants (choices.rs).
 
 use super::choices::dense;
-use super::epilogue::Epilogue;
+use super::epilogue::{Epilogue, Store};
 use super::layout::{Dims, Layout, Views};
 use super::plan::{large_tiles_on, Needs};
 use super::run::{gpu_product, params};
@@ -91,7 +91,7 @@ impl LargeTileTimer {
         let plan = large_tiles_on((d, views), Split::whole(DEPTH), needs, &self.gpu.tuning());
         let kernel = plan.kernel.constant("TA", false).constant("TB", false);
         let kernel = kernel.slot("B_TYPE", "f32");
-        let kernel = Epilogue::default().slots(kernel, plan.whole_vec4s);
+        let kernel = Epilogue::default().slots(kernel, Store::f32(plan.whole_vec4s));
         let params = params(&views, d, plan.split, None);
         self.gpu.finished().await?;
         let calls = self.calls.get();

@@ -45,14 +45,47 @@ pub(crate) struct Epilogue<'a> {
     pub(crate) dropout: Option<DropoutMask>,
     /// C through ReLU, after the bias (not with a residual or GELU's derivative: `check`).
     pub(crate) relu: bool,
+    /// C may be stored in f16 where the product runs on the f16 kernels, in rows of whole
+    /// packets and K not split (run.rs, `c_store`): a gradient that goes on to products alone
+    /// (`autograd::takes_f16_gradient`), which would otherwise copy it to f16 first.
+    pub(crate) f16_store: bool,
+}
+
+/// How a product's kernel stores C (its STORE slot, shaders/matmul_store_*.wgsl).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Store {
+    /// One f32 value at a time.
+    Values,
+    /// Four f32 values at a time, for rows of whole vec4s.
+    Vec4s,
+    /// Four values rounded to f16 at a time (`Epilogue::f16_store`).
+    Halves,
+}
+
+impl Store {
+    /// f32 values, four at a time where C's rows are whole vec4s.
+    pub(crate) fn f32(whole_vec4s: bool) -> Store {
+        match whole_vec4s {
+            true => Store::Vec4s,
+            false => Store::Values,
+        }
+    }
+
+    fn slot(self) -> &'static str {
+        match self {
+            Store::Values => "matmul_store_f32",
+            Store::Vec4s => "matmul_store_vec4",
+            Store::Halves => "matmul_store_f16",
+        }
+    }
 }
 
 impl Epilogue<'_> {
     /// The slots every matmul kernel takes (shaders/matmul_out.wgsl): what is bound after A
     /// and B (the bias, then the residual), where C is, and whether C is stored a vec4 at a
-    /// time (`vec4_stores`) or one value at a time. Reading the bias and the residual as vec4s
-    /// too made no difference on an H100 (docs/BENCHMARKS.md).
-    pub(crate) fn slots(&self, kernel: Kernel, vec4_stores: bool) -> Kernel {
+    /// and how (`store`). Reading the bias and the residual as vec4s too made no difference on
+    /// an H100 (docs/BENCHMARKS.md).
+    pub(crate) fn slots(&self, kernel: Kernel, store: Store) -> Kernel {
         let residual = self.residual.is_some();
         let bias = self.bias.is_some() || self.row_bias.is_some();
         let bias_kernel = match (self.bias, self.row_bias) {
@@ -60,7 +93,6 @@ impl Epilogue<'_> {
             (None, Some(_)) => "matmul_row_bias",
             (None, None) => "matmul_no_bias",
         };
-        let pick = |yes: bool, names: [&'static str; 2]| names[yes as usize];
         // The residual's place: the residual, GELU's input for its derivative, ReLU's output
         // for its, ReLU (nothing bound), or nothing.
         let (tail, tail_kernel) = match self {
@@ -79,10 +111,7 @@ impl Epilogue<'_> {
         let kernel = kernel
             .slot("BIAS", bias_kernel)
             .slot("RESIDUAL", tail_kernel)
-            .slot(
-                "STORE",
-                pick(vec4_stores, ["matmul_store_f32", "matmul_store_vec4"]),
-            );
+            .slot("STORE", store.slot());
         let res = 3 + bias as usize;
         debug_assert!(
             self.combines(),

@@ -142,7 +142,7 @@ pub(super) fn product_of(
     };
     let operands = [operand(a)?, operand(b)?];
     let mut f16_copies = Vec::new();
-    let storage = match gpu_of(a.device()) {
+    let (storage, dtype) = match gpu_of(a.device()) {
         None => {
             let [(a_full, sa), (b_full, sb)] = &operands;
             let (av, bv) = (a_full.host_f64(name)?, b_full.host_f64(name)?);
@@ -150,7 +150,7 @@ pub(super) fn product_of(
             let views = Views::dense(d, (ta, tb), (*sa, *sb));
             cpu_matmul([&av, &bv], &mut c, d, (ta, tb), views);
             epilogue.add_cpu(&mut c, n)?;
-            Storage::Host(Host::F(c))
+            (Storage::Host(Host::F(c)), DType::F32)
         }
         Some(gpu) => {
             let forced = (epilogue, None);
@@ -173,7 +173,7 @@ pub(super) fn product_of(
         relu: epilogue.relu,
         f16_copies,
     };
-    Ok(Tensor::from_op(shape, DType::F32, a.device(), storage, op))
+    Ok(Tensor::from_op(shape, dtype, a.device(), storage, op))
 }
 
 /// gelu(`pre`) as the input of a linear layer's product into `n` columns (with a dropout in
@@ -289,6 +289,13 @@ impl Backward for MatMulOp {
         // g's f16 copy, made for the first gradient, serves the second.
         sharing(&self.f16_copies, || self.gradients(out, g)).0
     }
+    /// A product's g is read by its gradients' products, which take f16 as it is on the f16
+    /// kernels and widen it on the others, and by the bias's sums, widened where they are not
+    /// the weight gradient's row sums. Not where g goes on as it is (a residual's gradient),
+    /// through a dropout's mask or ReLU's (f32 kernels).
+    fn reads_f16_gradient(&self) -> bool {
+        self.residual.is_none() && self.dropout.is_none() && !self.relu
+    }
 }
 
 impl MatMulOp {
@@ -323,9 +330,12 @@ fn matmul_backward(
     let mut grads = Vec::with_capacity(4);
     let first = gelu_of.unwrap_or(a);
     if first.requires_grad() {
+        // Through a GELU into a layer's product that reads it in f16: stored so, where the
+        // product runs in f16, as the copy it would otherwise make of it.
         let through_activation = Epilogue {
             gelu_grad: gelu_of,
             relu_grad: relu_of,
+            f16_store: gelu_of.is_some_and(autograd::takes_f16_gradient),
             ..Epilogue::default()
         };
         let da = match ta {
@@ -353,7 +363,7 @@ fn matmul_backward(
             grads.push(db.sum_to_shape(b.shape())?);
         }
         if let Some(bias) = bias {
-            grads.push(g.sum_to_shape(bias.shape())?);
+            grads.push(g.to_f32()?.sum_to_shape(bias.shape())?);
         }
     }
     if residual.is_some_and(|t| t.requires_grad()) {

@@ -3,9 +3,9 @@
 //! dispatches, into fresh buffers or into given ones.
 
 use super::choices;
-use super::epilogue::{Causal, Epilogue};
+use super::epilogue::{Causal, Epilogue, Store};
 use super::layout::{cpu_matmul, Dims, Layout, Views};
-use super::operand_f16::{f16_copy, Operand};
+use super::operand_f16::{f16_copy, Operand, ROW_HALVES};
 use super::plan::{plan, plan_variant, Needs, Plan};
 use super::split::Split;
 use super::split_sum;
@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Kernel, ProductVariant};
 use crate::ops::dropout::DropoutMask;
 use crate::ops::{gpu_of, launch, launch1, launch_into, vec4_buffers};
-use crate::tensor::{Host, Storage, Tensor};
+use crate::tensor::{DType, Host, Storage, Tensor};
 use std::rc::Rc;
 
 crate::kernel_params! {
@@ -203,15 +203,27 @@ fn f16_operands(
     Ok(([a, b], views))
 }
 
+/// How `plan`'s kernel stores C: in f16 where the epilogue allows it (`Epilogue::f16_store`)
+/// and the kernel is an f16 one storing whole vec4s into rows of whole packets of halves,
+/// which the products that read C next then take as they lie (operand_f16.rs); else f32.
+fn c_store(plan: &Plan, d: Dims, epilogue: &Epilogue) -> Store {
+    let halves = plan.in_f16() && plan.whole_vec4s && d.n.is_multiple_of(ROW_HALVES);
+    match epilogue.f16_store && halves && plan.split.parts == 1 {
+        true => Store::Halves,
+        false => Store::f32(plan.whole_vec4s),
+    }
+}
+
 /// The product on the GPU: the planned kernel (or the variant `forced`) over the operands
-/// (with their batch strides), the epilogue's bias and residual bound after them.
+/// (with their batch strides), the epilogue's bias and residual bound after them; C in f32,
+/// or in f16 where `c_store` says (the dtype returned says which).
 pub(super) fn gpu_product(
     gpu: &Rc<Gpu>,
     [(a, sa), (b, sb)]: &[(Tensor, usize); 2],
     d: Dims,
     (ta, tb): (bool, bool),
     (epilogue, forced): (Epilogue, Option<ProductVariant>),
-) -> Result<Storage> {
+) -> Result<(Storage, DType)> {
     let views = Views::dense(d, (ta, tb), (*sa, *sb));
     let planned = planned(gpu, (d, views), (ta, tb), [a, b], (&epilogue, forced))?;
     let Planned {
@@ -222,13 +234,15 @@ pub(super) fn gpu_product(
     } = planned;
     if plan.split.parts > 1 {
         // The chunks' partial products side by side, then their sum with the epilogue.
-        let kernel = Epilogue::default().slots(kernel, plan.whole_vec4s);
+        let kernel = Epilogue::default().slots(kernel, Store::f32(plan.whole_vec4s));
         let len = plan.split.parts * d.batches * d.m * d.n;
         let bound = [&a_bound, &b_bound];
         let [parts] = launch(gpu, &kernel, &params, &bound, [len], plan.groups)?;
-        return split_sum::sum(parts, a, d, plan.split, &epilogue);
+        let sum = split_sum::sum(parts, a, d, plan.split, &epilogue)?;
+        return Ok((sum, DType::F32));
     }
-    let kernel = epilogue.slots(kernel, plan.whole_vec4s);
+    let store = c_store(&plan, d, &epilogue);
+    let kernel = epilogue.slots(kernel, store);
     let mut inputs = vec![&a_bound, &b_bound];
     inputs.extend(epilogue.bias);
     inputs.extend(epilogue.row_bias);
@@ -236,7 +250,13 @@ pub(super) fn gpu_product(
     inputs.extend(epilogue.gelu_grad);
     inputs.extend(epilogue.relu_grad);
     let len = d.batches * d.m * d.n;
-    launch1(gpu, &kernel, &params, &inputs, len, plan.groups)
+    let (words, dtype) = match store {
+        // Two halves a word, rows of a multiple of 8: no padding.
+        Store::Halves => (len / 2, DType::F16),
+        Store::Values | Store::Vec4s => (len, DType::F32),
+    };
+    let storage = launch1(gpu, &kernel, &params, &inputs, words, plan.groups)?;
+    Ok((storage, dtype))
 }
 
 /// op(a) · op(b) batched, each matrix where `views` says, written into `target` (which other
@@ -278,7 +298,7 @@ pub(crate) fn matmul_into(
                 operands: [a, b],
                 plan,
             } = planned(gpu, (d, views), (ta, tb), [a, b], (&epilogue, None))?;
-            let kernel = epilogue.slots(kernel, plan.whole_vec4s);
+            let kernel = epilogue.slots(kernel, Store::f32(plan.whole_vec4s));
             let [] = launch_into(gpu, &kernel, &params, &[&a, &b], &[c], [], plan.groups)?;
             Ok(())
         }

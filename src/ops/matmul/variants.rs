@@ -4,7 +4,7 @@
 //! launch gives. Shapes, tunings, transposes, causal masks, row sums and every epilogue the
 //! kernels combine, so that a variant no test happens to run still cannot fail to compile.
 
-use super::epilogue::{Causal, Epilogue};
+use super::epilogue::{Causal, Epilogue, Store};
 use super::layout::{Dims, Views};
 use super::plan::tests::{
     ARITHMETIC, ARITHMETIC_32K, EMULATED, GUARANTEED, LARGE, MATRIX, MATRIX_32K, SMALL, UNKNOWN,
@@ -150,7 +150,11 @@ fn every_product_variant_the_planner_emits_builds_and_fits_its_launch() {
                             true => Epilogue::default(),
                             false => epilogue,
                         };
-                        let kernel = epilogue.slots(kernel, plan.whole_vec4s);
+                        // C in f32, and in f16 where an f16 kernel may store it so.
+                        let mut stores = vec![Store::f32(plan.whole_vec4s)];
+                        if in_f16 && plan.whole_vec4s && plan.split.parts == 1 {
+                            stores.push(Store::Halves);
+                        }
                         // A and B, what the epilogue binds, then C.
                         let inputs = 2 + [epilogue.bias, epilogue.row_bias, epilogue.residual]
                             .iter()
@@ -165,11 +169,14 @@ fn every_product_variant_the_planner_emits_builds_and_fits_its_launch() {
                             true => vec![None],
                             false => vec![Some("f32"), Some("f16")],
                         };
-                        for b_type in b_types {
-                            let kernel = match b_type {
-                                Some(b_type) => kernel.clone().slot("B_TYPE", b_type),
+                        let kernels = stores.iter().flat_map(|&store| {
+                            let kernel = epilogue.slots(kernel.clone(), store);
+                            b_types.iter().map(move |b_type| match b_type {
+                                Some(b_type) => kernel.clone().slot("B_TYPE", *b_type),
                                 None => kernel.clone(),
-                            };
+                            })
+                        });
+                        for kernel in kernels {
                             if !seen.insert(kernel.label()) {
                                 continue;
                             }

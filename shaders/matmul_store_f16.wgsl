@@ -1,0 +1,35 @@
+// C stored in f16, 4 values a store, for the f16 kernels' rows of a multiple of 8 (whole
+// packets for the products that read C next as it is: src/ops/matmul/operand_f16.rs): a
+// gradient that only products read, made in f16 where its f32 values would only be copied to
+// f16 (src/ops/matmul/mod.rs, `Epilogue::f16_store`). Rounded and packed as the copies are.
+
+//#include half_packing
+
+@group(0) @binding({{OUT}}) var<storage, read_write> c: array<vec2<u32>>;
+
+// C[row, col..col + 4] = finish4(product + bias) (the tail: GELU's derivative), in f16,
+// nothing past the edges.
+fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
+    store_with(base, row, col, product, tail_at(base, row, col));
+}
+
+// `store`, with what the tail reads (`tail_at`) loaded ahead by the kernel.
+fn store_with(base: u32, row: u32, col: u32, product: vec4<f32>, tail: vec4<f32>) {
+    if (row >= p.m || col >= p.n) { return; }
+    let at = base + row * p.c_row_stride + col;
+    let v = finish4(at, product + bias4(row, col), tail);
+    c[at >> 2u] = vec2<u32>(packed_halves(v.xy), packed_halves(v.zw));
+}
+
+// What the tail reads for C[row, col..col + 4] (tail4), or zeros past the edges.
+fn tail_at(base: u32, row: u32, col: u32) -> vec4<f32> {
+    if (row >= p.m || col >= p.n) { return vec4<f32>(0.0); }
+    return tail4(base + row * p.c_row_stride + col, col);
+}
+
+// op(A)'s sums of rows (ROW_SUMS), in f16 too: never asked for with C in f16, which only the
+// gradient through a GELU is stored in.
+fn store_sums(base: u32, row: u32, sums: vec4<f32>) {
+    if (row >= p.m) { return; }
+    c[(base + p.sums_offset + row) >> 2u] = vec2<u32>(packed_halves(sums.xy), packed_halves(sums.zw));
+}
