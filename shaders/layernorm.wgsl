@@ -1,17 +1,19 @@
 // LayerNorm over the last axis: y = (x - mean) * rstd * w + b, one workgroup per row.
-// Saves (mean, rstd) per row for the backward pass.
+// Saves (mean, rstd) per row for the backward pass. y in f32, or in f16 for a product that
+// reads it so (the Y slot: layernorm_y_f32.wgsl or _f16, which declare it and store a row).
+//#slots Y
 
 struct Params { rows: u32, cols: u32, eps: f32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> w: array<f32>;
 @group(0) @binding(3) var<storage, read> b: array<f32>;
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;
 @group(0) @binding(5) var<storage, read_write> stats: array<f32>;
 
 //#include rowwise
 
 //#include layernorm_x4
+//#include layernorm_{{Y}}
 
 fn in_row(j: u32) -> vec4<bool> {
     return vec4<u32>(j, j + LANES, j + 2u * LANES, j + 3u * LANES) < vec4<u32>(p.cols);
@@ -38,9 +40,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let rstd = inverseSqrt(row_sum(v, lid) / f32(p.cols) + p.eps);
     if (!valid) { return; }
-    for (var j = lane(lid); j < p.cols; j += LANES) {
-        y[base + j] = (x[base + j] - mean) * rstd * w[j] + b[j];
-    }
+    store_row(base, lane(lid), mean, rstd);
     if (lane(lid) == 0u) {
         stats[2u * row] = mean;
         stats[2u * row + 1u] = rstd;

@@ -311,6 +311,88 @@ fn a_gelus_output_is_made_in_f16_for_an_f16_product_and_its_gradients_match_the_
     });
 }
 
+/// In an f16 run, a LayerNorm into a linear layer (a GPT's attention and MLP inputs) writes its
+/// output in f16 where the layer's product reads it so, and the product reads it as it lies
+/// (no copy of it): the output within f16's rounding of the CPU's LayerNorm, the layer's output
+/// and every gradient (x's, the norm's weight and bias, the layer's) within f16's error. In an
+/// f32 run it stays f32.
+#[test]
+fn a_layernorm_into_an_f16_product_is_made_in_f16_and_its_gradients_match_the_cpu() {
+    run(async {
+        let Some((gpu, context, _)) = gpu_with_f16().await else {
+            return;
+        };
+        let (rows, k, n) = (520, 136, 264);
+        let leaf = |d: &Device, shape: &[usize], seed| {
+            let values = uniform(shape.iter().product(), -1.0, 1.0, seed);
+            Tensor::from_f64(values, shape, d).unwrap().with_grad()
+        };
+        let normed_layer = |d: &Device| {
+            let x = leaf(d, &[rows, k], 31);
+            let (g, b) = (leaf(d, &[k], 32), leaf(d, &[k], 33));
+            let (w, bias) = (leaf(d, &[n, k], 34), leaf(d, &[n], 35));
+            let normed = x.layernorm_into_linear((&g, &b, 1e-5), n).unwrap();
+            let out = normed.linear(&w, Some(&bias)).unwrap();
+            let r = Tensor::from_f64(uniform(rows * n, -1.0, 1.0, 36), &[rows, n], d).unwrap();
+            let grads = out.mul(&r).unwrap().sum_all().unwrap().backward().unwrap();
+            let mut all = vec![normed, out];
+            all.extend([&x, &g, &b, &w, &bias].map(|t| grads.get(t).unwrap().clone()));
+            all
+        };
+        let copies = context.dispatches_of("matmul_operand_f16");
+        let got = normed_layer(&gpu);
+        // The weight and the layer's g: the LayerNorm's output is read as it lies.
+        let made = context.dispatches_of("matmul_operand_f16") - copies;
+        assert_eq!(made, 2, "{made} f16 copies");
+        assert_eq!(
+            got[0].dtype(),
+            webgrad::DType::F16,
+            "the LayerNorm's output"
+        );
+        let want = normed_layer(&Device::Cpu);
+        let parts = [
+            "the LayerNorm's output",
+            "output",
+            "x's gradient",
+            "the norm's weight's gradient",
+        ];
+        let parts = parts.into_iter().chain([
+            "the norm's bias's gradient",
+            "w's gradient",
+            "bias's gradient",
+        ]);
+        for (i, what) in parts.enumerate() {
+            let got = got[i].to_vec_f64().await.unwrap();
+            let want = want[i].to_vec_f64().await.unwrap();
+            let error = relative_error(&got, &want);
+            // The bias's gradient sums an f32 g; the norm's are of the f32 LayerNorm's.
+            match i {
+                3 | 4 | 6 => assert!(error <= F16_ERROR_AT_MOST, "{what}: {error:e}"),
+                _ => assert_f16(what, &got, &want),
+            }
+        }
+        // Rounded, not more: each value within f16's spacing at its size (pack2x16float may
+        // round to either neighbour).
+        let (halves, exact) = (
+            got[0].to_vec_f64().await.unwrap(),
+            want[0].to_vec_f64().await.unwrap(),
+        );
+        for (h, e) in halves.iter().zip(&exact) {
+            assert!(
+                (h - e).abs() <= e.abs() * 2f64.powi(-10) + 2f64.powi(-24),
+                "{h} for {e}"
+            );
+        }
+        context.set_precision(Precision::F32).unwrap();
+        assert_eq!(
+            normed_layer(&gpu)[0].dtype(),
+            webgrad::DType::F32,
+            "in an f32 run"
+        );
+        context.set_precision(Precision::F16).unwrap();
+    });
+}
+
 /// In an f16 run, the gradient through a GELU into the layer that made its input (a GPT's MLP:
 /// linear, GELU, linear) is stored by its product in f16 and read so by that layer's
 /// gradients' products: one f16 copy fewer, none widened. Every gradient matches the CPU

@@ -10,7 +10,7 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 38] = [
+const INCLUDES: [(&str, &str); 40] = [
     // What the causal attention kernels on the matrix units share, and their backward's dO.
     (
         "attention_coop_common",
@@ -127,10 +127,6 @@ const INCLUDES: [(&str, &str); 38] = [
         include_str!("../../shaders/matmul_store_f16.wgsl"),
     ),
     (
-        "half_packing",
-        include_str!("../../shaders/half_packing.wgsl"),
-    ),
-    (
         "attention_tiled_common",
         include_str!("../../shaders/attention_tiled_common.wgsl"),
     ),
@@ -157,8 +153,21 @@ const INCLUDES: [(&str, &str); 38] = [
         include_str!("../../shaders/layernorm_x4.wgsl"),
     ),
     (
+        "layernorm_y_f32",
+        include_str!("../../shaders/layernorm_y_f32.wgsl"),
+    ),
+    (
+        "layernorm_y_f16",
+        include_str!("../../shaders/layernorm_y_f16.wgsl"),
+    ),
+    (
         "dropout_mask",
         include_str!("../../shaders/dropout_mask.wgsl"),
+    ),
+    // Included by the product's f16 store and LayerNorm's f16 output above.
+    (
+        "half_packing",
+        include_str!("../../shaders/half_packing.wgsl"),
     ),
 ];
 const ROWWISE: &str = include_str!("../../shaders/rowwise.wgsl");

@@ -149,12 +149,12 @@ impl Block {
         seen: Option<&mut Vec<Tensor>>,
     ) -> Result<Tensor> {
         // q, k and v side by side, read in place by the attention.
-        let qkv = self.qkv.forward(&self.ln1.forward(x)?)?;
+        let qkv = self.ln1.forward_into(x, &self.qkv)?;
         let x = drop.residual(&self.proj, &qkv.attention_packed(heads)?, x)?;
         if let Some(seen) = seen {
             seen.push(qkv);
         }
-        let pre = self.fc.forward(&self.ln2.forward(&x)?)?;
+        let pre = self.ln2.forward_into(&x, &self.fc)?;
         drop.gelu_residual(&self.fc_proj, &pre, &x)
     }
 }

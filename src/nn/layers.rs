@@ -186,6 +186,9 @@ impl Module for Conv2d {
     }
 }
 
+/// PyTorch's default eps of its LayerNorm and RMSNorm.
+const NORM_EPS: f32 = 1e-5;
+
 /// torch.nn.LayerNorm over the last axis (eps 1e-5).
 #[derive(Clone)]
 pub struct LayerNorm {
@@ -202,7 +205,7 @@ impl LayerNorm {
     }
 
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.layernorm(&self.weight, &self.bias, 1e-5)
+        x.layernorm(&self.weight, &self.bias, NORM_EPS)
     }
 }
 
@@ -252,8 +255,22 @@ impl NormLayer {
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         match self {
             NormLayer::Layer(l) => l.forward(x),
-            NormLayer::Rms(r) => x.rmsnorm(&r.weight, 1e-5),
+            NormLayer::Rms(r) => x.rmsnorm(&r.weight, NORM_EPS),
         }
+    }
+
+    /// `next.forward(self.forward(x))`, a LayerNorm's output made in f16 where the layer's
+    /// product reads it so (`Tensor::layernorm_into_linear`; not under an adapter, whose
+    /// rank-wide product runs in f32).
+    pub fn forward_into(&self, x: &Tensor, next: &Linear) -> Result<Tensor> {
+        let normed = match (self, &next.adapter) {
+            (NormLayer::Layer(l), None) => {
+                let outputs = next.weight.shape()[0];
+                x.layernorm_into_linear((&l.weight, &l.bias, NORM_EPS), outputs)?
+            }
+            _ => self.forward(x)?,
+        };
+        next.forward(&normed)
     }
 }
 

@@ -283,12 +283,13 @@ fn cpu_forward([x, w, b]: [&Tensor; 3], cols: usize, eps: f32) -> Result<[Vec<f6
     Ok([y, stats])
 }
 
-/// The output and the row statistics on the row kernel (shaders/layernorm.wgsl).
+/// The output (in `out`'s dtype: f32, or f16 in rows of a multiple of 8) and the row
+/// statistics on the row kernel (shaders/layernorm.wgsl).
 fn gpu_forward(
     gpu: &Rc<Gpu>,
     inputs: [&Tensor; 3],
     (rows, cols): (usize, usize),
-    eps: f32,
+    (eps, out): (f32, DType),
 ) -> Result<[PooledBuffer; 2]> {
     let (k, groups) = row_kernel(
         gpu,
@@ -302,14 +303,44 @@ fn gpu_forward(
         cols: cols as u32,
         eps,
     };
-    let lens = [inputs[0].numel(), 2 * rows];
-    launch(gpu, &k, &params, &inputs, lens, groups)
+    let (k, words) = match out {
+        // Two halves a word: rows of a multiple of 8 leave no padding.
+        DType::F16 => (k.slot("Y", "y_f16"), inputs[0].numel() / 2),
+        _ => (k.slot("Y", "y_f32"), inputs[0].numel()),
+    };
+    launch(gpu, &k, &params, &inputs, [words, 2 * rows], groups)
 }
 
 impl Tensor {
     /// LayerNorm over the last axis: (x - mean) / sqrt(var + eps) * weight + bias, with the
     /// biased variance as in PyTorch.
     pub fn layernorm(&self, weight: &Tensor, bias: &Tensor, eps: f32) -> Result<Tensor> {
+        self.layernorm_as(weight, bias, (eps, DType::F32))
+    }
+
+    /// `layernorm` as the input of a linear layer's product into `n` columns: in f16 where
+    /// that product reads it so (`linear_reads_f16`: an f16 run on the f16 kernels), written
+    /// so by the LayerNorm's kernel, where its f32 output would be copied to f16 for the
+    /// product and both held; else in f32. The gradient reaches it in f32 as ever.
+    pub fn layernorm_into_linear(
+        &self,
+        (weight, bias, eps): (&Tensor, &Tensor, f32),
+        n: usize,
+    ) -> Result<Tensor> {
+        let out = match super::matmul::linear_reads_f16(self, n, false)? {
+            true => DType::F16,
+            false => DType::F32,
+        };
+        self.layernorm_as(weight, bias, (eps, out))
+    }
+
+    /// `layernorm` with its output in `out`'s dtype (f16 only where `linear_reads_f16`).
+    fn layernorm_as(
+        &self,
+        weight: &Tensor,
+        bias: &Tensor,
+        (eps, out): (f32, DType),
+    ) -> Result<Tensor> {
         let name = "layernorm";
         for t in [self, weight, bias] {
             t.expect_dtype(name, DType::F32)?;
@@ -340,7 +371,8 @@ impl Tensor {
                 (Storage::Host(Host::F(y)), Storage::Host(Host::F(stats)))
             }
             Some(gpu) => {
-                let [y, stats] = gpu_forward(gpu, [self, weight, bias], (rows, cols), eps)?;
+                let inputs = [self, weight, bias];
+                let [y, stats] = gpu_forward(gpu, inputs, (rows, cols), (eps, out))?;
                 (Storage::Gpu(y), Storage::Gpu(stats))
             }
         };
@@ -353,7 +385,7 @@ impl Tensor {
         };
         Ok(Tensor::from_op(
             self.shape().to_vec(),
-            DType::F32,
+            out,
             self.device(),
             y,
             op,

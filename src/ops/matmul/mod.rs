@@ -176,36 +176,45 @@ pub(super) fn product_of(
     Ok(Tensor::from_op(shape, dtype, a.device(), storage, op))
 }
 
-/// gelu(`pre`) as the input of a linear layer's product into `n` columns (with a dropout in
-/// its store or not): in f16 where the product runs on the f16 kernels (rows of a multiple of
-/// 8, the product large enough, and its timing, once made, chose them), made by the f16
-/// copy's kernel with the GELU applied (operand_f16::gelu_f16): one pass where GELU's f32
-/// output and then its copy took two, and held for backward alone, where both were. On an
-/// H200 nanochar's f16 run held 0.6 GB less and its page step took 0.3 ms less
-/// (docs/log/products.md, "The GELU's output in f16"). Else in f32. A product whose timing
-/// chose an f32 kernel later widens it (run.rs).
-pub(crate) fn gelu_input(pre: &Tensor, n: usize, dropout: bool) -> Result<Tensor> {
-    let k = pre.shape()[pre.rank() - 1];
+/// Whether the product of a linear layer into `n` columns over `x` ([.., K] in f32, with a
+/// dropout in its store or not) runs on the f16 kernels, as `planned` (run.rs) will plan it:
+/// rows of a multiple of 8, the product large enough, and its timing, once made, chose them.
+/// An op that makes a layer's input then makes it in f16 (`gelu_input`, a LayerNorm's
+/// `layernorm_into_linear`): read by the product as it lies, and held so for its weight's
+/// gradient, where an f32 output would be copied to f16 and both held. A product whose timing
+/// later chose an f32 kernel widens it (run.rs).
+pub(crate) fn linear_reads_f16(x: &Tensor, n: usize, dropout: bool) -> Result<bool> {
+    let k = x.shape()[x.rank() - 1];
     let d = Dims {
-        m: pre.numel() / k.max(1),
+        m: x.numel() / k.max(1),
         n,
         k,
         batches: 1,
     };
-    // The product as `planned` (run.rs) will see it: x · Wᵀ, whole vec4s.
+    // The product as `planned` will see it: x · Wᵀ, whole vec4s.
     let needs = Needs {
         epilogue_splittable: !dropout,
         vec4_buffers: true,
         ..Needs::default()
     };
     let views = Views::dense(d, (false, true), (0, 0));
-    let gpu = gpu_of(pre.device()).filter(|_| pre.dtype() == DType::F32);
-    if let Some(gpu) = gpu.filter(|_| k.is_multiple_of(operand_f16::ROW_HALVES)) {
-        if run::runs_in_f16(gpu, (d, views), needs, true)? {
-            return operand_f16::gelu_f16(gpu, pre);
-        }
+    let gpu = gpu_of(x.device()).filter(|_| x.dtype() == DType::F32);
+    match gpu.filter(|_| k.is_multiple_of(operand_f16::ROW_HALVES)) {
+        Some(gpu) => run::runs_in_f16(gpu, (d, views), needs, true),
+        None => Ok(false),
     }
-    pre.gelu()
+}
+
+/// gelu(`pre`) as the input of a linear layer's product into `n` columns: in f16 where the
+/// product reads it so (`linear_reads_f16`), made by the f16 copy's kernel with the GELU
+/// applied (operand_f16::gelu_f16): one pass where GELU's f32 output and then its copy took
+/// two. On an H200 nanochar's f16 run held 0.6 GB less and its page step took 0.3 ms less
+/// (docs/log/products.md, "The GELU's output in f16"). Else in f32.
+pub(crate) fn gelu_input(pre: &Tensor, n: usize, dropout: bool) -> Result<Tensor> {
+    match (gpu_of(pre.device()), linear_reads_f16(pre, n, dropout)?) {
+        (Some(gpu), true) => operand_f16::gelu_f16(gpu, pre),
+        _ => pre.gelu(),
+    }
 }
 
 /// op(a)ᵀ · b when the shared dimension K is long and the output small (weight gradients,
