@@ -15,6 +15,11 @@ struct Params { rows: u32, cols: u32, eps: f32 }
 //#include layernorm_x4
 //#include layernorm_{{Y}}
 
+// The normalised value of column j of the row from `base`.
+fn normed(base: u32, j: u32, mean: f32, rstd: f32) -> f32 {
+    return (x[base + j] - mean) * rstd * w[j] + b[j];
+}
+
 fn in_row(j: u32) -> vec4<bool> {
     return vec4<u32>(j, j + LANES, j + 2u * LANES, j + 3u * LANES) < vec4<u32>(p.cols);
 }

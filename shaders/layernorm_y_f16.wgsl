@@ -8,8 +8,7 @@
 
 fn store_row(base: u32, first: u32, mean: f32, rstd: f32) {
     for (var j = 2u * first; j < p.cols; j += 2u * LANES) {
-        let xs = vec2<f32>(x[base + j], x[base + j + 1u]);
-        let v = (xs - mean) * rstd * vec2<f32>(w[j], w[j + 1u]) + vec2<f32>(b[j], b[j + 1u]);
+        let v = vec2<f32>(normed(base, j, mean, rstd), normed(base, j + 1u, mean, rstd));
         y[(base + j) >> 1u] = packed_halves(v);
     }
 }

@@ -5,6 +5,6 @@
 
 fn store_row(base: u32, first: u32, mean: f32, rstd: f32) {
     for (var j = first; j < p.cols; j += LANES) {
-        y[base + j] = (x[base + j] - mean) * rstd * w[j] + b[j];
+        y[base + j] = normed(base, j, mean, rstd);
     }
 }

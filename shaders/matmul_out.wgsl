@@ -57,5 +57,17 @@ fn c_start(z: u32) -> u32 {
 //#include {{RESIDUAL}}
 //#include {{STORE}}
 
+// C[row, col..col + 4] = finish4(product + bias) (the tail: a residual, GELU's derivative or
+// ReLU), through the STORE slot's `store_with`, nothing past the edges.
+fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
+    store_with(base, row, col, product, tail_at(base, row, col));
+}
+
+// What the tail reads for C[row, col..col + 4] (tail4), or zeros past the edges.
+fn tail_at(base: u32, row: u32, col: u32) -> vec4<f32> {
+    if (row >= p.m || col >= p.n) { return vec4<f32>(0.0); }
+    return tail4(base + row * p.c_row_stride + col, col);
+}
+
 override TA: bool;
 override TB: bool;

@@ -7,13 +7,9 @@
 
 @group(0) @binding({{OUT}}) var<storage, read_write> c: array<vec2<u32>>;
 
-// C[row, col..col + 4] = finish4(product + bias) (the tail: GELU's derivative), in f16,
-// nothing past the edges.
-fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
-    store_with(base, row, col, product, tail_at(base, row, col));
-}
-
-// `store`, with what the tail reads (`tail_at`) loaded ahead by the kernel.
+// C[row, col..col + 4] = finish4(product + bias, tail), rounded to f16, in one store of 4
+// halves; `tail` is what `tail_at` (matmul_out.wgsl) read, ahead of the store or at it
+// (`store`).
 fn store_with(base: u32, row: u32, col: u32, product: vec4<f32>, tail: vec4<f32>) {
     if (row >= p.m || col >= p.n) { return; }
     let at = base + row * p.c_row_stride + col;
@@ -21,14 +17,8 @@ fn store_with(base: u32, row: u32, col: u32, product: vec4<f32>, tail: vec4<f32>
     c[at >> 2u] = vec2<u32>(packed_halves(v.xy), packed_halves(v.zw));
 }
 
-// What the tail reads for C[row, col..col + 4] (tail4), or zeros past the edges.
-fn tail_at(base: u32, row: u32, col: u32) -> vec4<f32> {
-    if (row >= p.m || col >= p.n) { return vec4<f32>(0.0); }
-    return tail4(base + row * p.c_row_stride + col, col);
-}
-
-// op(A)'s sums of rows (ROW_SUMS), in f16 too: never asked for with C in f16, which only the
-// gradient through a GELU is stored in.
+// op(A)'s sums of rows (ROW_SUMS), in f16 too: never run (run.rs's `c_store` keeps C in f32
+// where row sums follow it), but the kernels name it.
 fn store_sums(base: u32, row: u32, sums: vec4<f32>) {
     if (row >= p.m) { return; }
     c[(base + p.sums_offset + row) >> 2u] = vec2<u32>(packed_halves(sums.xy), packed_halves(sums.zw));

@@ -2,13 +2,8 @@
 
 @group(0) @binding({{OUT}}) var<storage, read_write> c: array<f32>;
 
-// C[row, col..col + 4] = finish4(product + bias) (the tail: a residual, GELU's derivative or
-// ReLU), masked at the edges.
-fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
-    store_with(base, row, col, product, tail_at(base, row, col));
-}
-
-// `store`, with what the tail reads (`tail_at`) loaded ahead by the kernel.
+// C[row, col..col + 4] = finish4(product + bias, tail), each column checked against the row's
+// end; `tail` is what `tail_at` (matmul_out.wgsl) read, ahead of the store or at it (`store`).
 fn store_with(base: u32, row: u32, col: u32, product: vec4<f32>, tail: vec4<f32>) {
     if (row >= p.m) { return; }
     let at = base + row * p.c_row_stride + col;
@@ -17,12 +12,6 @@ fn store_with(base: u32, row: u32, col: u32, product: vec4<f32>, tail: vec4<f32>
     if (col + 1u < p.n) { c[at + 1u] = v.y; }
     if (col + 2u < p.n) { c[at + 2u] = v.z; }
     if (col + 3u < p.n) { c[at + 3u] = v.w; }
-}
-
-// What the tail reads for C[row, col..col + 4] (tail4), or zeros past the edges.
-fn tail_at(base: u32, row: u32, col: u32) -> vec4<f32> {
-    if (row >= p.m || col >= p.n) { return vec4<f32>(0.0); }
-    return tail4(base + row * p.c_row_stride + col, col);
 }
 
 // op(A)'s sums of rows row..row + 4 (ROW_SUMS), after C's matrix, those past row m left out.

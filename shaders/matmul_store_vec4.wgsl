@@ -3,23 +3,12 @@
 
 @group(0) @binding({{OUT}}) var<storage, read_write> c: array<vec4<f32>>;
 
-// C[row, col..col + 4] = finish4(product + bias) (the tail: a residual, GELU's derivative or
-// ReLU), nothing past the edges.
-fn store(base: u32, row: u32, col: u32, product: vec4<f32>) {
-    store_with(base, row, col, product, tail_at(base, row, col));
-}
-
-// `store`, with what the tail reads (`tail_at`) loaded ahead by the kernel.
+// C[row, col..col + 4] = finish4(product + bias, tail), in one vec4 store; `tail` is what
+// `tail_at` (matmul_out.wgsl) read, ahead of the store or at it (`store`).
 fn store_with(base: u32, row: u32, col: u32, product: vec4<f32>, tail: vec4<f32>) {
     if (row >= p.m || col >= p.n) { return; }
     let at = base + row * p.c_row_stride + col;
     c[at >> 2u] = finish4(at, product + bias4(row, col), tail);
-}
-
-// What the tail reads for C[row, col..col + 4] (tail4), or zeros past the edges.
-fn tail_at(base: u32, row: u32, col: u32) -> vec4<f32> {
-    if (row >= p.m || col >= p.n) { return vec4<f32>(0.0); }
-    return tail4(base + row * p.c_row_stride + col, col);
 }
 
 // op(A)'s sums of rows row..row + 4 (ROW_SUMS), after C's matrix; the layout leaves room for

@@ -397,7 +397,8 @@ fn a_layernorm_into_an_f16_product_is_made_in_f16_and_its_gradients_match_the_cp
 /// linear, GELU, linear) is stored by its product in f16 and read so by that layer's
 /// gradients' products: one f16 copy fewer, none widened. Every gradient matches the CPU
 /// within f16's error, also where the first layer's output is used again beside the GELU (its
-/// gradient then the sum of an f16 one and an f32 one).
+/// gradient then the sum of an f16 one and an f32 one), and where the timing put that layer's
+/// input gradient on f32 tiles (the gradient then stored in f32).
 #[test]
 fn the_gradient_through_a_gelu_reaches_the_layer_before_it_in_f16_and_matches_the_cpu() {
     run(async {
@@ -465,6 +466,47 @@ fn the_gradient_through_a_gelu_reaches_the_layer_before_it_in_f16_and_matches_th
                 "{unpacked} widened, used again {used_again}"
             );
         }
+        // Once the timing has put the first layer's input gradient on f32 tiles (on the
+        // kernels for real GPUs: the emulated GPUs' products have no variants to choose), the
+        // gradient into it is stored in f32 again, and copied for its f16 weight gradient:
+        // not rounded to f16 and widened back.
+        context.use_emulated_kernels(Some(false));
+        let noted = context.product_variants().take_noted();
+        let into_x = noted
+            .iter()
+            .find(|s| (s.m, s.n, s.k, s.b_transposed) == (rows, k, hidden, false));
+        let into_x = *into_x.expect("the first layer's input gradient's shape was noted");
+        let small = ProductVariant {
+            tiles: Tiles::Small,
+            parts: 1,
+        };
+        context.product_variants().choose(into_x, small);
+        let (copies, widened) = (
+            context.dispatches_of("matmul_operand_f16"),
+            context.dispatches_of("unpack_f16"),
+        );
+        let got = mlp(&gpu, false);
+        let made = context.dispatches_of("matmul_operand_f16") - copies;
+        assert_eq!(
+            made, 6,
+            "{made} f16 copies with the input gradient on f32 tiles"
+        );
+        let unpacked = context.dispatches_of("unpack_f16") - widened;
+        assert_eq!(
+            unpacked, 0,
+            "{unpacked} widened with the input gradient on f32 tiles"
+        );
+        let want = mlp(&Device::Cpu, false);
+        for (i, what) in parts.iter().enumerate() {
+            let got = got[i].to_vec_f64().await.unwrap();
+            let want = want[i].to_vec_f64().await.unwrap();
+            let error = relative_error(&got, &want);
+            assert!(
+                error <= F16_ERROR_AT_MOST,
+                "{what}, on f32 tiles: {error:e}"
+            );
+        }
+        context.use_emulated_kernels(None);
     });
 }
 

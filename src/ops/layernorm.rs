@@ -303,11 +303,11 @@ fn gpu_forward(
         cols: cols as u32,
         eps,
     };
-    let (k, words) = match out {
-        // Two halves a word: rows of a multiple of 8 leave no padding.
-        DType::F16 => (k.slot("Y", "y_f16"), inputs[0].numel() / 2),
-        _ => (k.slot("Y", "y_f32"), inputs[0].numel()),
+    let k = match out {
+        DType::F16 => k.slot("Y", "y_f16"),
+        _ => k.slot("Y", "y_f32"),
     };
+    let words = out.bytes(inputs[0].numel()) as usize / 4;
     launch(gpu, &k, &params, &inputs, [words, 2 * rows], groups)
 }
 
@@ -365,6 +365,8 @@ impl Tensor {
             });
         }
         let rows = self.numel() / cols;
+        // The f16 kernel writes pairs into whole packets (`linear_reads_f16` checked them).
+        debug_assert!(out == DType::F32 || (gpu_of(self.device()).is_some() && cols % 8 == 0));
         let (y, stats) = match gpu_of(self.device()) {
             None => {
                 let [y, stats] = cpu_forward([self, weight, bias], cols, eps)?;

@@ -300,14 +300,45 @@ impl Backward for MatMulOp {
     }
     /// A product's g is read by its gradients' products, which take f16 as it is on the f16
     /// kernels and widen it on the others, and by the bias's sums, widened where they are not
-    /// the weight gradient's row sums. Not where g goes on as it is (a residual's gradient),
-    /// through a dropout's mask or ReLU's (f32 kernels).
+    /// the weight gradient's row sums: taken in f16 where the input's gradient product runs on
+    /// the f16 kernels. Not where g goes on as it is (a residual's gradient), through a
+    /// dropout's mask or ReLU's (f32 kernels).
     fn reads_f16_gradient(&self) -> bool {
-        self.residual.is_none() && self.dropout.is_none() && !self.relu
+        let plain = self.residual.is_none() && self.dropout.is_none() && !self.relu;
+        plain && self.input_gradient_in_f16()
     }
 }
 
 impl MatMulOp {
+    /// Whether the product that makes the input's gradient from g (`matmul_backward`: g ·
+    /// op(b)ᵀ, a linear layer's [rows, N] · [N, K]) runs on the f16 kernels as planned for its
+    /// shape, the timing's choice included: only then does a g made in f16 save its copy
+    /// rather than cost a widening. No for other ranks, a transposed a, or an input that
+    /// needs no gradient.
+    fn input_gradient_in_f16(&self) -> bool {
+        let first = self.gelu_of.as_ref().unwrap_or(&self.a);
+        let plain = !self.ta && self.a.rank() == 2 && self.b.rank() == 2;
+        let Some(gpu) = gpu_of(self.a.device()).filter(|_| plain && first.requires_grad()) else {
+            return false;
+        };
+        let (m, k) = op_dims(&self.a, false);
+        let (_, n) = op_dims(&self.b, self.tb);
+        let d = Dims {
+            m,
+            n: k,
+            k: n,
+            batches: 1,
+        };
+        // As `planned` (run.rs) will see it: whole vec4s, the GELU's derivative in its store.
+        let needs = Needs {
+            epilogue_splittable: self.gelu_of.is_none(),
+            vec4_buffers: true,
+            ..Needs::default()
+        };
+        let views = Views::dense(d, (false, !self.tb), (0, 0));
+        run::runs_in_f16(gpu, (d, views), needs, !self.tb).unwrap_or(false)
+    }
+
     /// The gradients of `backward_through_relu`.
     fn gradients(&self, _out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         let a = (&self.a, self.gelu_of.as_ref(), self.relu_of_a());
@@ -339,8 +370,8 @@ fn matmul_backward(
     let mut grads = Vec::with_capacity(4);
     let first = gelu_of.unwrap_or(a);
     if first.requires_grad() {
-        // Through a GELU into a layer's product that reads it in f16: stored so, where the
-        // product runs in f16, as the copy it would otherwise make of it.
+        // Through a GELU into a layer whose gradient products read it in f16: stored so,
+        // where this product runs in f16, as the copy they would otherwise make of it.
         let through_activation = Epilogue {
             gelu_grad: gelu_of,
             relu_grad: relu_of,

@@ -206,9 +206,11 @@ fn f16_operands(
 /// How `plan`'s kernel stores C: in f16 where the epilogue allows it (`Epilogue::f16_store`)
 /// and the kernel is an f16 one storing whole vec4s into rows of whole packets of halves,
 /// which the products that read C next then take as they lie (operand_f16.rs); else f32.
-fn c_store(plan: &Plan, d: Dims, epilogue: &Epilogue) -> Store {
+/// Not with row sums, which are f32 after C.
+fn c_store(plan: &Plan, (d, views): (Dims, &Views), epilogue: &Epilogue) -> Store {
     let halves = plan.in_f16() && plan.whole_vec4s && d.n.is_multiple_of(ROW_HALVES);
-    match epilogue.f16_store && halves && plan.split.parts == 1 {
+    let whole = plan.split.parts == 1 && views.row_sums.is_none();
+    match epilogue.f16_store && halves && whole {
         true => Store::Halves,
         false => Store::f32(plan.whole_vec4s),
     }
@@ -241,7 +243,7 @@ pub(super) fn gpu_product(
         let sum = split_sum::sum(parts, a, d, plan.split, &epilogue)?;
         return Ok((sum, DType::F32));
     }
-    let store = c_store(&plan, d, &epilogue);
+    let store = c_store(&plan, (d, &views), &epilogue);
     let kernel = epilogue.slots(kernel, store);
     let mut inputs = vec![&a_bound, &b_bound];
     inputs.extend(epilogue.bias);
@@ -249,12 +251,11 @@ pub(super) fn gpu_product(
     inputs.extend(epilogue.residual);
     inputs.extend(epilogue.gelu_grad);
     inputs.extend(epilogue.relu_grad);
-    let len = d.batches * d.m * d.n;
-    let (words, dtype) = match store {
-        // Two halves a word, rows of a multiple of 8: no padding.
-        Store::Halves => (len / 2, DType::F16),
-        Store::Values | Store::Vec4s => (len, DType::F32),
+    let dtype = match store {
+        Store::Halves => DType::F16,
+        Store::Values | Store::Vec4s => DType::F32,
     };
+    let words = dtype.bytes(d.batches * d.m * d.n) as usize / 4;
     let storage = launch1(gpu, &kernel, &params, &inputs, words, plan.groups)?;
     Ok((storage, dtype))
 }
