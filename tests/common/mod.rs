@@ -7,6 +7,8 @@ pub mod cases;
 pub mod frozen_f16;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod gpt2_files;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod half;
 pub mod launches;
 pub mod linear;
 pub mod loss_scale;
