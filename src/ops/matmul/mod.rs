@@ -39,7 +39,7 @@ use crate::error::{Error, Result};
 use crate::tensor::{numel, DType, Host, Storage, Tensor};
 use bias_grad::weight_and_bias_grads;
 use layout::cpu_matmul;
-use plan::{Needs, BIG_TILES_FROM};
+use plan::BIG_TILES_FROM;
 use shared_copies::{sharing, Shared};
 
 /// (rows, cols) of op(x) for the last two dimensions.
@@ -191,16 +191,10 @@ pub(crate) fn linear_reads_f16(x: &Tensor, n: usize, dropout: bool) -> Result<bo
         k,
         batches: 1,
     };
-    // The product as `planned` will see it: x · Wᵀ, whole vec4s.
-    let needs = Needs {
-        epilogue_splittable: !dropout,
-        vec4_buffers: true,
-        ..Needs::default()
-    };
-    let views = Views::dense(d, (false, true), (0, 0));
+    // x · Wᵀ, a dropout in its store keeping K whole.
     let gpu = gpu_of(x.device()).filter(|_| x.dtype() == DType::F32);
     match gpu.filter(|_| k.is_multiple_of(operand_f16::ROW_HALVES)) {
-        Some(gpu) => run::runs_in_f16(gpu, (d, views), needs, true),
+        Some(gpu) => run::runs_in_f16(gpu, d, true, !dropout),
         None => Ok(false),
     }
 }
@@ -329,14 +323,9 @@ impl MatMulOp {
             k: n,
             batches: 1,
         };
-        // As `planned` (run.rs) will see it: whole vec4s, the GELU's derivative in its store.
-        let needs = Needs {
-            epilogue_splittable: self.gelu_of.is_none(),
-            vec4_buffers: true,
-            ..Needs::default()
-        };
-        let views = Views::dense(d, (false, !self.tb), (0, 0));
-        run::runs_in_f16(gpu, (d, views), needs, !self.tb).unwrap_or(false)
+        // The GELU's derivative in its store keeps K whole.
+        let splittable = self.gelu_of.is_none();
+        run::runs_in_f16(gpu, d, !self.tb, splittable).unwrap_or(false)
     }
 
     /// The gradients of `backward_through_relu`.

@@ -104,15 +104,17 @@ fn chosen_plan(
     }
 }
 
-/// Whether a product runs on the f16 kernels on `gpu`, as `planned` will plan it (the timing's
-/// choice for its shape included): for an op that makes the product's input to decide in which
-/// precision (`gelu_input`).
-pub(super) fn runs_in_f16(
-    gpu: &Rc<Gpu>,
-    (d, views): (Dims, Views),
-    needs: Needs,
-    tb: bool,
-) -> Result<bool> {
+/// Whether the product A · op(B) of dense operands in fresh buffers (whole vec4s) runs on the
+/// f16 kernels on `gpu`, as `planned` will plan it (the timing's choice for its shape
+/// included), its epilogue `splittable` or not: for an op that makes a value such a product
+/// reads next, to decide in which precision (`linear_reads_f16`, a gradient through a GELU).
+pub(super) fn runs_in_f16(gpu: &Rc<Gpu>, d: Dims, tb: bool, splittable: bool) -> Result<bool> {
+    let needs = Needs {
+        epilogue_splittable: splittable,
+        vec4_buffers: true,
+        ..Needs::default()
+    };
+    let views = Views::dense(d, (false, tb), (0, 0));
     Ok(chosen_plan(gpu, (d, views), needs, tb, None)?.in_f16())
 }
 
