@@ -18,12 +18,13 @@
 
 // q, k and v, packed: rows `stride` values apart, q, k and v starting `*_off` values in, head
 // h at h × D after that. The output, dO and lse are [B, T, C] and [B·H, T]; the gradients of
-// q, k and v are laid out as they are. All f32, read as vec4s (C is a multiple of 64).
+// q, k and v are laid out as they are. q, k, v and dO are f32 or f16 (the INPUTS slot), the rest
+// f32, read as vec4s (C is a multiple of 64).
 struct Params {
     t: u32, heads: u32, c: u32, stride: u32, q_off: u32, k_off: u32, v_off: u32, scale: f32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> qkv: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> qkv: array<Value4>;
 
 // Rows a workgroup takes, rows a subgroup's strip holds, and the head's width.
 const ROWS: u32 = 64u;
@@ -41,8 +42,9 @@ const ROW4: u32 = 18u;
 const BLOCK4: u32 = ROWS * ROW4;
 const S_TILE4: u32 = 4u * STRIP * F32_ROW4;
 
-//#slots UNITS
+//#slots UNITS INPUTS
 //#include {{UNITS}}
+//#include {{INPUTS}}
 
 // Where head h of row `row` of batch b starts: in q, k and v (add the part's offset), and in a
 // [B, T, C] tensor.
@@ -56,14 +58,14 @@ fn btc_at(b: u32, row: u32, h: u32) -> u32 {
 
 // A block of 64 rows as an invocation fetches it: 8 of its 1,024 vec4s, fetched into
 // registers a block ahead of their staging, so that their loads are in flight while the block
-// before is multiplied. Read as f32 and rounded to f16 as they are staged: no f16 copy of q, k,
-// v or dO is made (18 copies a step cost nanochar 0.5 ms on an H200).
-struct Fetched { v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>,
-                 v4: vec4<f32>, v5: vec4<f32>, v6: vec4<f32>, v7: vec4<f32> }
+// before is multiplied. f32 values are rounded to f16 as they are staged (`staged`): no f16
+// copy of q, k, v or dO is made (18 copies a step cost nanochar 0.5 ms on an H200).
+struct Fetched { v0: Value4, v1: Value4, v2: Value4, v3: Value4,
+                 v4: Value4, v5: Value4, v6: Value4, v7: Value4 }
 
 // Vec4 `i` of an invocation's share of the block from `at` (qkv_at and a part's offset):
 // vec4 tid + 128 i of the block, row (tid + 128 i) / 16.
-fn row_vec(at: u32, tid: u32, i: u32) -> vec4<f32> {
+fn row_vec(at: u32, tid: u32, i: u32) -> Value4 {
     let v = tid + i * 128u;
     return qkv[(at + (v / 16u) * p.stride) / 4u + v % 16u];
 }
@@ -94,14 +96,14 @@ fn halves(v: vec4<f32>) -> vec4<f16> {
 fn put(slot: u32, f: Fetched, tid: u32) {
     let base = slot * BLOCK4 + (tid / 16u) * ROW4 + tid % 16u;
     // 128 vec4s are 8 rows: share i lies 8 i rows further.
-    blocks_put4(base, halves(f.v0));
-    blocks_put4(base + 8u * ROW4, halves(f.v1));
-    blocks_put4(base + 16u * ROW4, halves(f.v2));
-    blocks_put4(base + 24u * ROW4, halves(f.v3));
-    blocks_put4(base + 32u * ROW4, halves(f.v4));
-    blocks_put4(base + 40u * ROW4, halves(f.v5));
-    blocks_put4(base + 48u * ROW4, halves(f.v6));
-    blocks_put4(base + 56u * ROW4, halves(f.v7));
+    blocks_put4(base, staged(f.v0));
+    blocks_put4(base + 8u * ROW4, staged(f.v1));
+    blocks_put4(base + 16u * ROW4, staged(f.v2));
+    blocks_put4(base + 24u * ROW4, staged(f.v3));
+    blocks_put4(base + 32u * ROW4, staged(f.v4));
+    blocks_put4(base + 40u * ROW4, staged(f.v5));
+    blocks_put4(base + 48u * ROW4, staged(f.v6));
+    blocks_put4(base + 56u * ROW4, staged(f.v7));
 }
 
 // The lanes' view of a strip: lane l holds row l / 2 and half l % 2 of the 64 columns, 8

@@ -16,7 +16,7 @@
 fn half_delta(at: u32) -> f32 {
     var sum = vec4<f32>(0.0);
     //#repeat 8 c
-    sum += g[(at + #cu * 4u) / 4u] * out[(at + #cu * 4u) / 4u];
+    sum += vec4<f32>(g[(at + #cu * 4u) / 4u]) * out[(at + #cu * 4u) / 4u];
     //#end
     return dot(sum, vec4<f32>(1.0));
 }

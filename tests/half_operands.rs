@@ -1,7 +1,8 @@
 //! Values made in f16 for the products that read them next, in an f16 run
 //! (`linear_reads_f16`, `Epilogue::f16_store` in src/ops/matmul/mod.rs): a GELU's output, a
-//! LayerNorm's, and the gradient through the GELU into the layer before it, each against the
-//! CPU's f64 and counted in the copies it saves; a GPT in an f16 run against the CPU. Where the
+//! LayerNorm's, the gradient through the GELU into the layer before it, and a linear layer's
+//! output for the attention (`linear_halves`), each against the CPU's f64 and counted in the
+//! copies it saves; a GPT in an f16 run against the CPU. Where the
 //! timing puts the reading product on f32 tiles, the value is made in f32 again.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -10,7 +11,7 @@ use common::half::{assert_f16, choose_small_tiles, gpu_with_f16, random_leaf};
 use common::{run, uniform};
 use webgrad::bench::check::{relative_error, F16_ERROR_AT_MOST, F32_ERROR_AT_MOST};
 use webgrad::gpu::Precision;
-use webgrad::{Device, Tensor};
+use webgrad::{DType, Device, Tensor};
 
 /// A GELU before a product in an f16 run (`Tensor::gelu_linear`, a GPT's MLP): its output is
 /// made in f16 by the operands' copy kernel with the GELU applied, no f32 GELU pass and no
@@ -104,6 +105,60 @@ fn a_gelus_output_is_made_in_f16_for_an_f16_product_and_its_gradients_match_the_
             }
         }
         context.use_emulated_kernels(None);
+    });
+}
+
+/// A linear layer stored in f16 (`Tensor::linear_halves`: a GPT's packed q, k and v where its
+/// attention reads them so) in an f16 run: its output f16, within f16's rounding of the CPU's,
+/// and the gradients of its input, weight and bias through a product that reads it within
+/// f16's error of the CPU's. In an f32 run, and where the timing puts its product on f32 tiles,
+/// it is f32.
+#[test]
+fn a_linear_layer_stored_in_f16_matches_the_cpu() {
+    run(async {
+        let Some((gpu, context, _)) = gpu_with_f16().await else {
+            return;
+        };
+        let (rows, k, n) = (520, 136, 192);
+        let layer = |d: &Device| {
+            let leaf = |shape: &[usize], seed| random_leaf(d, shape, 1.0, seed);
+            let (x, w, b) = (leaf(&[rows, k], 21), leaf(&[n, k], 22), leaf(&[n], 23));
+            let v = Tensor::from_f64(uniform(n, -1.0, 1.0, 24), &[n, 1], d).unwrap();
+            let out = x.linear_halves(&w, Some(&b)).unwrap();
+            let grads = out
+                .matmul(&v)
+                .unwrap()
+                .sum_all()
+                .unwrap()
+                .backward()
+                .unwrap();
+            let mut all = vec![out];
+            all.extend([&x, &w, &b].map(|t| grads.get(t).unwrap().clone()));
+            all
+        };
+        let got = layer(&gpu);
+        assert_eq!(got[0].dtype(), DType::F16, "the output");
+        let want = layer(&Device::Cpu);
+        let parts = [
+            "output",
+            "input's gradient",
+            "weight's gradient",
+            "bias's gradient",
+        ];
+        for (i, what) in parts.iter().enumerate() {
+            let got = got[i].to_vec_f64().await.unwrap();
+            let want = want[i].to_vec_f64().await.unwrap();
+            let error = relative_error(&got, &want);
+            assert!(
+                error <= F16_ERROR_AT_MOST,
+                "linear in f16: {what}: {error:e}"
+            );
+        }
+        choose_small_tiles(&context, (rows, n, k, true));
+        assert_eq!(layer(&gpu)[0].dtype(), DType::F32, "on f32 tiles");
+        context.use_emulated_kernels(None);
+        context.set_precision(Precision::F32).unwrap();
+        assert_eq!(layer(&gpu)[0].dtype(), DType::F32, "in an f32 run");
     });
 }
 

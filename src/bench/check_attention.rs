@@ -20,10 +20,13 @@ const HEADS: usize = 3;
 const C: usize = 192;
 
 /// How far one path's attention is from the CPU's, relative to the size of each: the output,
-/// and the worst of the gradients of q, k and v.
+/// and the worst of the gradients of q, k and v; with its packed input and the output's
+/// gradient in f16 (`halves`, the matrix units' path only, as a GPT's products store them
+/// there) or f32.
 #[derive(Clone, Copy, Debug)]
 pub struct AttentionError {
     pub path: AttentionPath,
+    pub halves: bool,
     pub output: f64,
     pub gradients: f64,
 }
@@ -61,19 +64,28 @@ pub async fn attention_errors(gpu: &Rc<Gpu>) -> Result<Vec<AttentionError>> {
     };
     let input = values(BATCH * T * 3 * C, 7);
     let cotangent = values(BATCH * T * C, 8);
-    let want = run(&Device::Cpu, None, &input, &cotangent).await?;
+    let want = run(&Device::Cpu, None, (&input, &cotangent, false)).await?;
     let mut errors = Vec::new();
+    let device = Device::Gpu(gpu.clone());
     for path in attention_candidates(gpu, shape) {
-        let device = Device::Gpu(gpu.clone());
-        let got = run(&device, Some(path), &input, &cotangent).await?;
-        let gradients = (0..3)
-            .map(|i| relative_error(&part(&got[1], i), &part(&want[1], i)))
-            .fold(0.0, f64::max);
-        errors.push(AttentionError {
-            path,
-            output: relative_error(&got[0], &want[0]),
-            gradients,
-        });
+        // The matrix units' kernels read f32 or f16 inputs; the others f32.
+        let precisions: &[bool] = match path {
+            AttentionPath::Matrix => &[false, true],
+            _ => &[false],
+        };
+        for &halves in precisions {
+            let inputs = (&input[..], &cotangent[..], halves);
+            let got = run(&device, Some(path), inputs).await?;
+            let gradients = (0..3)
+                .map(|i| relative_error(&part(&got[1], i), &part(&want[1], i)))
+                .fold(0.0, f64::max);
+            errors.push(AttentionError {
+                path,
+                halves,
+                output: relative_error(&got[0], &want[0]),
+                gradients,
+            });
+        }
     }
     Ok(errors)
 }
@@ -86,8 +98,9 @@ pub async fn attention_line(gpu: &Rc<Gpu>) -> Result<String> {
         .iter()
         .map(|e| {
             let (output, gradients) = attention_bounds(e.path, f16);
+            let inputs = if e.halves { " from f16" } else { "" };
             format!(
-                "{:?} {:.1e} / {:.1e} (at most {output:.0e} / {gradients:.0e})",
+                "{:?}{inputs} {:.1e} / {:.1e} (at most {output:.0e} / {gradients:.0e})",
                 e.path, e.output, e.gradients
             )
         })
@@ -109,15 +122,20 @@ pub async fn attention_line(gpu: &Rc<Gpu>) -> Result<String> {
 }
 
 /// Attention's output and the gradient of its packed input on `device` (on `path` on a GPU),
-/// for the output's gradient `cotangent`.
+/// for the output's gradient `cotangent`, both given in f16 with `halves`.
 async fn run(
     device: &Device,
     path: Option<AttentionPath>,
-    input: &[f64],
-    cotangent: &[f64],
+    (input, cotangent, halves): (&[f64], &[f64], bool),
 ) -> Result<[Vec<f64>; 2]> {
-    let qkv = Tensor::from_f64(input.to_vec(), &[BATCH, T, 3 * C], device)?.with_grad();
-    let g = Tensor::from_f64(cotangent.to_vec(), &[BATCH, T, C], device)?;
+    let in_precision = |t: Tensor| if halves { t.to_f16() } else { Ok(t) };
+    let qkv = Tensor::from_f64(input.to_vec(), &[BATCH, T, 3 * C], device)?;
+    let qkv = in_precision(qkv)?.with_grad();
+    let g = in_precision(Tensor::from_f64(
+        cotangent.to_vec(),
+        &[BATCH, T, C],
+        device,
+    )?)?;
     let (out, grad) = with_grad(|| {
         let out = qkv.attention_packed_on(HEADS, path)?;
         let grads = out.backward_from(&g)?;

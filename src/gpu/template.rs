@@ -10,7 +10,7 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 40] = [
+const INCLUDES: [(&str, &str); 42] = [
     // What the causal attention kernels on the matrix units share, and their backward's dO.
     (
         "attention_coop_common",
@@ -28,6 +28,15 @@ const INCLUDES: [(&str, &str); 40] = [
     (
         "attention_units_chrome",
         include_str!("../../shaders/attention_units_chrome.wgsl"),
+    ),
+    // How they read q, k, v and dO (the INPUTS slot).
+    (
+        "attention_inputs_f32",
+        include_str!("../../shaders/attention_inputs_f32.wgsl"),
+    ),
+    (
+        "attention_inputs_f16",
+        include_str!("../../shaders/attention_inputs_f16.wgsl"),
     ),
     (
         "subgroup_matrix_types",

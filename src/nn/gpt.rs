@@ -148,8 +148,10 @@ impl Block {
         drop: &mut DropoutPass,
         seen: Option<&mut Vec<Tensor>>,
     ) -> Result<Tensor> {
-        // q, k and v side by side, read in place by the attention.
-        let qkv = self.ln1.forward_into(x, &self.qkv)?;
+        // q, k and v side by side, read in place by the attention (in f16 where it reads so).
+        let qkv = self
+            .qkv
+            .forward_packed_qkv(&self.ln1.input_of(x, &self.qkv)?, heads)?;
         let x = drop.residual(&self.proj, &qkv.attention_packed(heads)?, x)?;
         if let Some(seen) = seen {
             seen.push(qkv);
@@ -470,6 +472,8 @@ fn causal_mask(t: usize, device: &crate::Device) -> Result<Tensor> {
 
 /// q, k and v of one sequence's packed [1, T, 3C], each [heads, T, head width].
 fn attention_heads(qkv: &Tensor, heads: usize) -> Result<[Tensor; 3]> {
+    // Stored in f16 where the training's attention reads it so.
+    let qkv = &qkv.to_f32()?;
     let (t, c) = (qkv.shape()[1], qkv.shape()[2] / 3);
     let per_head = |start: usize| {
         qkv.slice(2, start, c)?

@@ -58,6 +58,21 @@ impl Linear {
         }
     }
 
+    /// `self.forward(x)` as the packed q, k and v of attention with `heads` heads: stored in
+    /// f16 where that attention reads them so (`Tensor::attention_reads_f16`; not under an
+    /// adapter, whose sum is f32).
+    pub fn forward_packed_qkv(&self, x: &Tensor, heads: usize) -> Result<Tensor> {
+        let mut shape = x.shape().to_vec();
+        if let Some(last) = shape.last_mut() {
+            *last = self.weight.shape()[0];
+        }
+        let halves = Tensor::attention_reads_f16(x.device(), &shape, heads);
+        match (&self.adapter, halves) {
+            (None, true) => x.linear_halves(&self.weight, self.bias.as_ref()),
+            _ => self.forward(x),
+        }
+    }
+
     /// `self.forward(x)` through `activation`: ReLU in the product's store without an adapter
     /// (`Tensor::linear_relu`), the others as a pass of their own.
     pub fn forward_activated(&self, x: &Tensor, activation: Activation) -> Result<Tensor> {
@@ -263,14 +278,18 @@ impl NormLayer {
     /// product reads it so (`Tensor::layernorm_into_linear`; not under an adapter, whose
     /// rank-wide product runs in f32).
     pub fn forward_into(&self, x: &Tensor, next: &Linear) -> Result<Tensor> {
-        let normed = match (self, &next.adapter) {
+        next.forward(&self.input_of(x, next)?)
+    }
+
+    /// `self.forward(x)` as `next`'s input: in f16 where `forward_into` makes it so.
+    pub fn input_of(&self, x: &Tensor, next: &Linear) -> Result<Tensor> {
+        match (self, &next.adapter) {
             (NormLayer::Layer(l), None) => {
                 let outputs = next.weight.shape()[0];
-                x.layernorm_into_linear((&l.weight, &l.bias, NORM_EPS), outputs)?
+                x.layernorm_into_linear((&l.weight, &l.bias, NORM_EPS), outputs)
             }
-            _ => self.forward(x)?,
-        };
-        next.forward(&normed)
+            _ => self.forward(x),
+        }
     }
 }
 

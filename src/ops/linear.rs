@@ -14,6 +14,19 @@ impl Tensor {
         linear_of(self, (weight, bias), (None, None), (None, false))
     }
 
+    /// `self.linear(weight, bias)` stored in f16 where the product runs on the f16 kernels and
+    /// can store it so (src/ops/matmul/run.rs, `c_store`), else in f32: for a reader that takes
+    /// either as it lies (the fused attention on the matrix units, `attention_reads_f16`).
+    pub fn linear_halves(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        self.check_linear(weight)?;
+        let epilogue = Epilogue {
+            bias,
+            f16_store: true,
+            ..Epilogue::default()
+        };
+        self.fold_rows(|flat| product_of(flat, weight, (false, true), epilogue, None))
+    }
+
     /// `self.linear(weight, bias).relu()`, the ReLU applied as the product is stored (and by
     /// the pass that sums a product's chunks of K), with no pass of its own.
     pub fn linear_relu(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {

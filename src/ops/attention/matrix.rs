@@ -2,16 +2,16 @@
 //! FlashAttention tiling of tiled.rs with its products on the matrix units, in a run that
 //! asked for f16 where the adapter offers them: cooperative matrices natively, subgroup
 //! matrices in Chrome (the kernels' dialect include, `MatrixUnits::attention_units`). q, k, v
-//! and dO are read as f32 and rounded to f16 as the kernels stage them, the sums and the
-//! softmax's statistics are f32, the probabilities and their gradients are rounded to f16 for
+//! and dO are read in f16 where their products stored them so (packed.rs,
+//! `attention_reads_f16`), else as f32 rounded to f16 as the kernels stage them; the sums and
+//! the softmax's statistics are f32, the probabilities and their gradients are rounded to f16 for
 //! the products that take them (as PyTorch's flash attention under autocast does). Neither the
 //! T × T scores nor probabilities kept for the backward reach memory, nor any f16 copy.
 //!
-//! On an H200 (docs/log/products.md) nanochar's step spends 4.0-4.2 ms a step in the three
-//! kernels, where through the scores (scores.rs) it spent 3.3 ms in the six products and 0.9
-//! in the softmax and its gradient: its step 18.49-18.60 ms against 18.57-18.81, GPT-2's
-//! (1,024 positions) 53.0 against 54.6. Which of these kernels and the scores runs is timed on
-//! the user's GPU (src/tune/attention.rs), in Chrome as natively.
+//! On an H200 (docs/log/products.md) nanochar's step spends 2.65 ms in the three kernels from
+//! f16 inputs (3.31 from f32); when they came, through the scores (scores.rs) it spent 3.3 ms
+//! in the six products and 0.9 in the softmax and its gradient. Which of these kernels and the
+//! scores runs is timed on the user's GPU (src/tune/attention.rs), in Chrome as natively.
 
 use super::Dims;
 use crate::error::Result;
@@ -77,8 +77,20 @@ fn groups(dm: Dims) -> [u32; 3] {
     [(dm.batch * dm.heads) as u32, (dm.t / ROWS) as u32, 1]
 }
 
-fn kernel(family: &'static str, source: &'static str, units: MatrixUnits) -> Kernel {
-    Kernel::new(family, source, "main").slot("UNITS", units.attention_units())
+/// A kernel in `units`' dialect, reading q, k, v and dO in `inputs` (f32 or f16: the INPUTS
+/// slot).
+fn kernel(
+    (family, source): (&'static str, &'static str),
+    units: MatrixUnits,
+    inputs: DType,
+) -> Kernel {
+    let read = match inputs {
+        DType::F16 => "attention_inputs_f16",
+        _ => "attention_inputs_f32",
+    };
+    Kernel::new(family, source, "main")
+        .slot("UNITS", units.attention_units())
+        .slot("INPUTS", read)
 }
 
 /// Forward over a packed [B, T, 3C] input: the output [B, T, C] and the log-sum-exp of each
@@ -89,16 +101,15 @@ pub(super) fn forward(
     dm: Dims,
     qkv: &Tensor,
 ) -> Result<[PooledBuffer; 2]> {
-    let k = kernel(
-        "attention_coop",
-        include_str!("../../../shaders/attention_coop.wgsl"),
-        units,
-    );
+    let source = include_str!("../../../shaders/attention_coop.wgsl");
+    let k = kernel(("attention_coop", source), units, qkv.dtype());
     let outputs = [dm.batch * dm.t * dm.c, dm.rows()];
     launch(gpu, &k, &params(dm), &[qkv], outputs, groups(dm))
 }
 
-/// Backward over a packed [B, T, 3C] input: its gradient, dq, dk and dv side by side.
+/// Backward over a packed [B, T, 3C] input: its gradient, dq, dk and dv side by side, in f32.
+/// The kernels read dO in q's, k's and v's type: f16 inputs with an f32 dO (its product kept
+/// f32) are widened, and an f16 dO beside f32 inputs too.
 pub(super) fn backward_packed(
     gpu: &Rc<Gpu>,
     units: MatrixUnits,
@@ -106,13 +117,15 @@ pub(super) fn backward_packed(
     qkv: &Tensor,
     [out, lse, g]: [&Tensor; 3],
 ) -> Result<PooledBuffer> {
+    let (qkv, g) = match (qkv.dtype(), g.dtype()) {
+        (DType::F16, DType::F16) => (qkv.clone(), g.clone()),
+        _ => (qkv.to_f32()?, g.to_f32()?),
+    };
+    let (qkv, g) = (&qkv, &g);
     let all = gpu_output(gpu, qkv.numel())?;
     let params = params(dm);
-    let dq = kernel(
-        "attention_coop_dq",
-        include_str!("../../../shaders/attention_coop_dq.wgsl"),
-        units,
-    );
+    let source = include_str!("../../../shaders/attention_coop_dq.wgsl");
+    let dq = kernel(("attention_coop_dq", source), units, qkv.dtype());
     let inputs = [qkv, g, out, lse];
     let [delta] = launch_into(gpu, &dq, &params, &inputs, &[&all], [dm.rows()], groups(dm))?;
     let delta = Tensor::from_storage(
@@ -121,11 +134,8 @@ pub(super) fn backward_packed(
         qkv.device(),
         Storage::Gpu(delta),
     );
-    let dkv = kernel(
-        "attention_coop_dkv",
-        include_str!("../../../shaders/attention_coop_dkv.wgsl"),
-        units,
-    );
+    let source = include_str!("../../../shaders/attention_coop_dkv.wgsl");
+    let dkv = kernel(("attention_coop_dkv", source), units, qkv.dtype());
     let inputs = [qkv, g, lse, &delta];
     let [] = launch_into(gpu, &dkv, &params, &inputs, &[&all], [], groups(dm))?;
     Ok(all)
@@ -158,9 +168,11 @@ mod tests {
             ),
         ];
         for (family, source, writable) in sources {
-            let k = kernel(family, source, MatrixUnits::Cooperative);
-            if let Err(e) = k.check_without_device::<CoopParams>(&writable) {
-                panic!("{family}: {e}");
+            for inputs in [DType::F32, DType::F16] {
+                let k = kernel((family, source), MatrixUnits::Cooperative, inputs);
+                if let Err(e) = k.check_without_device::<CoopParams>(&writable) {
+                    panic!("{family} reading {inputs:?}: {e}");
+                }
             }
         }
     }
@@ -175,11 +187,14 @@ mod tests {
             include_str!("../../../shaders/attention_coop_dq.wgsl"),
             include_str!("../../../shaders/attention_coop_dkv.wgsl"),
         ];
-        let slots = [(
-            "UNITS",
-            MatrixUnits::SubgroupMatrix.attention_units().to_string(),
-        )];
-        for source in sources {
+        for (source, inputs) in sources.iter().flat_map(|s| [(s, "f32"), (s, "f16")]) {
+            let slots = [
+                (
+                    "UNITS",
+                    MatrixUnits::SubgroupMatrix.attention_units().to_string(),
+                ),
+                ("INPUTS", format!("attention_inputs_{inputs}")),
+            ];
             let text = crate::gpu::expand_wgsl(source, &slots).unwrap();
             crate::gpu::assert_in_chromes_dialect(&text, "an attention kernel");
         }

@@ -1,20 +1,22 @@
 //! Causal attention over one packed [B, T, 3C] tensor holding q, k and v side by side, as one
 //! linear layer makes them: the tiled GPU kernels read the three in place and write their
-//! gradients side by side; elsewhere the three are sliced out and `attention` runs.
+//! gradients side by side; elsewhere the three are sliced out and `attention` runs. On the
+//! matrix units the tensor may be f16, as its product stored it (`attention_reads_f16`).
 
 use super::causal::attention_backward;
 use super::{choice, matrix, scores, tiled, Dims};
 use crate::autograd::{Backward, Inputs};
 use crate::error::{Error, Result};
-use crate::gpu::{AttentionPath, Gpu, MatrixUnits};
+use crate::gpu::{AttentionPath, Gpu, MatrixUnits, PooledBuffer};
 use crate::ops::gpu_of;
 use crate::tensor::{DType, Storage, Tensor};
+use crate::Device;
 use std::rc::Rc;
 
 /// The sizes of attention over a packed [B, T, 3C] tensor (q, k and v side by side).
 fn packed_dims(qkv: &Tensor, heads: usize) -> Result<Dims> {
     let name = "attention";
-    qkv.expect_dtype(name, DType::F32)?;
+    qkv.expect_float(name)?;
     if qkv.rank() != 3 || !qkv.shape()[2].is_multiple_of(3) {
         return Err(Error::Invalid {
             op: name,
@@ -56,6 +58,10 @@ impl Backward for AttentionPacked {
     fn inputs(&self) -> Inputs<'_> {
         smallvec::smallvec![&self.qkv]
     }
+    /// The matrix units' kernels read dO in q's, k's and v's type: f16 where those are.
+    fn reads_f16_gradient(&self) -> bool {
+        self.path == AttentionPath::Matrix && self.qkv.dtype() == DType::F16
+    }
     fn backward(&self, out: &Tensor, g: &Tensor) -> Result<Vec<Tensor>> {
         Ok(vec![attention_packed_backward(
             &self.qkv,
@@ -79,9 +85,13 @@ fn attention_packed_backward(
 ) -> Result<Tensor> {
     let dm = packed_dims(qkv, heads)?;
     let matrix_units = (path == AttentionPath::Matrix).then(|| on_matrix_units(qkv, dm));
-    let all = if let Some((gpu, units)) = matrix_units.flatten() {
-        matrix::backward_packed(gpu, units, dm, qkv, [out, lse, g])?
-    } else if let Some((gpu, plan)) = tiled(qkv, dm) {
+    if let Some((gpu, units)) = matrix_units.flatten() {
+        let all = matrix::backward_packed(gpu, units, dm, qkv, [out, lse, g])?;
+        return Ok(packed_gradient(qkv, all));
+    }
+    // The other kernels read f32 (a run whose precision changed since the forward).
+    let (qkv, g) = (&qkv.to_f32()?, &g.to_f32()?);
+    let all = if let Some((gpu, plan)) = tiled(qkv, dm) {
         // Where the forward ran on the matrix units and the precision changed since, these
         // kernels read its lse as their own: both keep the log-sum-exp of the scaled scores.
         tiled::backward_packed(gpu, plan, dm, qkv, [out, lse, g])?
@@ -92,12 +102,17 @@ fn attention_packed_backward(
         let grads = attention_backward([&q, &k, &v], [out, lse, g], heads)?;
         return Ok(Tensor::concat(&grads, 2)?.detach());
     };
-    Ok(Tensor::from_storage(
+    Ok(packed_gradient(qkv, all))
+}
+
+/// The gradient of a packed tensor from the kernels' buffer: dq, dk and dv side by side, f32.
+fn packed_gradient(qkv: &Tensor, all: PooledBuffer) -> Tensor {
+    Tensor::from_storage(
         qkv.shape().to_vec(),
         DType::F32,
         qkv.device(),
         Storage::Gpu(all),
-    ))
+    )
 }
 
 impl Tensor {
@@ -126,6 +141,12 @@ impl Tensor {
             return self.attention_unpacked(dm);
         };
         let path = choice::path(gpu, dm, forced)?;
+        if self.dtype() == DType::F16 && path != AttentionPath::Matrix {
+            return Err(Error::Invalid {
+                op: "attention",
+                why: format!("q, k and v in f16 are read on the matrix units only, not {path:?}"),
+            });
+        }
         let plan = (path == AttentionPath::Tiled).then(|| tiled::plan(gpu, dm));
         let units = (path == AttentionPath::Matrix).then(|| matrix::units(gpu, dm));
         let [out, lse] = match (path, plan.flatten(), units.flatten()) {
@@ -159,6 +180,24 @@ impl Tensor {
             out,
             op,
         ))
+    }
+
+    /// Whether `attention_packed` over a [B, T, 3C] input of `shape` on `device` reads it in
+    /// f16: on the matrix units, where the path chosen for its shape is theirs (choice.rs). The
+    /// linear layer that makes q, k and v then stores them in f16 where its product can
+    /// (`Tensor::linear_halves`), and the product that makes dO likewise
+    /// (`reads_f16_gradient`): their stores write half the bytes, and the kernels fetch half
+    /// and hold half the registers for a block fetched ahead.
+    pub(crate) fn attention_reads_f16(device: &Device, shape: &[usize], heads: usize) -> bool {
+        let (Some(gpu), &[batch, t, c3]) = (gpu_of(device), shape) else {
+            return false;
+        };
+        let packed = Dims::new(batch, t, c3 / 3, heads).ok();
+        let Some(dm) = packed.filter(|_| c3.is_multiple_of(3)) else {
+            return false;
+        };
+        let on_units = matrix::units(gpu, dm).is_some();
+        on_units && choice::path(gpu, dm, None).is_ok_and(|p| p == AttentionPath::Matrix)
     }
 
     /// q, k and v sliced out and `attention` run on them: the row kernels, or the CPU.

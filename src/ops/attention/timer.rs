@@ -1,6 +1,7 @@
 //! One attention shape timed as each of its paths (choice.rs) for the autotuner
 //! (src/tune/attention.rs): a forward and a backward pass of a packed [B, T, 3C] input of
-//! zeros, as a training step runs them.
+//! zeros, as a training step runs them: on the matrix units in f16, as a GPT's products store
+//! it for them (`attention_reads_f16`).
 
 use super::choice::dims_of;
 use super::Dims;
@@ -19,6 +20,8 @@ pub(crate) struct AttentionTimer {
     dm: Dims,
     qkv: Tensor,
     g: Tensor,
+    /// The input and the output's gradient in f16 for the matrix units' path, in an f16 run.
+    halves: Option<[Tensor; 2]>,
     paced: Paced,
 }
 
@@ -28,15 +31,21 @@ impl AttentionTimer {
     pub(crate) fn new(gpu: &Rc<Gpu>, shape: AttentionShape) -> Result<Option<AttentionTimer>> {
         let dm = dims_of(shape)?;
         let values = dm.batch * dm.t * dm.c;
-        // The input, its gradient, the output and its gradient.
-        if values.saturating_mul(8) > MOST_TIMED_FLOATS {
+        // The input, its gradient, the output and its gradient, and the halves.
+        if values.saturating_mul(10) > MOST_TIMED_FLOATS {
             return Ok(None);
         }
         let device = Device::Gpu(gpu.clone());
+        let qkv = Tensor::zeros(&[dm.batch, dm.t, 3 * dm.c], &device)?;
+        let g = Tensor::zeros(&[dm.batch, dm.t, dm.c], &device)?;
         Ok(Some(AttentionTimer {
             dm,
-            qkv: Tensor::zeros(&[dm.batch, dm.t, 3 * dm.c], &device)?.with_grad(),
-            g: Tensor::zeros(&[dm.batch, dm.t, dm.c], &device)?,
+            halves: match shape.f16 {
+                true => Some([qkv.to_f16()?.with_grad(), g.to_f16()?]),
+                false => None,
+            },
+            qkv: qkv.with_grad(),
+            g,
             paced: Paced::new(gpu),
         }))
     }
@@ -52,9 +61,13 @@ impl AttentionTimer {
     }
 
     fn run(&self, path: AttentionPath) -> Result<()> {
+        let [qkv, g] = match (path, &self.halves) {
+            (AttentionPath::Matrix, Some([qkv, g])) => [qkv, g],
+            _ => [&self.qkv, &self.g],
+        };
         with_grad(|| {
-            let out = self.qkv.attention_packed_on(self.dm.heads, Some(path))?;
-            drop(out.backward_from(&self.g)?);
+            let out = qkv.attention_packed_on(self.dm.heads, Some(path))?;
+            drop(out.backward_from(g)?);
             Ok(())
         })
     }

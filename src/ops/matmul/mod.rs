@@ -359,12 +359,13 @@ fn matmul_backward(
     let mut grads = Vec::with_capacity(4);
     let first = gelu_of.unwrap_or(a);
     if first.requires_grad() {
-        // Through a GELU into a layer whose gradient products read it in f16: stored so,
-        // where this product runs in f16, as the copy they would otherwise make of it.
+        // For a rule that reads it in f16 (through a GELU, a layer whose gradient products
+        // read it so; the fused attention's dO): stored so where this product runs in f16,
+        // as the copy they would otherwise make of it.
         let through_activation = Epilogue {
             gelu_grad: gelu_of,
             relu_grad: relu_of,
-            f16_store: gelu_of.is_some_and(autograd::takes_f16_gradient),
+            f16_store: autograd::takes_f16_gradient(first),
             ..Epilogue::default()
         };
         let da = match ta {
