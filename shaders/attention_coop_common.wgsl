@@ -83,7 +83,8 @@ const PAST_F16: u32 = 0x477ff000u;
 // Whether this invocation rounded a value past f16's range (or an infinity or NaN) to f16: a
 // conversion of one is undefined in WGSL, so values are held inside the range, and the
 // backward's key side reports them (attention_coop_dkv.wgsl) for the loss scale to see. The
-// staged blocks and dS pass through here; the probabilities lie in [0, 1].
+// staged blocks of f32 inputs and dS pass through here (f16 inputs report their infinities
+// as they are staged); the probabilities lie in [0, 1].
 var<private> overflowed: bool;
 
 fn halves(v: vec4<f32>) -> vec4<f16> {

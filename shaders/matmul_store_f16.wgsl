@@ -1,7 +1,8 @@
 // C stored in f16, 4 values a store, for the f16 kernels' rows of a multiple of 8 (whole
 // packets for the products that read C next as it is: src/ops/matmul/operand_f16.rs): a
-// gradient that only products read, made in f16 where its f32 values would only be copied to
-// f16 (src/ops/matmul/mod.rs, `Epilogue::f16_store`). Rounded and packed as the copies are.
+// value that only readers of f16 take (products, the fused attention), made in f16 where its
+// f32 values would only be copied or rounded to f16 (src/ops/matmul/mod.rs,
+// `Epilogue::f16_store`). Rounded and packed as the copies are.
 
 //#include half_packing
 

@@ -88,9 +88,9 @@ pub(crate) trait Backward {
     }
 
     /// Whether this rule takes its output's gradient in f16 as it is (a linear layer whose
-    /// input-gradient product runs on the f16 kernels reads it so, and a reshape passes it on
-    /// to one): a product that makes that gradient may then store it in f16
-    /// (`takes_f16_gradient`). Any other rule is given it widened to f32.
+    /// input-gradient product runs on the f16 kernels reads it so, the fused attention over f16
+    /// q, k and v, and a reshape passes it on to one): a product that makes that gradient may
+    /// then store it in f16 (`takes_f16_gradient`). Any other rule is given it widened to f32.
     fn reads_f16_gradient(&self) -> bool {
         false
     }

@@ -11,6 +11,7 @@ use common::half::{assert_f16, choose_small_tiles, gpu_with_f16, random_leaf};
 use common::{run, uniform};
 use webgrad::bench::check::{relative_error, F16_ERROR_AT_MOST, F32_ERROR_AT_MOST};
 use webgrad::gpu::Precision;
+use webgrad::nn::{Init, Linear};
 use webgrad::{DType, Device, Tensor};
 
 /// A GELU before a product in an f16 run (`Tensor::gelu_linear`, a GPT's MLP): its output is
@@ -154,6 +155,14 @@ fn a_linear_layer_stored_in_f16_matches_the_cpu() {
                 "linear in f16: {what}: {error:e}"
             );
         }
+        // A GPT block's q, k, v layer: in f16 where the fused attention on the matrix units
+        // reads it (not on lavapipe, which has none).
+        let (b, t, c, heads) = (4, 128, 128, 2);
+        let x = random_leaf(&gpu, &[b, t, c], 1.0, 25);
+        let qkv = Linear::new(&mut Init::new(26, &gpu), c, 3 * c, true).unwrap();
+        let packed = qkv.forward_packed_qkv(&x, heads).unwrap();
+        let units = context.matrix_units().is_some();
+        assert_eq!(packed.dtype() == DType::F16, units, "{:?}", packed.dtype());
         choose_small_tiles(&context, (rows, n, k, true));
         assert_eq!(layer(&gpu)[0].dtype(), DType::F32, "on f32 tiles");
         context.use_emulated_kernels(None);
@@ -349,7 +358,7 @@ fn the_gradient_through_a_gelu_reaches_the_layer_before_it_in_f16_and_matches_th
 /// error; with LoRA adapters (whose norms stay f32) its logits too.
 #[test]
 fn a_gpt_in_an_f16_run_matches_the_cpu_within_f16s_error() {
-    use webgrad::nn::{Gpt, GptConfig, Init, LoraConfig, Model, Module};
+    use webgrad::nn::{Gpt, GptConfig, LoraConfig, Model, Module};
     run(async {
         let Some((gpu, _, _)) = gpu_with_f16().await else {
             return;

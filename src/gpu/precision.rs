@@ -2,7 +2,8 @@
 //! (`F16Products`): f32 everywhere, or mixed precision, where a product rounds its operands to
 //! f16 as it stages them and multiplies them on the GPU's matrix units, adding in f32, or where
 //! it has none, on its ordinary f16 arithmetic (set on a device by `Gpu::set_precision`,
-//! below). Tensors, master weights and optimizer state stay f32 either way.
+//! below). Master weights and optimizer state stay f32 either way; which values a mixed run
+//! holds in f16 is docs/TRAINING.md's "Mixed precision".
 
 use super::matrix_units::{Lacking, MatrixUnits};
 use super::{Gpu, Tuning};

@@ -281,7 +281,8 @@ impl NormLayer {
         next.forward(&self.input_of(x, next)?)
     }
 
-    /// `self.forward(x)` as `next`'s input: in f16 where `forward_into` makes it so.
+    /// `self.forward(x)` as `next`'s input: in f16 where `next`'s product reads it so (a
+    /// LayerNorm's output, `Tensor::layernorm_into_linear`; not under an adapter).
     pub fn input_of(&self, x: &Tensor, next: &Linear) -> Result<Tensor> {
         match (self, &next.adapter) {
             (NormLayer::Layer(l), None) => {

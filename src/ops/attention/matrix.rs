@@ -9,8 +9,8 @@
 //! T × T scores nor probabilities kept for the backward reach memory, nor any f16 copy.
 //!
 //! On an H200 (docs/log/products.md) nanochar's step spends 2.65 ms in the three kernels from
-//! f16 inputs (3.31 from f32); when they came, through the scores (scores.rs) it spent 3.3 ms
-//! in the six products and 0.9 in the softmax and its gradient. Which of these kernels and the
+//! f16 inputs (3.31 from f32); the path through the scores (scores.rs), before these kernels,
+//! spent 3.3 ms in its six products and 0.9 in the softmax and its gradient. Which of these kernels and the
 //! scores runs is timed on the user's GPU (src/tune/attention.rs), in Chrome as natively.
 
 use super::Dims;
@@ -109,7 +109,8 @@ pub(super) fn forward(
 
 /// Backward over a packed [B, T, 3C] input: its gradient, dq, dk and dv side by side, in f32.
 /// The kernels read dO in q's, k's and v's type: f16 inputs with an f32 dO (its product kept
-/// f32) are widened, and an f16 dO beside f32 inputs too.
+/// f32) are widened, not dO rounded (`to_f16` holds a value past f16's range at its largest,
+/// where the kernels report it to the loss scale), and an f16 dO beside f32 inputs too.
 pub(super) fn backward_packed(
     gpu: &Rc<Gpu>,
     units: MatrixUnits,

@@ -119,6 +119,8 @@ impl Tensor {
     /// `attention_packed` through the T×T score matrix on any device, whatever the sizes:
     /// the path long sequences take on real GPUs, open to tests at any size.
     pub fn attention_via_scores(&self, heads: usize) -> Result<Tensor> {
+        // Only the matrix units' kernels read q, k and v in f16.
+        self.expect_dtype("attention", DType::F32)?;
         scores::forward(self, packed_dims(self, heads)?)
     }
 
@@ -196,8 +198,8 @@ impl Tensor {
         let Some(dm) = packed.filter(|_| c3.is_multiple_of(3)) else {
             return false;
         };
-        let on_units = matrix::units(gpu, dm).is_some();
-        on_units && choice::path(gpu, dm, None).is_ok_and(|p| p == AttentionPath::Matrix)
+        // The path is the matrix units' only where they take these sizes.
+        choice::path(gpu, dm, None).is_ok_and(|p| p == AttentionPath::Matrix)
     }
 
     /// q, k and v sliced out and `attention` run on them: the row kernels, or the CPU.

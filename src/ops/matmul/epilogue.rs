@@ -46,8 +46,9 @@ pub(crate) struct Epilogue<'a> {
     /// C through ReLU, after the bias (not with a residual or GELU's derivative: `check`).
     pub(crate) relu: bool,
     /// C may be stored in f16 where the product runs on the f16 kernels, in rows of whole
-    /// packets and K not split (run.rs, `c_store`): a gradient that goes on to products alone
-    /// (`autograd::takes_f16_gradient`), which would otherwise copy it to f16 first.
+    /// packets and K not split (run.rs, `c_store`): a gradient for a rule that reads it so
+    /// (`autograd::takes_f16_gradient`: products, which would otherwise copy it to f16 first,
+    /// or the fused attention's dO), or q, k and v for that attention (`Tensor::linear_halves`).
     pub(crate) f16_store: bool,
 }
 

@@ -372,7 +372,12 @@ fn matmul_backward(
             true => matmul_raw(b, g, tb, true)?,
             false => product(g, b, (false, !tb), through_activation)?,
         };
-        grads.push(da.sum_to_shape(first.shape())?);
+        // A broadcast input's gradient is summed, in f32.
+        let da = match da.shape() == first.shape() {
+            true => da,
+            false => da.to_f32()?.sum_to_shape(first.shape())?,
+        };
+        grads.push(da);
     }
     // A linear layer's weight and bias gradients from one product where the kernels allow.
     let bias = bias.filter(|t| t.requires_grad());
