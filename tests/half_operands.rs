@@ -7,7 +7,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
-use common::half::{assert_f16, choose_small_tiles, gpu_with_f16, random_leaf};
+use common::half::{assert_f16, choose_small_tiles, gpu_with_f16, linear_leaves};
+use common::half::{random_leaf, with_grads};
 use common::{run, uniform};
 use webgrad::bench::check::{relative_error, F16_ERROR_AT_MOST, F32_ERROR_AT_MOST};
 use webgrad::gpu::Precision;
@@ -30,14 +31,11 @@ fn a_gelus_output_is_made_in_f16_for_an_f16_product_and_its_gradients_match_the_
         };
         let (rows, k, n) = (520, 136, 136);
         let layer = |d: &Device| {
-            let leaf = |shape: &[usize], seed| random_leaf(d, shape, 2.0, seed);
-            let (pre, w, b) = (leaf(&[rows, k], 11), leaf(&[n, k], 12), leaf(&[n], 13));
+            let [pre, w, b] = linear_leaves(d, (rows, k, n), 2.0, 11);
             let r = Tensor::from_f64(uniform(rows * n, -1.0, 1.0, 14), &[rows, n], d).unwrap();
             let out = pre.gelu_linear(&w, Some(&b)).unwrap();
-            let grads = out.mul(&r).unwrap().sum_all().unwrap().backward().unwrap();
-            let mut all = vec![out];
-            all.extend([&pre, &w, &b].map(|t| grads.get(t).unwrap().clone()));
-            all
+            let loss = out.mul(&r).unwrap().sum_all().unwrap();
+            with_grads(out, &loss, &[&pre, &w, &b])
         };
         let (unary, copies, products) = (
             context.dispatches_of("unary"),
@@ -87,10 +85,8 @@ fn a_gelus_output_is_made_in_f16_for_an_f16_product_and_its_gradients_match_the_
             let (w, b) = (leaf(&[n, k], 16), leaf(&[n], 17));
             let r = Tensor::from_f64(uniform(rows * n, -1.0, 1.0, 18), &[rows, n], d).unwrap();
             let out = x.linear(&w, Some(&b)).unwrap();
-            let grads = out.mul(&r).unwrap().sum_all().unwrap().backward().unwrap();
-            let mut all = vec![out];
-            all.extend([&w, &b].map(|t| grads.get(t).unwrap().clone()));
-            all
+            let loss = out.mul(&r).unwrap().sum_all().unwrap();
+            with_grads(out, &loss, &[&w, &b])
         };
         let want = over_halves(&Device::Cpu);
         for emulated in [None, Some(false)] {
@@ -121,21 +117,13 @@ fn a_linear_layer_stored_in_f16_matches_the_cpu() {
             return;
         };
         let (rows, k, n) = (520, 136, 192);
+        // Through a product, which reads the f16 output as it lies.
         let layer = |d: &Device| {
-            let leaf = |shape: &[usize], seed| random_leaf(d, shape, 1.0, seed);
-            let (x, w, b) = (leaf(&[rows, k], 21), leaf(&[n, k], 22), leaf(&[n], 23));
+            let [x, w, b] = linear_leaves(d, (rows, k, n), 1.0, 21);
             let v = Tensor::from_f64(uniform(n, -1.0, 1.0, 24), &[n, 1], d).unwrap();
             let out = x.linear_halves(&w, Some(&b)).unwrap();
-            let grads = out
-                .matmul(&v)
-                .unwrap()
-                .sum_all()
-                .unwrap()
-                .backward()
-                .unwrap();
-            let mut all = vec![out];
-            all.extend([&x, &w, &b].map(|t| grads.get(t).unwrap().clone()));
-            all
+            let loss = out.matmul(&v).unwrap().sum_all().unwrap();
+            with_grads(out, &loss, &[&x, &w, &b])
         };
         let got = layer(&gpu);
         assert_eq!(got[0].dtype(), DType::F16, "the output");

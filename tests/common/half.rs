@@ -28,6 +28,29 @@ pub fn random_leaf(d: &Device, shape: &[usize], size: f64, seed: u64) -> Tensor 
     Tensor::from_f64(values, shape, d).unwrap().with_grad()
 }
 
+/// A linear layer's input [rows, k], weight [n, k] and bias [n] on `d`, leaves uniform in
+/// ±`size` from seeds `seed`, `seed + 1` and `seed + 2`.
+pub fn linear_leaves(
+    d: &Device,
+    (rows, k, n): (usize, usize, usize),
+    size: f64,
+    seed: u64,
+) -> [Tensor; 3] {
+    [
+        random_leaf(d, &[rows, k], size, seed),
+        random_leaf(d, &[n, k], size, seed + 1),
+        random_leaf(d, &[n], size, seed + 2),
+    ]
+}
+
+/// `out`, then the gradients of `leaves` from `loss`.
+pub fn with_grads(out: Tensor, loss: &Tensor, leaves: &[&Tensor]) -> Vec<Tensor> {
+    let grads = loss.backward().unwrap();
+    let mut all = vec![out];
+    all.extend(leaves.iter().map(|t| grads.get(t).unwrap().clone()));
+    all
+}
+
 /// The tests' GPU, as a device and itself, and the f16 path it offers (`f16_path`); None where
 /// it offers none.
 pub async fn gpu_with_f16() -> Option<(Device, Rc<Gpu>, ProductPath)> {
