@@ -12,11 +12,11 @@ name=${1:-site}
 say() { printf '[pack] %s\n' "$*" >&2; }
 
 if ! ls .dev/chr1/chr.part.* >/dev/null 2>&1; then
-  say "Chromium's headless shell, in parts of 55 MiB"
+  say "Chromium's headless shell, in parts of 40 MiB"
   tools/browser/pack_chromium.sh .dev
 fi
 if ! ls .dev/ff1/ff.part.* >/dev/null 2>&1; then
-  say "Firefox ESR and the libraries it needs beyond Chromium's, in parts of 55 MiB"
+  say "Firefox ESR and the libraries it needs beyond Chromium's, in parts of 40 MiB"
   tools/browser/pack_firefox.sh .dev
 fi
 if ! ls .gl/libvulkan1*.deb >/dev/null 2>&1; then

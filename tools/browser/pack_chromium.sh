@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs Debian's Chromium headless shell and the libraries it needs (packages.txt), for a GPU
-# machine that has none of them and cannot install them, into parts of at most 55 MiB.
+# machine that has none of them and cannot install them, into parts of at most 40 MiB.
 # Usage, from the repository root on a Debian machine with apt: tools/browser/pack_chromium.sh .dev
 # Writes DEST/chr1/chr.part.aa, DEST/chr2/chr.part.ab, ... (keep DEST in .git/info/exclude).
 set -euo pipefail

@@ -2,9 +2,10 @@
 # Packs Debian packages, unpacked, for a GPU machine that cannot install them: downloads those
 # PACKAGES lists (amd64, this machine's apt sources), unpacks them into one tree without their
 # docs, man pages and locales (and the PATTERNS given, relative to the tree), and writes it
-# xz-compressed in parts of at most 55 MiB (for transfers of limited size) as
-# DEST/NAME1/NAME.part.aa, DEST/NAME2/NAME.part.ab, ... Used by pack_chromium.sh and
-# pack_firefox.sh; on the GPU machine `cat NAME.part.* | xz -d | tar -x` unpacks them.
+# xz-compressed in parts of at most 40 MiB (a part and a copy of the repository within a
+# transfer of 64 MiB) as DEST/NAME1/NAME.part.aa, DEST/NAME2/NAME.part.ab, ... Used by
+# pack_chromium.sh and pack_firefox.sh; on the GPU machine
+# `cat NAME.part.* | xz -d | tar -x` unpacks them.
 # Usage: pack_debs.sh PACKAGES_FILE NAME DEST [PATTERN...]
 set -euo pipefail
 list=$1; name=$2; dest=$3; shift 3
@@ -16,7 +17,7 @@ for f in "$work"/debs/*.deb; do dpkg -x "$f" "$work/root"; done
 rm -rf "$work"/root/usr/share/{doc,man,locale,lintian,bug}
 for pattern in "$@"; do rm -rf "$work"/root/$pattern; done
 tar -C "$work/root" -cf - . | xz -6 -T2 > "$work/$name.tar.xz"
-(cd "$work" && split -b 55M "$name.tar.xz" "$name.part.")
+(cd "$work" && split -b 40M "$name.tar.xz" "$name.part.")
 rm -rf "$dest/$name"[0-9]*
 i=0
 for part in "$work/$name".part.*; do

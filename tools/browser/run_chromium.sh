@@ -11,6 +11,11 @@ R=/opt/chr
 export LD_LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu:$R/usr/lib/x86_64-linux-gnu/pulseaudio:$R/lib/x86_64-linux-gnu:$R/usr/lib/chromium
 export FONTCONFIG_FILE=$here/fonts.conf
 chrome=${CHROME:-$R/usr/lib/chromium/chromium-headless-shell}
+# Without a browser the collector would wait its whole timeout for a page that never loads.
+if [ ! -x "$chrome" ]; then
+  echo "run_chromium.sh: no Chromium at $chrome (unpack its parts into /opt/chr, or set CHROME)" >&2
+  exit 1
+fi
 port=$((8200 + RANDOM % 500))
 python3 "$here/serve_collect.py" "$site" $port "$out" 1 "$timeout" &
 collector=$!
