@@ -8,7 +8,7 @@
 
 mod common;
 use common::half::{assert_f16, choose_small_tiles, gpu_with_f16, linear_leaves};
-use common::half::{random_leaf, with_grads};
+use common::half::{assert_parts_within, random_leaf, with_grads};
 use common::{run, uniform};
 use webgrad::bench::check::{relative_error, F16_ERROR_AT_MOST, F32_ERROR_AT_MOST};
 use webgrad::gpu::Precision;
@@ -93,13 +93,8 @@ fn a_gelus_output_is_made_in_f16_for_an_f16_product_and_its_gradients_match_the_
             context.use_emulated_kernels(emulated);
             let got = over_halves(&gpu);
             let parts = ["output", "weight's gradient", "bias's gradient"];
-            for (i, what) in parts.iter().enumerate() {
-                let got = got[i].to_vec_f64().await.unwrap();
-                let want = want[i].to_vec_f64().await.unwrap();
-                let error = relative_error(&got, &want);
-                let name = format!("over f16 halves, {what}, emulated kernels {emulated:?}");
-                assert!(error <= F32_ERROR_AT_MOST, "{name}: {error:e}");
-            }
+            let what = format!("over f16 halves, emulated kernels {emulated:?}");
+            assert_parts_within(&what, &parts, (&got, &want), F32_ERROR_AT_MOST).await;
         }
         context.use_emulated_kernels(None);
     });
@@ -134,15 +129,7 @@ fn a_linear_layer_stored_in_f16_matches_the_cpu() {
             "weight's gradient",
             "bias's gradient",
         ];
-        for (i, what) in parts.iter().enumerate() {
-            let got = got[i].to_vec_f64().await.unwrap();
-            let want = want[i].to_vec_f64().await.unwrap();
-            let error = relative_error(&got, &want);
-            assert!(
-                error <= F16_ERROR_AT_MOST,
-                "linear in f16: {what}: {error:e}"
-            );
-        }
+        assert_parts_within("linear in f16", &parts, (&got, &want), F16_ERROR_AT_MOST).await;
         // A GPT block's q, k, v layer: in f16 where the fused attention on the matrix units
         // reads it (not on lavapipe, which has none).
         let (b, t, c, heads) = (4, 128, 128, 2);
@@ -328,15 +315,7 @@ fn the_gradient_through_a_gelu_reaches_the_layer_before_it_in_f16_and_matches_th
             "{unpacked} widened with the input gradient on f32 tiles"
         );
         let want = mlp(&Device::Cpu, false);
-        for (i, what) in parts.iter().enumerate() {
-            let got = got[i].to_vec_f64().await.unwrap();
-            let want = want[i].to_vec_f64().await.unwrap();
-            let error = relative_error(&got, &want);
-            assert!(
-                error <= F16_ERROR_AT_MOST,
-                "{what}, on f32 tiles: {error:e}"
-            );
-        }
+        assert_parts_within("on f32 tiles", &parts, (&got, &want), F16_ERROR_AT_MOST).await;
         context.use_emulated_kernels(None);
     });
 }

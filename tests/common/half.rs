@@ -43,6 +43,22 @@ pub fn linear_leaves(
     ]
 }
 
+/// Each of `got`'s tensors within `bound` of `want`'s, relative to its size: part i, named
+/// `parts[i]` after `what` where it is not.
+pub async fn assert_parts_within<P: AsRef<str>>(
+    what: &str,
+    parts: &[P],
+    (got, want): (&[Tensor], &[Tensor]),
+    bound: f64,
+) {
+    for (i, part) in parts.iter().enumerate() {
+        let got = got[i].to_vec_f64().await.unwrap();
+        let want = want[i].to_vec_f64().await.unwrap();
+        let error = relative_error(&got, &want);
+        assert!(error <= bound, "{what}: {}: {error:e}", part.as_ref());
+    }
+}
+
 /// `out`, then the gradients of `leaves` from `loss`.
 pub fn with_grads(out: Tensor, loss: &Tensor, leaves: &[&Tensor]) -> Vec<Tensor> {
     let grads = loss.backward().unwrap();
