@@ -7,14 +7,9 @@
 
 //#include attention_coop_common
 
-// The output, [B, T, C].
-@group(0) @binding(2) var<storage, read_write> results: array<f32>;
+// The output, [B, T, C], in f32 (the RESULTS slot's f32 include of the dialect).
+@group(0) @binding(2) var<storage, read_write> results: array<Result>;
 @group(0) @binding(3) var<storage, read_write> lse: array<f32>;
-
-// Rows of the output from `at` (btc_at), 16 of the head's columns.
-fn store_output(acc: Sum, at: u32) {
-    results_store(acc, at, p.c);
-}
 
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32,
@@ -104,8 +99,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         //#end
     }
     let at = btc_at(b, first, h);
-    store_output(o0, at);
-    store_output(o1, at + 16u);
-    store_output(o2, at + 32u);
-    store_output(o3, at + 48u);
+    store_rows(o0, o1, o2, o3, at, p.c, sg, lane);
 }

@@ -19,7 +19,8 @@
 // q, k and v, packed: rows `stride` values apart, q, k and v starting `*_off` values in, head
 // h at h × D after that. The output, dO and lse are [B, T, C] and [B·H, T]; the gradients of
 // q, k and v are laid out as they are. q, k, v and dO are f32 or f16 (the INPUTS slot), the rest
-// f32, read as vec4s (C is a multiple of 64).
+// f32, read as vec4s (C is a multiple of 64). The results (the output, or the gradients of q, k
+// and v) are stored in f32, or the gradients in f16 (the RESULTS slot: `Result`, `store_rows`).
 struct Params {
     t: u32, heads: u32, c: u32, stride: u32, q_off: u32, k_off: u32, v_off: u32, scale: f32,
 }
@@ -42,9 +43,10 @@ const ROW4: u32 = 18u;
 const BLOCK4: u32 = ROWS * ROW4;
 const S_TILE4: u32 = 4u * STRIP * F32_ROW4;
 
-//#slots UNITS INPUTS
+//#slots UNITS INPUTS RESULTS
 //#include {{UNITS}}
 //#include {{INPUTS}}
+//#include {{RESULTS}}
 
 // Where head h of row `row` of batch b starts: in q, k and v (add the part's offset), and in a
 // [B, T, C] tensor.
@@ -76,9 +78,9 @@ fn fetch_rows(at: u32, tid: u32) -> Fetched {
                    row_vec(at, tid, 6u), row_vec(at, tid, 7u));
 }
 
-// f16's largest finite value, and the f32 bits from which values round past it.
-const F16_MAX: f32 = 65504.0;
-const PAST_F16: u32 = 0x477ff000u;
+// F16_MAX and PAST_F16, f16's largest finite value and the f32 bits from which values round
+// past it, with `packed_halves` for the gradients stored in f16 (attention_results_f16.wgsl).
+//#include half_packing
 
 // Whether this invocation rounded a value past f16's range (or an infinity or NaN) to f16: a
 // conversion of one is undefined in WGSL, so values are held inside the range, and the

@@ -13,7 +13,7 @@
 @group(0) @binding(3) var<storage, read> lse: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> delta: array<vec4<f32>>;
 // The gradients of q, k and v, packed as they are.
-@group(0) @binding(5) var<storage, read_write> results: array<f32>;
+@group(0) @binding(5) var<storage, read_write> results: array<Result>;
 
 // The staged query block's lse (16 vec4s) and delta (16 more), which every strip reads.
 var<workgroup> stats: array<vec4<f32>, 32>;
@@ -125,18 +125,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         //#end
     }
     if (overflowed) {
-        // Made at run time: an infinity from a constant expression is an error in WGSL.
-        var infinity = 0x7f800000u;
-        results[qkv_at(b, blk * ROWS, h) + p.q_off] = bitcast<f32>(infinity);
+        store_infinity(qkv_at(b, blk * ROWS, h) + p.q_off);
     }
     let ks = qkv_at(b, first, h) + p.k_off;
     let vs = qkv_at(b, first, h) + p.v_off;
-    store_grad(dk0, ks);
-    store_grad(dk1, ks + 16u);
-    store_grad(dk2, ks + 32u);
-    store_grad(dk3, ks + 48u);
-    store_grad(dv0, vs);
-    store_grad(dv1, vs + 16u);
-    store_grad(dv2, vs + 32u);
-    store_grad(dv3, vs + 48u);
+    store_rows(dk0, dk1, dk2, dk3, ks, p.stride, sg, lane);
+    store_rows(dv0, dv1, dv2, dv3, vs, p.stride, sg, lane);
 }

@@ -9,7 +9,7 @@
 @group(0) @binding(3) var<storage, read> out: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> lse: array<f32>;
 // The gradients of q, k and v, packed as they are.
-@group(0) @binding(5) var<storage, read_write> results: array<f32>;
+@group(0) @binding(5) var<storage, read_write> results: array<Result>;
 @group(0) @binding(6) var<storage, read_write> delta: array<f32>;
 
 // Σ dO·O over the lane's half of its row, in f32.
@@ -89,8 +89,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         //#end
     }
     let at = qkv_at(b, first, h) + p.q_off;
-    store_grad(dq0, at);
-    store_grad(dq1, at + 16u);
-    store_grad(dq2, at + 32u);
-    store_grad(dq3, at + 48u);
+    store_rows(dq0, dq1, dq2, dq3, at, p.stride, sg, lane);
 }

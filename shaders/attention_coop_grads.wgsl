@@ -14,9 +14,3 @@ fn fetch_grads(at: u32, tid: u32) -> Fetched {
                    grad_vec(at, tid, 3u), grad_vec(at, tid, 4u), grad_vec(at, tid, 5u),
                    grad_vec(at, tid, 6u), grad_vec(at, tid, 7u));
 }
-
-// Rows of a gradient from `at` (qkv_at and its part's offset), 16 of the head's columns, as
-// attention_coop.wgsl stores its output (the kernels' results are dq, dk and dv, packed).
-fn store_grad(acc: Sum, at: u32) {
-    results_store(acc, at, p.stride);
-}

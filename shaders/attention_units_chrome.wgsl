@@ -63,9 +63,3 @@ fn s_tile_store(acc: Sum, at: u32) {
     let view = bufferView<array<f32, FLOATS_SPAN>>(&s_tile, at * 16u);
     subgroupMatrixStore<row_major>(view, 0u, acc, F32_ROW4 * 4u);
 }
-
-// Rows of the kernel's f32 results (its output, or the gradients of q, k and v) from value
-// `at`, `stride` values apart.
-fn results_store(acc: Sum, at: u32, stride: u32) {
-    subgroupMatrixStore<row_major>(&results, at, acc, stride);
-}

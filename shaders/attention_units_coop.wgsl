@@ -53,10 +53,3 @@ fn h_tile_left(at: u32) -> Left {
 fn s_tile_store(acc: Sum, at: u32) {
     coopStoreT(acc, &s_tile[at], F32_ROW4);
 }
-
-// Rows of the kernel's f32 results (its output, or the gradients of q, k and v) from value
-// `at`, `stride` values apart. The stride is a parameter, not computed in the call: naga 30's
-// SPIR-V writer fails on a cooperative matrix's pointer or stride computed in its arguments.
-fn results_store(acc: Sum, at: u32, stride: u32) {
-    coopStoreT(acc, &results[at], stride);
-}

@@ -112,6 +112,16 @@ fn f16_products_match_the_cpu_within_f16s_error_where_offered_and_are_refused_wh
     });
 }
 
+/// How a test's q, k and v are given: as f32 or f16 leaves, or made in f16 by a linear layer
+/// (an identity over f32 values: the same values rounded) whose input needs a gradient, so
+/// that the product after the attention reads dq, dk and dv and the kernels store them in f16.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Given {
+    F32,
+    F16,
+    ByLayer,
+}
+
 /// Causal attention in an f16 run on cooperative matrices (src/ops/attention/matrix.rs), its
 /// output through a linear layer (as in a GPT) and the gradients of q, k and v against the
 /// CPU's f64, outside f32's error (so that the matrix units ran) and within f16's, on 3 heads
@@ -120,9 +130,12 @@ fn f16_products_match_the_cpu_within_f16s_error_where_offered_and_are_refused_wh
 /// the probabilities and their gradients are rounded to f16 before the products that take
 /// them (on an H200: 8.5e-3 for the output, 1.3e-2 to 2.1e-2 for the gradients). A leaked
 /// mask or a missed block would be off by far more. The same with q, k and v given in f16, and
-/// so dO stored in f16 by the layer's product, as in a GPT's f16 run. A value past f16's range
-/// makes the gradient infinite, for the loss scale to see. Lavapipe has no cooperative
-/// matrices: there the kernels are only built (the module's test) and this returns at once.
+/// so dO stored in f16 by the layer's product, as in a GPT's f16 run; and made by a layer, as
+/// in a GPT, whose product reads their gradients in f16 as the kernels store them: in the
+/// backward only the output's gradient is copied to f16 (dO and dq, dk, dv are stored so). A
+/// value past f16's range makes the gradient infinite, for the loss scale to see. Lavapipe has
+/// no cooperative matrices: there the kernels are only built (the module's test) and this
+/// returns at once.
 #[test]
 fn attention_on_the_matrix_units_matches_the_cpu_within_f16s_error() {
     run(async {
@@ -140,56 +153,76 @@ fn attention_on_the_matrix_units_matches_the_cpu_within_f16s_error() {
         // The attention's output into a product, as in a GPT: over f16 inputs the product
         // stores dO in f16 for the kernels.
         let w = uniform(c * c, -0.1, 0.1, 12);
-        let grads = async |d: &Device, values: Vec<f64>, halves: bool| {
+        let copies = || context.dispatches_of("matmul_operand_f16");
+        // The output and the gradient of q, k and v, and the f16 copies the backward made.
+        let grads = async |d: &Device, values: Vec<f64>, given: Given| {
             let shape = [b, t, 3 * c];
-            let qkv = match halves {
-                true => Tensor::from_f64_as_f16(values, &shape, d),
-                false => Tensor::from_f64(values, &shape, d),
+            let leaf = match given {
+                Given::F16 => Tensor::from_f64_as_f16(values, &shape, d),
+                Given::F32 => Tensor::from_f64(values, &shape, d),
+                Given::ByLayer => Tensor::from_f64(values, &[b * t, 3 * c], d),
             };
-            let qkv = qkv.unwrap().with_grad();
+            let leaf = leaf.unwrap().with_grad();
+            let qkv = match given {
+                Given::ByLayer => {
+                    let eye = (0..9 * c * c).map(|i| f64::from(i % (3 * c + 1) == 0));
+                    let eye = Tensor::from_f64(eye.collect(), &[3 * c, 3 * c], d).unwrap();
+                    let qkv = leaf.linear_halves(&eye, None).unwrap();
+                    assert!(matches!(d, Device::Cpu) || qkv.dtype() == webgrad::DType::F16);
+                    qkv.reshape(&shape).unwrap()
+                }
+                _ => leaf.clone(),
+            };
             let w = Tensor::from_f64(w.clone(), &[c, c], d).unwrap();
             let out = qkv
                 .attention_packed(heads)
                 .unwrap()
                 .linear(&w, None)
                 .unwrap();
-            let values = common::value_and_grads(&out, &[&qkv]).await;
-            [values[0].clone(), values[1].clone()]
+            let copied = copies();
+            let values = common::value_and_grads(&out, &[&leaf]).await;
+            let grads = [values[0].clone(), values[1].clone()];
+            (grads, copies() - copied)
         };
         let values = uniform(b * t * 3 * c, -1.0, 1.0, 11);
-        let want = grads(&Device::Cpu, values.clone(), false).await;
-        for halves in [false, true] {
+        let (want, _) = grads(&Device::Cpu, values.clone(), Given::F32).await;
+        for given in [Given::F32, Given::F16, Given::ByLayer] {
             let widened = context.dispatches_of("unpack_f16");
-            let got = grads(&gpu, values.clone(), halves).await;
-            check_attention(&got, &want, c, halves);
-            // f16 inputs and dO read as they lie: none widened for the kernels.
+            let (got, copied) = grads(&gpu, values.clone(), given).await;
+            check_attention(&got, &want, c, given);
+            // f16 inputs and dO read as they lie: none widened for the kernels; dq, dk and
+            // dv made in f16 for the layer's product, not copied.
             let widenings = context.dispatches_of("unpack_f16") - widened;
-            assert_eq!(widenings, 0, "{widenings} widened, f16 inputs {halves}");
+            assert_eq!(widenings, 0, "{widenings} widened, {given:?}");
+            assert_eq!(
+                copied, 1,
+                "{copied} copied to f16 in the backward, {given:?}"
+            );
         }
         // Past f16's range: rounded by the kernels from f32, an infinity in f16.
         let mut past_f16 = values;
         past_f16[5 * 3 * c + c + 7] = 1e5;
-        for halves in [false, true] {
-            let overflowed = grads(&gpu, past_f16.clone(), halves).await;
+        for given in [Given::F32, Given::F16, Given::ByLayer] {
+            let (overflowed, _) = grads(&gpu, past_f16.clone(), given).await;
             assert!(
                 overflowed[1].iter().any(|g| !g.is_finite()),
-                "the overflow went unseen, f16 inputs {halves}"
+                "the overflow went unseen, {given:?}"
             );
         }
         context.set_precision(Precision::F32).unwrap();
         for (family, before) in families.iter().zip(before) {
             let ran = context.dispatches_of(family) - before;
-            assert_eq!(ran, 4, "{family} ran {ran} times");
+            assert_eq!(ran, 6, "{family} ran {ran} times");
         }
     });
 }
 
-/// The attention's output and gradient `got` (from f16 inputs with `halves`) against the
-/// CPU's: outside f32's error and within f16's for the output, four times it for the gradients.
-fn check_attention(got: &[Vec<f64>; 2], want: &[Vec<f64>; 2], c: usize, halves: bool) {
+/// The attention's output and gradient `got` (from q, k and v `given` so) against the CPU's:
+/// outside f32's error and within f16's for the output, four times it for the gradients.
+fn check_attention(got: &[Vec<f64>; 2], want: &[Vec<f64>; 2], c: usize, given: Given) {
     let bounded = |what: &str, got: &[f64], want: &[f64], bound: f64| {
         let error = relative_error(got, want);
-        let what = format!("{what}, f16 inputs {halves}");
+        let what = format!("{what}, q, k and v {given:?}");
         eprintln!("{what}: {error:.1e} off the CPU's (at most {bound:.0e})");
         assert!(
             error <= bound && error > F32_ERROR_AT_MOST,

@@ -122,30 +122,40 @@ pub async fn attention_line(gpu: &Rc<Gpu>) -> Result<String> {
 }
 
 /// Attention's output and the gradient of its packed input on `device` (on `path` on a GPU),
-/// for the output's gradient `cotangent`, both given in f16 with `halves`.
+/// for the output's gradient `cotangent`, both given in f16 with `halves` (`packed_input`).
 async fn run(
     device: &Device,
     path: Option<AttentionPath>,
     (input, cotangent, halves): (&[f64], &[f64], bool),
 ) -> Result<[Vec<f64>; 2]> {
-    let in_precision = |t: Tensor| if halves { t.to_f16() } else { Ok(t) };
-    let qkv = Tensor::from_f64(input.to_vec(), &[BATCH, T, 3 * C], device)?;
-    let qkv = in_precision(qkv)?.with_grad();
-    let g = in_precision(Tensor::from_f64(
-        cotangent.to_vec(),
-        &[BATCH, T, C],
-        device,
-    )?)?;
+    let x = Tensor::from_f64(input.to_vec(), &[BATCH * T, 3 * C], device)?.with_grad();
+    let g = Tensor::from_f64(cotangent.to_vec(), &[BATCH, T, C], device)?;
+    let g = if halves { g.to_f16()? } else { g };
     let (out, grad) = with_grad(|| {
-        let out = qkv.attention_packed_on(HEADS, path)?;
+        let out = packed_input(&x, halves)?.attention_packed_on(HEADS, path)?;
         let grads = out.backward_from(&g)?;
-        let grad = grads.get(&qkv).cloned().ok_or_else(|| Error::Invalid {
+        let grad = grads.get(&x).cloned().ok_or_else(|| Error::Invalid {
             op: "bench",
             why: "attention gave its input no gradient".into(),
         })?;
         Ok::<_, Error>((out, grad))
     })?;
     Ok([out.to_vec_f64().await?, grad.to_vec_f64().await?])
+}
+
+/// The packed input [B, T, 3C] from `x` [B·T, 3C]: x itself, or with `halves` x in f16 as a
+/// GPT's q, k, v layer stores it, made by an identity layer (the same values rounded) whose
+/// product reads their gradient in f16, so that the matrix units' kernels store dq, dk and dv
+/// in f16 (their f16 results), as in a GPT's f16 run. The check runs before any product is
+/// timed, so the layer takes the f16 kernels wherever the device has them.
+fn packed_input(x: &Tensor, halves: bool) -> Result<Tensor> {
+    let shape = [BATCH, T, 3 * C];
+    if !halves {
+        return x.reshape(&shape);
+    }
+    let eye = (0..9 * C * C).map(|i| f64::from(i % (3 * C + 1) == 0));
+    let eye = Tensor::from_f64(eye.collect(), &[3 * C, 3 * C], x.device())?;
+    x.linear_halves(&eye, None)?.reshape(&shape)
 }
 
 /// The gradient of q (i = 0), k or v: its third of every row of the packed gradient.

@@ -71,6 +71,15 @@ impl MatrixUnits {
         }
     }
 
+    /// The include that stores the attention kernels' f32 results in this dialect (their f16
+    /// gradients are stored alike in both: attention_results_f16.wgsl).
+    pub(crate) fn attention_results(self) -> &'static str {
+        match self {
+            MatrixUnits::Cooperative => "attention_results_coop",
+            MatrixUnits::SubgroupMatrix => "attention_results_chrome",
+        }
+    }
+
     /// The product kernel's source in this dialect.
     pub(crate) fn kernel_source(self) -> &'static str {
         match self {

@@ -10,7 +10,7 @@ use super::params;
 /// special: its version follows the kernel's ROWWISE slot.
 /// Listed in the order they are pasted: an include may include those after it. They are pasted
 /// by text, so no name may begin another (`includes_are_named_apart`).
-const INCLUDES: [(&str, &str); 42] = [
+const INCLUDES: [(&str, &str); 46] = [
     // What the causal attention kernels on the matrix units share, and their backward's dO.
     (
         "attention_coop_common",
@@ -28,6 +28,24 @@ const INCLUDES: [(&str, &str); 42] = [
     (
         "attention_units_chrome",
         include_str!("../../shaders/attention_units_chrome.wgsl"),
+    ),
+    // Where their results go (the RESULTS slot): f32 in the dialect's stores, or f16.
+    (
+        "attention_results_coop",
+        include_str!("../../shaders/attention_results_coop.wgsl"),
+    ),
+    (
+        "attention_results_chrome",
+        include_str!("../../shaders/attention_results_chrome.wgsl"),
+    ),
+    // Included by the two above, so listed after them (includes are pasted in this order).
+    (
+        "attention_results_f32",
+        include_str!("../../shaders/attention_results_f32.wgsl"),
+    ),
+    (
+        "attention_results_f16",
+        include_str!("../../shaders/attention_results_f16.wgsl"),
     ),
     // How they read q, k, v and dO (the INPUTS slot).
     (

@@ -3,7 +3,8 @@
 //! asked for f16 where the adapter offers them: cooperative matrices natively, subgroup
 //! matrices in Chrome (the kernels' dialect include, `MatrixUnits::attention_units`). q, k, v
 //! and dO are read in f16 where their products stored them so (packed.rs,
-//! `attention_reads_f16`), else as f32 rounded to f16 as the kernels stage them; the sums and
+//! `attention_reads_f16`), else as f32 rounded to f16 as the kernels stage them, and dq, dk and
+//! dv are stored in f16 where the q, k, v layer's product reads them so (packed.rs); the sums and
 //! the softmax's statistics are f32, the probabilities and their gradients are rounded to f16 for
 //! the products that take them (as PyTorch's flash attention under autocast does). Neither the
 //! T × T scores nor probabilities kept for the backward reach memory, nor any f16 copy.
@@ -77,20 +78,26 @@ fn groups(dm: Dims) -> [u32; 3] {
     [(dm.batch * dm.heads) as u32, (dm.t / ROWS) as u32, 1]
 }
 
-/// A kernel in `units`' dialect, reading q, k, v and dO in `inputs` (f32 or f16: the INPUTS
-/// slot).
+/// A kernel in `units`' dialect, reading q, k, v and dO in `inputs` and storing its results in
+/// `results` (f32 or f16 each: the INPUTS and RESULTS slots; only the gradients are stored in
+/// f16).
 fn kernel(
     (family, source): (&'static str, &'static str),
     units: MatrixUnits,
-    inputs: DType,
+    (inputs, results): (DType, DType),
 ) -> Kernel {
     let read = match inputs {
         DType::F16 => "attention_inputs_f16",
         _ => "attention_inputs_f32",
     };
+    let write = match results {
+        DType::F16 => "attention_results_f16",
+        _ => units.attention_results(),
+    };
     Kernel::new(family, source, "main")
         .slot("UNITS", units.attention_units())
         .slot("INPUTS", read)
+        .slot("RESULTS", write)
 }
 
 /// Forward over a packed [B, T, 3C] input: the output [B, T, C] and the log-sum-exp of each
@@ -102,18 +109,19 @@ pub(super) fn forward(
     qkv: &Tensor,
 ) -> Result<[PooledBuffer; 2]> {
     let source = include_str!("../../../shaders/attention_coop.wgsl");
-    let k = kernel(("attention_coop", source), units, qkv.dtype());
+    let k = kernel(("attention_coop", source), units, (qkv.dtype(), DType::F32));
     let outputs = [dm.batch * dm.t * dm.c, dm.rows()];
     launch(gpu, &k, &params(dm), &[qkv], outputs, groups(dm))
 }
 
-/// Backward over a packed [B, T, 3C] input: its gradient, dq, dk and dv side by side, in f32.
-/// The kernels read dO in q's, k's and v's type: f16 inputs with an f32 dO (its product kept
-/// f32) are widened, not dO rounded (`to_f16` holds a value past f16's range at its largest,
-/// where the kernels report it to the loss scale), and an f16 dO beside f32 inputs too.
+/// Backward over a packed [B, T, 3C] input: its gradient, dq, dk and dv side by side, in
+/// `grads` (f32, or f16 for a product that reads it so). The kernels read dO in q's, k's and
+/// v's type: f16 inputs with an f32 dO (its product kept f32) are widened, not dO rounded
+/// (`to_f16` holds a value past f16's range at its largest, where the kernels report it to the
+/// loss scale), and an f16 dO beside f32 inputs too.
 pub(super) fn backward_packed(
     gpu: &Rc<Gpu>,
-    units: MatrixUnits,
+    (units, grads): (MatrixUnits, DType),
     dm: Dims,
     qkv: &Tensor,
     [out, lse, g]: [&Tensor; 3],
@@ -123,10 +131,11 @@ pub(super) fn backward_packed(
         _ => (qkv.to_f32()?, g.to_f32()?),
     };
     let (qkv, g) = (&qkv, &g);
-    let all = gpu_output(gpu, qkv.numel())?;
+    let all = gpu_output(gpu, grads.bytes(qkv.numel()) as usize / 4)?;
+    let types = (qkv.dtype(), grads);
     let params = params(dm);
     let source = include_str!("../../../shaders/attention_coop_dq.wgsl");
-    let dq = kernel(("attention_coop_dq", source), units, qkv.dtype());
+    let dq = kernel(("attention_coop_dq", source), units, types);
     let inputs = [qkv, g, out, lse];
     let [delta] = launch_into(gpu, &dq, &params, &inputs, &[&all], [dm.rows()], groups(dm))?;
     let delta = Tensor::from_storage(
@@ -136,7 +145,7 @@ pub(super) fn backward_packed(
         Storage::Gpu(delta),
     );
     let source = include_str!("../../../shaders/attention_coop_dkv.wgsl");
-    let dkv = kernel(("attention_coop_dkv", source), units, qkv.dtype());
+    let dkv = kernel(("attention_coop_dkv", source), units, types);
     let inputs = [qkv, g, lse, &delta];
     let [] = launch_into(gpu, &dkv, &params, &inputs, &[&all], [], groups(dm))?;
     Ok(all)
@@ -169,10 +178,10 @@ mod tests {
             ),
         ];
         for (family, source, writable) in sources {
-            for inputs in [DType::F32, DType::F16] {
-                let k = kernel((family, source), MatrixUnits::Cooperative, inputs);
+            for types in kernel_types(family) {
+                let k = kernel((family, source), MatrixUnits::Cooperative, types);
                 if let Err(e) = k.check_without_device::<CoopParams>(&writable) {
-                    panic!("{family} reading {inputs:?}: {e}");
+                    panic!("{family} reading and storing {types:?}: {e}");
                 }
             }
         }
@@ -184,20 +193,40 @@ mod tests {
     #[test]
     fn the_kernels_expand_in_chromes_dialect() {
         let sources = [
-            include_str!("../../../shaders/attention_coop.wgsl"),
-            include_str!("../../../shaders/attention_coop_dq.wgsl"),
-            include_str!("../../../shaders/attention_coop_dkv.wgsl"),
+            (
+                "attention_coop",
+                include_str!("../../../shaders/attention_coop.wgsl"),
+            ),
+            (
+                "attention_coop_dq",
+                include_str!("../../../shaders/attention_coop_dq.wgsl"),
+            ),
+            (
+                "attention_coop_dkv",
+                include_str!("../../../shaders/attention_coop_dkv.wgsl"),
+            ),
         ];
-        for (source, inputs) in sources.iter().flat_map(|s| [(s, "f32"), (s, "f16")]) {
-            let slots = [
-                (
-                    "UNITS",
-                    MatrixUnits::SubgroupMatrix.attention_units().to_string(),
-                ),
-                ("INPUTS", format!("attention_inputs_{inputs}")),
-            ];
-            let text = crate::gpu::expand_wgsl(source, &slots).unwrap();
-            crate::gpu::assert_in_chromes_dialect(&text, "an attention kernel");
+        for (family, source) in sources {
+            for types in kernel_types(family) {
+                let k = kernel((family, source), MatrixUnits::SubgroupMatrix, types);
+                let slots: Vec<(&str, String)> =
+                    k.slots.iter().map(|(n, v)| (*n, v.to_string())).collect();
+                let text = crate::gpu::expand_wgsl(source, &slots).unwrap();
+                crate::gpu::assert_in_chromes_dialect(&text, "an attention kernel");
+            }
         }
+    }
+
+    /// What a kernel of `family` reads and stores: q, k, v and dO in f32 or f16, and the
+    /// gradients in f32 or f16 (the output in f32).
+    fn kernel_types(family: &str) -> Vec<(DType, DType)> {
+        let results = match family {
+            "attention_coop" => vec![DType::F32],
+            _ => vec![DType::F32, DType::F16],
+        };
+        [DType::F32, DType::F16]
+            .into_iter()
+            .flat_map(|inputs| results.iter().map(move |&r| (inputs, r)))
+            .collect()
     }
 }

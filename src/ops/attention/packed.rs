@@ -86,8 +86,14 @@ fn attention_packed_backward(
     let dm = packed_dims(qkv, heads)?;
     let matrix_units = (path == AttentionPath::Matrix).then(|| on_matrix_units(qkv, dm));
     if let Some((gpu, units)) = matrix_units.flatten() {
-        let all = matrix::backward_packed(gpu, units, dm, qkv, [out, lse, g])?;
-        return Ok(packed_gradient(qkv, all));
+        // In f16 for a product that reads it so (the q, k, v layer's, on the f16 kernels), as
+        // a product stores an input's gradient (ops/matmul: `matmul_backward`).
+        let grads = match crate::autograd::takes_f16_gradient(qkv) {
+            true => DType::F16,
+            false => DType::F32,
+        };
+        let all = matrix::backward_packed(gpu, (units, grads), dm, qkv, [out, lse, g])?;
+        return Ok(packed_gradient(qkv, all, grads));
     }
     // The other kernels read f32 (a run whose precision changed since the forward).
     let (qkv, g) = (&qkv.to_f32()?, &g.to_f32()?);
@@ -102,17 +108,13 @@ fn attention_packed_backward(
         let grads = attention_backward([&q, &k, &v], [out, lse, g], heads)?;
         return Ok(Tensor::concat(&grads, 2)?.detach());
     };
-    Ok(packed_gradient(qkv, all))
+    Ok(packed_gradient(qkv, all, DType::F32))
 }
 
-/// The gradient of a packed tensor from the kernels' buffer: dq, dk and dv side by side, f32.
-fn packed_gradient(qkv: &Tensor, all: PooledBuffer) -> Tensor {
-    Tensor::from_storage(
-        qkv.shape().to_vec(),
-        DType::F32,
-        qkv.device(),
-        Storage::Gpu(all),
-    )
+/// The gradient of a packed tensor from the kernels' buffer: dq, dk and dv side by side, in
+/// `dtype`.
+fn packed_gradient(qkv: &Tensor, all: PooledBuffer, dtype: DType) -> Tensor {
+    Tensor::from_storage(qkv.shape().to_vec(), dtype, qkv.device(), Storage::Gpu(all))
 }
 
 impl Tensor {
