@@ -12,7 +12,7 @@
 
 @group(0) @binding(3) var<storage, read> lse: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> delta: array<vec4<f32>>;
-// The gradients of q, k and v, packed as they are.
+// The gradients of q, k and v, packed as they are, in f32 or f16 (`Result`: the RESULTS slot).
 @group(0) @binding(5) var<storage, read_write> results: array<Result>;
 
 // The staged query block's lse (16 vec4s) and delta (16 more), which every strip reads.

@@ -8,7 +8,7 @@
 
 @group(0) @binding(3) var<storage, read> out: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> lse: array<f32>;
-// The gradients of q, k and v, packed as they are.
+// The gradients of q, k and v, packed as they are, in f32 or f16 (`Result`: the RESULTS slot).
 @group(0) @binding(5) var<storage, read_write> results: array<Result>;
 @group(0) @binding(6) var<storage, read_write> delta: array<f32>;
 

@@ -1,7 +1,8 @@
 // f32 values rounded to f16 and packed two to a word (src/tensor/half.rs's layout: the first
 // value in the low half), by core WGSL (no shader-f16 needed), values past f16's range made
 // infinities so that a loss scale sees them overflow: the f16 copies of a product's operands
-// (matmul_operand_f16.wgsl) and a product's C stored in f16 (matmul_store_f16.wgsl).
+// (matmul_operand_f16.wgsl), a product's C stored in f16 (matmul_store_f16.wgsl), LayerNorm's
+// f16 output, and the fused attention's gradients stored in f16 (attention_results_f16.wgsl).
 
 // f16's largest finite value, and the f32 bits from which values round past it.
 const F16_MAX: f32 = 65504.0;

@@ -36,7 +36,8 @@ pub struct AttentionError {
 /// the gradients, whose probabilities and their gradients are
 /// rounded to f16 before the products that take them (on an H200, 192 positions, the matrix
 /// units' kernels natively 5.7e-3 and 1.3e-2, in Chrome 6.3e-3 and 1.3e-2; 256 positions in
-/// Chrome 7.1e-3 and 1.5e-2); the others, f32 in either run (attention's products through
+/// Chrome 7.1e-3 and 1.5e-2, and natively 2.1e-2 for the gradients stored in f16 from f16
+/// inputs); the others, f32 in either run (attention's products through
 /// the scores stay f32), the products' f32 bound and ten times it for the gradients, which sum
 /// more terms (lavapipe's row kernels 2.4e-6 and 3.1e-5, an H200's scores 2.0e-6 and 2.9e-5).
 /// A leaked mask, a missed block or a misread layout is off by 0.1 or more.

@@ -38,7 +38,7 @@ const INCLUDES: [(&str, &str); 46] = [
         "attention_results_chrome",
         include_str!("../../shaders/attention_results_chrome.wgsl"),
     ),
-    // Included by the two above, so listed after them (includes are pasted in this order).
+    // Included by the f32 two above, so listed after them (includes are pasted in this order).
     (
         "attention_results_f32",
         include_str!("../../shaders/attention_results_f32.wgsl"),
@@ -191,7 +191,8 @@ const INCLUDES: [(&str, &str); 46] = [
         "dropout_mask",
         include_str!("../../shaders/dropout_mask.wgsl"),
     ),
-    // Included by the product's f16 store and LayerNorm's f16 output above.
+    // Included by the product's f16 store, LayerNorm's f16 output and the attention kernels
+    // above.
     (
         "half_packing",
         include_str!("../../shaders/half_packing.wgsl"),
