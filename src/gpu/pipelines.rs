@@ -136,7 +136,7 @@ impl Kernel {
 
     /// The shader text as the GPU gets it (template.rs); an error naming the kernel if a slot
     /// given is not declared or any template text is left, before the GPU sees it.
-    fn wgsl(&self) -> Result<String> {
+    pub(crate) fn wgsl(&self) -> Result<String> {
         let slots: Vec<(&str, String)> = self
             .slots
             .iter()

@@ -155,34 +155,50 @@ pub(super) fn backward_packed(
 mod tests {
     use super::*;
 
+    /// The three kernels in `units`' dialect, each with every combination of what it reads
+    /// (q, k, v and dO in f32 or f16) and stores (the gradients in f32 or f16, the output in
+    /// f32), beside which of its storage bindings it writes.
+    fn every_kernel(units: MatrixUnits) -> Vec<(Kernel, &'static [bool])> {
+        let kernels: [(&str, &str, &'static [bool]); 3] = [
+            (
+                "attention_coop",
+                include_str!("../../../shaders/attention_coop.wgsl"),
+                &[false, true, true],
+            ),
+            (
+                "attention_coop_dq",
+                include_str!("../../../shaders/attention_coop_dq.wgsl"),
+                &[false, false, false, false, true, true],
+            ),
+            (
+                "attention_coop_dkv",
+                include_str!("../../../shaders/attention_coop_dkv.wgsl"),
+                &[false, false, false, false, true],
+            ),
+        ];
+        let mut all = Vec::new();
+        for (family, source, writable) in kernels {
+            let results: &[DType] = match family {
+                "attention_coop" => &[DType::F32],
+                _ => &[DType::F32, DType::F16],
+            };
+            for inputs in [DType::F32, DType::F16] {
+                for &r in results {
+                    all.push((kernel((family, source), units, (inputs, r)), writable));
+                }
+            }
+        }
+        all
+    }
+
     /// The three kernels as the pipeline cache builds them, without a device: expanded,
     /// validated by naga, through its SPIR-V writer, and their bindings against the launches
     /// above (lavapipe has no cooperative matrices to run them on).
     #[test]
     fn the_kernels_build_and_fit_their_launches() {
-        let sources = [
-            (
-                "attention_coop",
-                include_str!("../../../shaders/attention_coop.wgsl"),
-                vec![false, true, true],
-            ),
-            (
-                "attention_coop_dq",
-                include_str!("../../../shaders/attention_coop_dq.wgsl"),
-                vec![false, false, false, false, true, true],
-            ),
-            (
-                "attention_coop_dkv",
-                include_str!("../../../shaders/attention_coop_dkv.wgsl"),
-                vec![false, false, false, false, true],
-            ),
-        ];
-        for (family, source, writable) in sources {
-            for types in kernel_types(family) {
-                let k = kernel((family, source), MatrixUnits::Cooperative, types);
-                if let Err(e) = k.check_without_device::<CoopParams>(&writable) {
-                    panic!("{family} reading and storing {types:?}: {e}");
-                }
+        for (k, writable) in every_kernel(MatrixUnits::Cooperative) {
+            if let Err(e) = k.check_without_device::<CoopParams>(writable) {
+                panic!("{}: {e}", k.label());
             }
         }
     }
@@ -192,41 +208,9 @@ mod tests {
     /// left, and in Chrome's dialect only.
     #[test]
     fn the_kernels_expand_in_chromes_dialect() {
-        let sources = [
-            (
-                "attention_coop",
-                include_str!("../../../shaders/attention_coop.wgsl"),
-            ),
-            (
-                "attention_coop_dq",
-                include_str!("../../../shaders/attention_coop_dq.wgsl"),
-            ),
-            (
-                "attention_coop_dkv",
-                include_str!("../../../shaders/attention_coop_dkv.wgsl"),
-            ),
-        ];
-        for (family, source) in sources {
-            for types in kernel_types(family) {
-                let k = kernel((family, source), MatrixUnits::SubgroupMatrix, types);
-                let slots: Vec<(&str, String)> =
-                    k.slots.iter().map(|(n, v)| (*n, v.to_string())).collect();
-                let text = crate::gpu::expand_wgsl(source, &slots).unwrap();
-                crate::gpu::assert_in_chromes_dialect(&text, "an attention kernel");
-            }
+        for (k, _) in every_kernel(MatrixUnits::SubgroupMatrix) {
+            let text = k.wgsl().unwrap();
+            crate::gpu::assert_in_chromes_dialect(&text, &k.label());
         }
-    }
-
-    /// What a kernel of `family` reads and stores: q, k, v and dO in f32 or f16, and the
-    /// gradients in f32 or f16 (the output in f32).
-    fn kernel_types(family: &str) -> Vec<(DType, DType)> {
-        let results = match family {
-            "attention_coop" => vec![DType::F32],
-            _ => vec![DType::F32, DType::F16],
-        };
-        [DType::F32, DType::F16]
-            .into_iter()
-            .flat_map(|inputs| results.iter().map(move |&r| (inputs, r)))
-            .collect()
     }
 }

@@ -11,7 +11,7 @@ use super::plan::tests::{
 };
 use super::plan::{plan, Needs};
 use super::run::MatmulParams;
-use crate::gpu::{assert_in_chromes_dialect, expand_wgsl, Compiler, Kernel, MatrixUnits, Tuning};
+use crate::gpu::{assert_in_chromes_dialect, Compiler, Kernel, MatrixUnits, Tuning};
 use crate::ops::dropout::DropoutMask;
 use crate::tensor::{Device, Tensor};
 use std::collections::HashSet;
@@ -84,12 +84,12 @@ fn epilogues(t: &Tensor) -> Vec<Epilogue<'_>> {
 /// (Chrome compiles it on a GPU with subgroup matrices: the bench's product check): its text
 /// expands without template text left, in Chrome's dialect only.
 fn expands_in_chromes_dialect(kernel: &Kernel) {
-    let slots: Vec<(&str, String)> = kernel
-        .slots
-        .iter()
-        .map(|(name, value)| (*name, value.to_string()))
-        .collect();
-    let text = expand_wgsl(MatrixUnits::SubgroupMatrix.kernel_source(), &slots)
+    let chrome = Kernel {
+        source: MatrixUnits::SubgroupMatrix.kernel_source(),
+        ..kernel.clone()
+    };
+    let text = chrome
+        .wgsl()
         .unwrap_or_else(|e| panic!("{} in Chrome's dialect: {e}", kernel.label()));
     assert_in_chromes_dialect(&text, &kernel.label());
 }
